@@ -1,0 +1,60 @@
+import { UpstreamError } from "./upstream.js";
+
+/** Per-service advice keyed by errorCode: what the caller should do next. */
+export type HintTable = Record<string, string>;
+
+const serviceHints = new Map<string, { keyVariable: string; hints: HintTable }>();
+
+/** Each service registers the variable that holds its key and its errorCode hints. */
+export function registerServiceHints(service: string, keyVariable: string, hints: HintTable): void {
+  serviceHints.set(service, { keyVariable, hints });
+}
+
+/**
+ * Turns any failure into one message for an isError result: what happened (service, HTTP
+ * status, errorCode, the upstream's words) and what to do next.
+ */
+export function describeError(err: unknown, verify?: string): string {
+  if (err instanceof UpstreamError) return describeUpstream(err, verify);
+  if (err instanceof Error && err.name === "ToolError") return err.message;
+  if (err instanceof Error && err.name === "AbortError") return "Cancelled by the client; nothing more will be done for this call.";
+  const message = err instanceof Error ? err.message : String(err);
+  return `Internal error in switchboard-mcp: ${message}. This is a bug; please report it with the tool name and arguments.`;
+}
+
+function describeUpstream(err: UpstreamError, verify?: string): string {
+  const status = err.status === undefined ? "no HTTP answer" : `HTTP ${err.status}`;
+  const head = `The ${err.service} service failed (${status}, ${err.code}) on ${err.request.method} ${err.request.path}: ${err.message}`;
+  const next = nextStep(err, verify);
+  return next ? `${head}\nNext step: ${next}` : head;
+}
+
+function nextStep(err: UpstreamError, verify?: string): string | undefined {
+  const entry = serviceHints.get(err.service);
+  const specific = entry?.hints[err.code];
+  if (specific) return specific;
+  const write = err.request.method !== "GET";
+  if (err.code === "CANCELLED") return "none; the call was cancelled.";
+  if (write && (err.outcomeUnknown || (err.status !== undefined && err.status >= 500))) {
+    const check = verify ?? "read the resource again";
+    return `this request changes state or spends credits, so it was not retried automatically and may or may not have taken effect. Check first (${check}), then retry only if it did not.`;
+  }
+  if (err.status === 401) return `the API key was rejected: check ${entry?.keyVariable ?? "the service's API key variable"} (and that it belongs to this service).`;
+  if (err.status === 403) return "the account is not allowed to do this (plan limit or permissions); check the account's plan.";
+  if (err.status === 404) return "check the identifier; list the items to find a valid one.";
+  if (err.status === 429) return "the service is rate-limiting; wait a minute before trying again.";
+  switch (err.code) {
+    case "TIMEOUT":
+      return "the service is slow or down; try again shortly, or raise UPSTREAM_TIMEOUT_MS.";
+    case "UNREACHABLE":
+      return "check the service's base URL and network access, then try again.";
+    case "NON_JSON_RESPONSE":
+    case "HTTP_ERROR":
+      return "the service answered something other than its JSON API (an outage page or a proxy); try again shortly and check the base URL.";
+    case "BODY_TOO_LARGE":
+      return "ask for less (use the tool's paging or filter arguments).";
+  }
+  if (err.status !== undefined && err.status >= 500) return "the service had an internal failure; try again shortly.";
+  if (err.status === 400) return "correct the argument the message names and call again.";
+  return undefined;
+}

@@ -1,0 +1,267 @@
+import { Pool, errors as undiciErrors } from "undici";
+import type { Logger } from "./logger.js";
+
+/** Which JSON envelope an upstream wraps its answers in. */
+export type Envelope = "errors-data" | "ok-data";
+
+export interface UpstreamOptions {
+  /** Service name used in messages: "build", "sizing", "drones". */
+  service: string;
+  baseUrl: string;
+  /** Headers sent with every request (the auth header). */
+  headers: Record<string, string>;
+  envelope: Envelope;
+  timeoutMs: number;
+  logger: Logger;
+  maxBodyBytes?: number;
+  /** Retries of a request that changes nothing (GET). Writes are never retried. */
+  maxRetries?: number;
+  /** Upper bound on how long a Retry-After is honoured, in ms. */
+  maxRetryAfterMs?: number;
+  /** Which environment variable holds the key, for the 401 hint. */
+  keyVariable: string;
+}
+
+export interface RequestOptions {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | boolean | undefined | null>;
+  body?: unknown;
+  signal?: AbortSignal;
+}
+
+/** Kinds of failure that are not the upstream's own error answer. */
+export type TransportFailure = "TIMEOUT" | "UNREACHABLE" | "NON_JSON_RESPONSE" | "BODY_TOO_LARGE" | "CANCELLED" | "HTTP_ERROR";
+
+/** One error type for every upstream failure: HTTP status, errorCode and message. */
+export class UpstreamError extends Error {
+  constructor(
+    readonly service: string,
+    readonly status: number | undefined,
+    readonly code: string,
+    message: string,
+    readonly request: { method: string; path: string },
+    /** True when a write may have reached the upstream before the failure (no answer read). */
+    readonly outcomeUnknown = false,
+  ) {
+    super(message);
+    this.name = "UpstreamError";
+  }
+
+  /** Transient failures are worth retrying (for reads) or polling through (for waits). */
+  get transient(): boolean {
+    if (this.code === "TIMEOUT" || this.code === "UNREACHABLE" || this.code === "NON_JSON_RESPONSE") return true;
+    return this.status === 429 || (this.status !== undefined && this.status >= 500);
+  }
+}
+
+const DEFAULT_MAX_BODY = 8 * 1024 * 1024;
+
+/**
+ * A pooled undici client for one upstream. It owns the auth header, timeouts, the envelope,
+ * retries of reads, and turning every failure into an UpstreamError.
+ */
+export class UpstreamClient {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  private readonly origin: string;
+
+  constructor(private readonly options: UpstreamOptions) {
+    const url = new URL(options.baseUrl);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, "");
+    this.pool = new Pool(this.origin, {
+      connections: 32,
+      connectTimeout: options.timeoutMs,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  get service(): string {
+    return this.options.service;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  /** Sends a request and returns the envelope's `data`. */
+  async request<T = unknown>(req: RequestOptions): Promise<T> {
+    const retries = req.method === "GET" ? (this.options.maxRetries ?? 2) : 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.once(req)) as T;
+      } catch (err) {
+        if (!(err instanceof UpstreamError) || !err.transient || attempt >= retries || req.signal?.aborted) throw err;
+        const delay = this.retryDelay(attempt, (err as UpstreamError & { retryAfterMs?: number }).retryAfterMs);
+        this.options.logger.debug("retrying upstream read", { service: this.service, path: req.path, attempt: attempt + 1, delayMs: delay, code: err.code });
+        await sleep(delay, req.signal);
+      }
+    }
+  }
+
+  private retryDelay(attempt: number, retryAfterMs: number | undefined): number {
+    const cap = this.options.maxRetryAfterMs ?? 5000;
+    if (retryAfterMs !== undefined) return Math.min(retryAfterMs, cap);
+    const base = 150 * 2 ** attempt;
+    return Math.min(cap, base + Math.random() * base);
+  }
+
+  private async once(req: RequestOptions): Promise<unknown> {
+    const path = this.basePath + req.path + queryString(req.query);
+    const where = { method: req.method, path: req.path };
+    const headers: Record<string, string> = { accept: "application/json", ...this.options.headers };
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers["content-type"] = "application/json";
+    }
+    const started = performance.now();
+    let status: number;
+    let contentType: string;
+    let text: string;
+    let retryAfter: string | undefined;
+    try {
+      const res = await this.pool.request({ path, method: req.method, headers, body, signal: req.signal });
+      status = res.statusCode;
+      contentType = String(res.headers["content-type"] ?? "");
+      retryAfter = res.headers["retry-after"] as string | undefined;
+      text = await readCapped(res.body, this.options.maxBodyBytes ?? DEFAULT_MAX_BODY);
+    } catch (err) {
+      throw this.transportError(err, where, req);
+    } finally {
+      this.options.logger.debug("upstream request", { service: this.service, method: req.method, path: req.path, ms: Math.round(performance.now() - started) });
+    }
+    const error = this.parse(status, contentType, text, where);
+    if (error instanceof UpstreamError) {
+      if (retryAfter !== undefined) Object.assign(error, { retryAfterMs: parseRetryAfter(retryAfter) });
+      throw error;
+    }
+    return error.data;
+  }
+
+  private parse(status: number, contentType: string, text: string, where: { method: string; path: string }): UpstreamError | { data: unknown } {
+    const service = this.service;
+    let json: unknown;
+    try {
+      json = text.length ? JSON.parse(text) : undefined;
+    } catch {
+      const kind = contentType.includes("json") ? "malformed JSON" : `a non-JSON body (${contentType || "no content type"})`;
+      if (status >= 200 && status < 300) {
+        return new UpstreamError(service, status, "NON_JSON_RESPONSE", `The ${service} service answered HTTP ${status} with ${kind}.`, where);
+      }
+      return new UpstreamError(service, status, "HTTP_ERROR", `The ${service} service answered HTTP ${status} with ${kind}: ${snippet(text)}`, where);
+    }
+    if (status === 401) {
+      const body = isObject(json) ? json : {};
+      const message = str(body.error) ?? (isObject(body.error) ? str(body.error.message) : undefined) ?? str(body.message) ?? "Unauthorized";
+      return new UpstreamError(service, 401, "UNAUTHORIZED", message, where);
+    }
+    const failure = envelopeFailure(this.options.envelope, json);
+    if (failure || status < 200 || status >= 300) {
+      const code = failure?.code ?? `HTTP_${status}`;
+      const message = failure?.message ?? `The ${service} service answered HTTP ${status}.`;
+      return new UpstreamError(service, status, code, message, where);
+    }
+    if (!isObject(json) || !("data" in json)) {
+      return new UpstreamError(service, status, "NON_JSON_RESPONSE", `The ${service} service answered without the expected envelope: ${snippet(text)}`, where);
+    }
+    return { data: json.data };
+  }
+
+  private transportError(err: unknown, where: { method: string; path: string }, req: RequestOptions): UpstreamError {
+    const write = req.method !== "GET";
+    if (err instanceof UpstreamError) return err;
+    if (req.signal?.aborted) return new UpstreamError(this.service, undefined, "CANCELLED", "The request was cancelled by the client.", where, write);
+    const e = err as Error & { code?: string };
+    if (
+      e instanceof undiciErrors.HeadersTimeoutError ||
+      e instanceof undiciErrors.BodyTimeoutError ||
+      e instanceof undiciErrors.ConnectTimeoutError ||
+      e.code === "UND_ERR_CONNECT_TIMEOUT"
+    ) {
+      return new UpstreamError(this.service, undefined, "TIMEOUT", `The ${this.service} service did not answer within ${this.options.timeoutMs} ms.`, where, write);
+    }
+    if (e.code === "BODY_TOO_LARGE") {
+      return new UpstreamError(this.service, undefined, "BODY_TOO_LARGE", e.message, where);
+    }
+    return new UpstreamError(this.service, undefined, "UNREACHABLE", `Could not reach the ${this.service} service (${e.code ?? e.message}).`, where, write);
+  }
+}
+
+function envelopeFailure(envelope: Envelope, json: unknown): { code?: string; message?: string } | undefined {
+  if (!isObject(json)) return undefined;
+  if (envelope === "errors-data") {
+    const errors = json.errors;
+    if (errors === null || errors === undefined) return undefined;
+    if (isObject(errors)) return { code: str(errors.errorCode), message: str(errors.errorMessage) };
+    return { message: String(errors) };
+  }
+  if (json.ok !== false) return undefined;
+  // The failure shape of the {ok, data} services is not shown in their specs: accept the common ones.
+  const e = json.error;
+  if (isObject(e)) return { code: str(e.code) ?? str(e.errorCode), message: str(e.message) ?? str(e.errorMessage) };
+  return { code: str(json.code), message: str(e) ?? str(json.message) };
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" && v.length > 0 ? v : undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function snippet(text: string): string {
+  const flat = text.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+  return flat.length > 160 ? `${flat.slice(0, 160)}…` : flat || "(empty)";
+}
+
+function queryString(query: RequestOptions["query"]): string {
+  if (!query) return "";
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== null) params.set(key, String(value));
+  }
+  const s = params.toString();
+  return s ? `?${s}` : "";
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy?: () => void }, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy?.();
+      throw Object.assign(new Error(`The upstream answer exceeded ${Math.round(max / 1024)} KiB and was not read.`), { code: "BODY_TOO_LARGE" });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseRetryAfter(value: string): number | undefined {
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** Resolves after `ms`, or rejects as soon as the signal aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason ?? new Error("aborted"));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
