@@ -1,0 +1,98 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { BuildSimulator, type BuildSimulatorOptions } from "../services/build/simulator.js";
+import { SizingSimulator } from "../services/sizing/simulator.js";
+import { DronesSimulator } from "../services/drones/simulator.js";
+import type { Router } from "./router.js";
+
+/** Demo keys the sandbox accepts. They are public on purpose: they unlock only simulated data. */
+export const SANDBOX_KEYS = {
+  build: "tlm_sk_sandbox_demo_key_0000000000",
+  sizing: "sz_sandbox_demo_key_0000000000",
+  drones: "dfk_live_sandbox_demo_key_000000",
+} as const;
+
+export interface SandboxOptions {
+  host?: string;
+  port?: number;
+  /** Simulated milliseconds per real millisecond (a 40-minute build takes 40 min / timeScale). */
+  timeScale?: number;
+  keys?: Partial<typeof SANDBOX_KEYS>;
+  /** Plan limits and starting balance of the build simulator. */
+  build?: Omit<BuildSimulatorOptions, "apiKey" | "timeScale">;
+}
+
+export interface Sandbox {
+  url: string;
+  urls: { build: string; sizing: string; drones: string };
+  keys: { build: string; sizing: string; drones: string };
+  build: BuildSimulator;
+  sizing: SizingSimulator;
+  drones: DronesSimulator;
+  close(): Promise<void>;
+}
+
+/** Default time scale: a 40-minute agent run lasts about two minutes, a 5-minute one fifteen seconds. */
+export const DEFAULT_TIME_SCALE = 20;
+
+/**
+ * Starts the three upstream simulators on one loopback HTTP server. Each service lives under its
+ * own prefix (`/build`, `/sizing/v1`, `/drones`) so its base URL is distinct, as in production.
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const keys = { ...SANDBOX_KEYS, ...options.keys };
+  const timeScale = options.timeScale ?? DEFAULT_TIME_SCALE;
+  const build = new BuildSimulator({ ...options.build, apiKey: keys.build, timeScale });
+  const sizing = new SizingSimulator({ apiKey: keys.sizing });
+  const drones = new DronesSimulator({ apiKey: keys.drones });
+  const mounts: Array<[string, Router]> = [
+    ["/build", build.router],
+    ["/sizing/v1", sizing.router],
+    ["/drones", drones.router],
+  ];
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? "/";
+    if (url === "/" || url === "/_sandbox/stats") {
+      sendJson(res, 200, {
+        services: Object.fromEntries(mounts.map(([prefix, router]) => [prefix, Object.fromEntries(router.hits)])),
+      });
+      return;
+    }
+    for (const [prefix, router] of mounts) {
+      if (url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`)) {
+        void router.handle(req, res, url.slice(prefix.length) || "/");
+        return;
+      }
+    }
+    sendJson(res, 404, { error: `Unknown sandbox service for ${url}` });
+  });
+  server.keepAliveTimeout = 65_000;
+
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  return {
+    url,
+    urls: { build: `${url}/build`, sizing: `${url}/sizing/v1`, drones: `${url}/drones` },
+    keys,
+    build,
+    sizing,
+    drones,
+    close: () =>
+      new Promise<void>((resolve) => {
+        build.dispose?.();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,603 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { BuildSimulator, CREDIT_COSTS, type BuildSimulatorOptions } from "../src/services/build/simulator.js";
+
+const KEY = "tlm_sk_test_key_0123456789";
+const MINUTE = 60_000;
+/** Real clock at construction: demo projects are dated relative to it. */
+const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
+const TIME_SCALE = 5000;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+interface Reply {
+  status: number;
+  body: Any;
+  text: string;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+});
+
+async function start(options: Partial<BuildSimulatorOptions> = {}) {
+  const clock = { t: T0 };
+  const sim = new BuildSimulator({ apiKey: KEY, timeScale: TIME_SCALE, now: () => clock.t, ...options });
+  const server = createServer((req, res) => void sim.router.handle(req, res, req.url!));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/vcaas`;
+
+  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = { "api-key": KEY }): Promise<Reply> {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === "string" ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)["content-type"] = "application/json";
+    }
+    const res = await fetch(base + path, init);
+    const text = await res.text();
+    return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
+  }
+  /** Moves the injected clock by a number of simulated minutes. */
+  const advance = (simMinutes: number) => {
+    clock.t += (simMinutes * MINUTE) / (options.timeScale ?? TIME_SCALE);
+  };
+  const data = async (method: string, path: string, body?: unknown) => {
+    const r = await call(method, path, body);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.errors).toBeNull();
+    return r.body.data;
+  };
+  const expectError = async (r: Promise<Reply>, status: number, code: string) => {
+    const reply = await r;
+    expect({ status: reply.status, code: reply.body?.errors?.errorCode }, reply.text).toEqual({ status, code });
+    expect(reply.body.data).toBeNull();
+  };
+  return { sim, clock, call, data, advance, expectError };
+}
+
+describe("auth and envelope", () => {
+  it("rejects a missing or wrong key with the bare 401 body, before routing and JSON parsing", async () => {
+    const { call } = await start();
+    const rejected: Array<Record<string, string>> = [{}, { "api-key": "nope" }, { authorization: "Bearer nope" }, { authorization: KEY }];
+    for (const headers of rejected) {
+      const r = await call("GET", "/account", undefined, headers);
+      expect(r.status).toBe(401);
+      expect(r.text).toBe('{"error":"Unauthorized api key"}');
+    }
+    expect((await call("GET", "/no/such/route", undefined, {})).status).toBe(401);
+    expect((await call("POST", "/projects", "{not json", {})).status).toBe(401);
+  });
+
+  it("accepts api-key and Bearer, answers envelopes for unknown routes and bad JSON", async () => {
+    const { call, expectError } = await start();
+    expect((await call("GET", "/account", undefined, { authorization: `Bearer ${KEY}` })).status).toBe(200);
+    const ok = await call("GET", "/account");
+    expect(ok.body).toEqual({ errors: null, data: { credits: 500, recurrentCredits: 200, oneTimeCredits: 300 } });
+    await expectError(call("GET", "/no/such/route"), 404, "NOT_FOUND");
+    await expectError(call("POST", "/projects", "{not json"), 400, "INVALID_JSON");
+    await expectError(call("GET", "/projects/nope-nope"), 404, "PROJECT_NOT_FOUND");
+  });
+
+  it("serves the documented credit costs", async () => {
+    const { data } = await start();
+    expect(await data("GET", "/credit-costs")).toEqual({
+      creditCosts: {
+        CREATE_PROJECT: 1,
+        CREATE_DEPLOYMENT: 1,
+        START_SERVER: 3,
+        GET_SOURCE_CODE: 1,
+        RECOVER_VERSION: 2,
+        UPLOAD_FILE: 0.5,
+        ADD_CUSTOM_DOMAIN: 2,
+        EXPORT_PROJECT: 2,
+        IMPORT_PROJECT: 6,
+        UPDATE_FILE: 0.1,
+        REBUILD_PROJECT: 1,
+      },
+    });
+  });
+});
+
+describe("create project", () => {
+  it("creates, charges recurrent credits first, and boots the server", async () => {
+    const { sim, data, advance } = await start();
+    const created = await data("POST", "/projects", { projectId: "my-shop", description: "A shop", label: "Shop", groupId: "grp_marketing" });
+    expect(created).toEqual({
+      projectId: "my-shop",
+      description: "A shop",
+      plan: "api",
+      createdAt: new Date(T0).toISOString(),
+      label: "Shop",
+      groupId: "grp_marketing",
+    });
+    expect(sim.balance()).toEqual({ credits: 499, recurrentCredits: 199, oneTimeCredits: 300 });
+    const details = await data("GET", "/projects/my-shop");
+    expect(details).toMatchObject({
+      agentProcessStatus: "idle",
+      agentServerStatus: "Creating",
+      deployment: null,
+      versionRecovery: null,
+      importInProgress: null,
+      customDomain: null,
+      secrets: [],
+      productionProjectUrl: "my-shop.sandbox-apps.example",
+      totalCreditsSpent: 1,
+    });
+    expect(details.previewImageUrl).toBeUndefined();
+    advance(1);
+    expect((await data("GET", "/projects/my-shop")).agentServerStatus).toBe("Active");
+  });
+
+  it("suffixes a taken id six times, then answers 409", async () => {
+    const { call, data, expectError } = await start();
+    expect((await data("POST", "/projects", { projectId: "taken-name" })).requestedProjectId).toBeUndefined();
+    for (let n = 2; n <= 7; n++) {
+      const d = await data("POST", "/projects", { projectId: "taken-name" });
+      expect(d).toMatchObject({ projectId: `taken-name-${n}`, requestedProjectId: "taken-name" });
+    }
+    await expectError(call("POST", "/projects", { projectId: "taken-name" }), 409, "PROJECT_ALREADY_EXISTS");
+
+    const long = "a".repeat(35);
+    await data("POST", "/projects", { projectId: long });
+    const d = await data("POST", "/projects", { projectId: long });
+    expect(d.projectId).toBe(`${"a".repeat(33)}-2`);
+  });
+
+  it.each([
+    [{}, 400, "MISSING_PROJECT_ID"],
+    [{ projectId: "" }, 400, "MISSING_PROJECT_ID"],
+    [{ projectId: "abc" }, 400, "INVALID_PROJECT_NAME_LENGTH"],
+    [{ projectId: "a".repeat(36) }, 400, "INVALID_PROJECT_NAME_LENGTH"],
+    [{ projectId: "Abcd" }, 400, "INVALID_PROJECT_NAME"],
+    [{ projectId: "1abcd" }, 400, "INVALID_PROJECT_NAME"],
+    [{ projectId: "ab_cd" }, 400, "INVALID_PROJECT_NAME"],
+    [{ projectId: "good-id", description: "x".repeat(501) }, 400, "INVALID_DESCRIPTION"],
+    [{ projectId: "good-id", label: "x".repeat(81) }, 400, "INVALID_LABEL"],
+    [{ projectId: "good-id", groupId: "grp_nope" }, 400, "INVALID_PROJECT_GROUP"],
+    [{ projectId: "good-id", groupId: "grp_internal" }, 400, "INVALID_PROJECT_GROUP"],
+  ])("create %j -> %i %s", async (body, status, code) => {
+    const { sim, call, expectError } = await start();
+    const before = sim.projectIds().length;
+    await expectError(call("POST", "/projects", body), status, code);
+    expect(sim.projectIds().length).toBe(before);
+    expect(sim.balance().credits).toBe(500);
+  });
+
+  it("enforces the plan limit, the creation rate and the balance", async () => {
+    const limited = await start({ maxProjects: 6 });
+    await limited.data("POST", "/projects", { projectId: "sixth" });
+    await limited.expectError(limited.call("POST", "/projects", { projectId: "seventh" }), 403, "MAX_PROJECTS_REACHED");
+
+    const rated = await start({ createsPerMinute: 2 });
+    await rated.data("POST", "/projects", { projectId: "one-1" });
+    await rated.data("POST", "/projects", { projectId: "two-2" });
+    await rated.expectError(rated.call("POST", "/projects", { projectId: "three" }), 429, "RATE_LIMIT_EXCEEDED");
+    rated.clock.t += 61_000;
+    await rated.data("POST", "/projects", { projectId: "three" });
+
+    const poor = await start();
+    poor.sim.setCredits(0, 0.5);
+    await poor.expectError(poor.call("POST", "/projects", { projectId: "broke" }), 402, "INSUFFICIENT_CREDITS");
+    expect(poor.sim.project("broke")).toBeUndefined();
+    poor.sim.setCredits(0.5, 10);
+    await poor.data("POST", "/projects", { projectId: "split" });
+    expect(poor.sim.balance()).toEqual({ credits: 9.5, recurrentCredits: 0, oneTimeCredits: 9.5 });
+  });
+});
+
+describe("launch", () => {
+  const valid = { projectId: "launch-one", prompt: "Build a todo app [minutes=5]" };
+  const png = Buffer.from("fake png bytes").toString("base64");
+
+  it.each([
+    ["MISSING_PROMPT", { prompt: "  " }],
+    ["MISSING_PROMPT", { prompt: undefined }],
+    ["INVALID_FILES", { files: "x" }],
+    ["INVALID_FILES", { files: [1] }],
+    ["TOO_MANY_FILES", { files: Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, url: "https://example.com/a.png" })) }],
+    ["INVALID_FILE_NAME", { files: [{ url: "https://example.com/a.png" }] }],
+    ["INVALID_FILE_SOURCE", { files: [{ name: "a" }] }],
+    ["INVALID_FILE_SOURCE", { files: [{ name: "a", url: "https://example.com/a.png", content: png }] }],
+    ["INVALID_FILE_URL", { files: [{ name: "a", url: "ftp://example.com/a.png" }] }],
+    ["INVALID_FILE_URL", { files: [{ name: "a", url: "http://localhost:3000/a.png" }] }],
+    ["INVALID_FILE_URL", { files: [{ name: "a", url: "http://127.0.0.1/a.png" }] }],
+    ["INVALID_FILE_URL", { files: [{ name: "a", url: "http://10.1.2.3/a.png" }] }],
+    ["INVALID_FILE_URL", { files: [{ name: "a", url: "http://192.168.1.1/a.png" }] }],
+    ["INVALID_FILE_CONTENT", { files: [{ name: "a", content: "not base64!!" }] }],
+    ["INVALID_SECRETS", { secrets: {} }],
+    ["INVALID_SECRETS", { secrets: ["x"] }],
+    ["TOO_MANY_SECRETS", { secrets: Array.from({ length: 51 }, (_, i) => ({ secretName: `S${i}`, secretValue: "v" })) }],
+    ["MISSING_SECRET_FIELDS", { secrets: [{ secretName: "A" }] }],
+    ["DUPLICATE_SECRET_NAME", { secrets: [{ secretName: "A", secretValue: "1" }, { secretName: "A", secretValue: "2" }] }],
+    ["INVALID_SECRET_ENVIRONMENT", { secrets: [{ secretName: "A", secretValue: "1", environment: "staging" }] }],
+    ["INVALID_CREDIT_LIMITS", { creditLimits: 5 }],
+    ["INVALID_LIMIT", { creditLimits: { maxDevelopmentCreditsPerMonth: 0 } }],
+    ["INVALID_LIMIT", { creditLimits: { maxInfrastructureCreditsPerMonth: "10" } }],
+    ["INVALID_DESIGN", { design: "tok" }],
+    ["MISSING_DESIGN_TOKEN", { design: {} }],
+    ["DESIGN_TOKEN_MALFORMED", { design: { token: "figd_abcdefghijklmnopqrstuvwxyz" } }],
+    ["DESIGN_TOKEN_MALFORMED", { design: { token: "dsgn_short" } }],
+    ["DESIGN_TOKEN_INVALID", { design: { token: "dsgn_invalid_0123456789" } }],
+    ["DESIGN_TOKEN_FORBIDDEN", { design: { token: "dsgn_noscope_0123456789" } }],
+    ["DESIGN_UNREACHABLE", { design: { token: "dsgn_unreachable_0123456789" } }],
+    ["DESIGN_RATE_LIMITED", { design: { token: "dsgn_ratelimited_0123456789" } }],
+    ["MISSING_PROJECT_ID", { projectId: undefined }],
+    ["INVALID_PROJECT_NAME_LENGTH", { projectId: "ab" }],
+    ["INVALID_PROJECT_NAME", { projectId: "-abcd" }],
+    ["INVALID_DESCRIPTION", { description: "d".repeat(501) }],
+    ["INVALID_LABEL", { label: "l".repeat(81) }],
+    ["INVALID_PROJECT_GROUP", { groupId: "grp_internal" }],
+  ])("400 %s", async (code, override) => {
+    const { sim, call, expectError } = await start();
+    const before = sim.projectIds().length;
+    await expectError(call("POST", "/projects/launch", { ...valid, ...override }), 400, code);
+    expect(sim.projectIds().length).toBe(before);
+    expect(sim.balance().credits).toBe(500);
+  });
+
+  it("rate-limits design token checks to 10 per real minute", async () => {
+    const { clock, call, expectError } = await start();
+    const body = { ...valid, design: { token: "dsgn_invalid_0123456789" } };
+    for (let i = 0; i < 10; i++) await expectError(call("POST", "/projects/launch", body), 400, "DESIGN_TOKEN_INVALID");
+    await expectError(call("POST", "/projects/launch", body), 429, "RATE_LIMITED");
+    clock.t += 61_000;
+    await expectError(call("POST", "/projects/launch", body), 400, "DESIGN_TOKEN_INVALID");
+  });
+
+  it("creates the project with files, secrets and design, never echoing secrets or the token", async () => {
+    const { sim, call } = await start();
+    const token = "dsgn_live_token_abcdefghijkl";
+    const r = await call("POST", "/projects/launch", {
+      ...valid,
+      label: "Todo",
+      groupId: "grp_marketing",
+      description: "Todos",
+      model: "sonnet",
+      fastMode: true,
+      effort: "ultra",
+      creditLimits: { maxDevelopmentCreditsPerMonth: 80 },
+      files: [
+        { name: "mock.png", url: "https://example.com/mock.png", description: "home mockup" },
+        { name: "logo.png", content: `data:image/png;base64,${png}`, imageDescription: "logo" },
+      ],
+      secrets: [{ secretName: "STRIPE_API_KEY", secretValue: "sk_super_secret_value", environment: "production" }, { secretName: "OTHER", secretValue: "other_secret_value" }],
+      design: { token },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.text).not.toContain("sk_super_secret_value");
+    expect(r.text).not.toContain("other_secret_value");
+    expect(r.text).not.toContain(token);
+    const d = r.body.data;
+    expect(d).toMatchObject({
+      projectId: "launch-one",
+      description: "Todos",
+      plan: "api",
+      label: "Todo",
+      groupId: "grp_marketing",
+      creditLimits: { maxDevelopmentCreditsPerMonth: 80, maxInfrastructureCreditsPerMonth: 250 },
+      agent: { started: true, status: "init" },
+      warnings: [],
+    });
+    expect(d.requestedProjectId).toBeUndefined();
+    expect(d.files[0]).toEqual({ name: "mock.png", imageDescription: "home mockup", url: "https://example.com/mock.png" });
+    expect(d.files[1].imageDescription).toBe("logo");
+    expect(d.files[1].url).toMatch(/^https:\/\/files\.sandbox-apps\.example\/launch-one\/.+signature=/);
+    expect(d.secrets.map((s: Any) => Object.keys(s).sort())).toEqual([
+      ["_id", "environment", "secretName"],
+      ["_id", "environment", "secretName"],
+    ]);
+    expect(d.secrets[1].environment).toBe("both");
+    expect(d.design.connected).toBe(true);
+    expect(Object.keys(d.design.account).sort()).toEqual(["email", "handle", "id", "imgUrl"]);
+    expect(d.agent.warnings).toHaveLength(2);
+    expect(d.agent.warnings.join(" ")).toMatch(/effort/);
+    expect(d.agent.warnings.join(" ")).toMatch(/fastMode/);
+    expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.CREATE_PROJECT - CREDIT_COSTS.UPLOAD_FILE);
+    expect(sim.storedSecretValue("launch-one", "STRIPE_API_KEY")).toBe("sk_super_secret_value");
+
+    const again = await call("POST", "/projects/launch", { ...valid });
+    expect(again.body.data).toMatchObject({ projectId: "launch-one-2", requestedProjectId: "launch-one" });
+    expect(again.body.data.label).toBeUndefined();
+    expect(again.body.data.agent.warnings).toBeUndefined();
+  });
+
+  it("creates the project without starting the agent when credits cover creation only", async () => {
+    const { sim, call, data, expectError } = await start();
+    sim.setCredits(0, 3);
+    const d = await data("POST", "/projects/launch", valid);
+    expect(d.agent.started).toBe(false);
+    expect(d.agent.status).toBeUndefined();
+    expect(d.warnings).toEqual([expect.objectContaining({ step: "agent", errorCode: "INSUFFICIENT_CREDITS" })]);
+    expect(sim.balance().credits).toBe(2);
+    expect((await data("GET", "/projects/launch-one")).agentProcessStatus).toBe("idle");
+
+    sim.setCredits(0, 0.5);
+    await expectError(call("POST", "/projects/launch", { ...valid, projectId: "launch-two" }), 402, "INSUFFICIENT_CREDITS");
+    expect(sim.project("launch-two")).toBeUndefined();
+  });
+});
+
+describe("agent runs", () => {
+  it("moves idle -> init -> done over simulated time, with messages, a version and a preview", async () => {
+    const { sim, data, advance } = await start();
+    await data("POST", "/projects", { projectId: "runner" });
+    const before = await data("GET", "/projects/runner");
+    const started = await data("POST", "/projects/runner/agent/start", { prompt: "Build a blog [minutes=5]" });
+    expect(started).toMatchObject({ projectId: "runner", status: "init" });
+    expect((await data("GET", "/projects/runner")).agentProcessStatus).toBe("init");
+
+    advance(2.5);
+    const mid = await data("GET", "/projects/runner/agent/status");
+    expect(mid.status).toBe("init");
+    expect(mid.creditsSpent).toBeGreaterThan(0);
+    expect(mid.realtimeConversation.map((m: Any) => m.messageType)).toEqual(["regular", "starting", "building", "building"]);
+
+    advance(2.5);
+    const done = await data("GET", "/projects/runner");
+    expect(done.agentProcessStatus).toBe("done");
+    expect(done.previewImageUrl).toMatch(/^https:\/\//);
+    expect(done.lastModifiedAt > before.lastModifiedAt).toBe(true);
+    const status = await data("GET", "/projects/runner/agent/status");
+    const finished = status.realtimeConversation.at(-1);
+    expect(finished).toMatchObject({ author: "agent", messageType: "finished" });
+    expect(finished.gitDiffUrl).toContain(finished.versionId);
+    expect(status.creditsSpent).toBeGreaterThanOrEqual(10);
+    expect(status.creditsSpent).toBeLessThanOrEqual(40);
+    expect(done.totalCreditsSpent).toBe(1 + status.creditsSpent);
+    expect(sim.balance().credits).toBe(500 - 1 - status.creditsSpent);
+
+    const versions = await data("GET", "/projects/runner/versions");
+    expect(versions.totalCount).toBe(2);
+    expect(versions.versions[0]).toMatchObject({ _id: finished.versionId, prompt: "Build a blog [minutes=5]" });
+
+    const full = await data("GET", "/projects/runner/agent/full-conversation");
+    expect(full.conversation[0]).toMatchObject({ author: "user", message: "Build a blog [minutes=5]" });
+    expect((await data("GET", "/projects/runner/backend/dev/logs")).logs).toMatch(/Compiled successfully/);
+  });
+
+  it("follows the real clock when none is injected", async () => {
+    const { data } = await start({ now: Date.now, timeScale: 600_000 });
+    await data("POST", "/projects", { projectId: "realtime" });
+    await data("POST", "/projects/realtime/agent/start", { prompt: "Tiny [minutes=1]" });
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await data("GET", "/projects/realtime")).agentProcessStatus).toBe("done");
+  });
+
+  it("refunds a [fail] run", async () => {
+    const { sim, data, advance } = await start();
+    await data("POST", "/projects/launch", { projectId: "fails", prompt: "Broken [fail] [minutes=5]" });
+    expect(sim.balance().credits).toBe(499);
+    advance(4.5);
+    expect(sim.balance().credits).toBeLessThan(499);
+    advance(1);
+    const status = await data("GET", "/projects/fails/agent/status");
+    expect(status.status).toBe("done");
+    expect(status.creditsSpent).toBe(0);
+    expect(status.realtimeConversation.at(-1).messageType).toBe("error");
+    expect(sim.balance().credits).toBe(499);
+    expect((await data("GET", "/projects/fails")).totalCreditsSpent).toBe(1);
+  });
+
+  it("stops a run at the project's development credit cap with limit-reached", async () => {
+    const { data, advance } = await start();
+    await data("POST", "/projects/launch", {
+      projectId: "capped",
+      prompt: "Big app [minutes=5]",
+      creditLimits: { maxDevelopmentCreditsPerMonth: 3 },
+    });
+    advance(5);
+    const status = await data("GET", "/projects/capped/agent/status");
+    expect(status.status).toBe("done");
+    expect(status.realtimeConversation.at(-1).messageType).toBe("limit-reached");
+    expect((await data("GET", "/projects/capped")).totalCreditsSpent).toBeLessThanOrEqual(3);
+  });
+
+  it("asks for secrets with [secrets]", async () => {
+    const { data, advance } = await start();
+    await data("POST", "/projects/launch", { projectId: "needs-keys", prompt: "Checkout [secrets] [minutes=5]" });
+    advance(5);
+    const { conversation } = await data("GET", "/projects/needs-keys/agent/full-conversation");
+    const asking = conversation.find((m: Any) => m.secretKeysNeeded);
+    expect(asking.secretKeysNeeded.STRIPE_API_KEY).toMatchObject({ isProvided: false });
+  });
+
+  it("answers 409 while running, stops, and checks prompt and credits", async () => {
+    const { sim, call, data, expectError } = await start();
+    await data("POST", "/projects/launch", { projectId: "busy-one", prompt: "Long [minutes=30]" });
+    await expectError(call("POST", "/projects/busy-one/agent/start", { prompt: "more" }), 409, "AGENT_RUNNING");
+    await expectError(call("POST", "/projects/busy-one/deployments/deploy", {}), 409, "AGENT_RUNNING");
+    expect(await data("POST", "/projects/busy-one/agent/stop", {})).toMatchObject({ status: "done" });
+    expect((await data("GET", "/projects/busy-one")).agentProcessStatus).toBe("done");
+    await expectError(call("POST", "/projects/busy-one/agent/stop", {}), 409, "AGENT_NOT_RUNNING");
+    await expectError(call("POST", "/projects/busy-one/agent/start", { prompt: "" }), 400, "MISSING_PROMPT");
+    sim.setCredits(0, 4);
+    await expectError(call("POST", "/projects/busy-one/agent/start", { prompt: "again" }), 402, "INSUFFICIENT_CREDITS");
+  });
+});
+
+describe("deployments, recovery, import", () => {
+  it("answers SERVER_NOT_READY and starts an archived server, then deploys", async () => {
+    const { sim, call, data, advance, expectError } = await start();
+    await expectError(call("POST", "/projects/empty-sandbox/deployments/deploy", {}), 409, "SERVER_NOT_READY");
+    expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.START_SERVER);
+    expect((await data("GET", "/projects/empty-sandbox")).agentServerStatus).toBe("Starting");
+    await expectError(call("POST", "/projects/empty-sandbox/deployments/deploy", {}), 409, "SERVER_NOT_READY");
+    expect(sim.balance().credits).toBe(497);
+    expect(await data("GET", "/projects/empty-sandbox/deployments/status")).toMatchObject({ status: null, versionId: null });
+
+    advance(1);
+    expect(await data("POST", "/projects/empty-sandbox/deployments/deploy", {})).toMatchObject({ status: "deploying" });
+    expect(sim.balance().credits).toBe(496);
+    await expectError(call("POST", "/projects/empty-sandbox/deployments/deploy", {}), 409, "DEPLOYMENT_RUNNING");
+    await expectError(call("POST", "/projects/empty-sandbox/agent/start", { prompt: "x" }), 409, "DEPLOYMENT_RUNNING");
+    advance(3);
+    const status = await data("GET", "/projects/empty-sandbox/deployments/status");
+    const { versions } = await data("GET", "/projects/empty-sandbox/versions");
+    expect(status).toMatchObject({ status: "success", versionId: versions[0]._id });
+    expect((await data("GET", "/projects/empty-sandbox")).deployment.status).toBe("success");
+  });
+
+  it("ends a [deploy-fail] deployment in error", async () => {
+    const { data, advance } = await start();
+    await data("POST", "/projects/launch", { projectId: "bad-deploy", prompt: "App [deploy-fail] [minutes=5]" });
+    advance(5);
+    await data("POST", "/projects/bad-deploy/deployments/deploy", {});
+    advance(3);
+    expect((await data("GET", "/projects/bad-deploy/deployments/status")).status).toBe("error");
+  });
+
+  it("recovers versions, with conflicts, unknown ids and [recover-fail]", async () => {
+    const { sim, call, data, advance, expectError } = await start();
+    const { versions, totalCount } = await data("GET", "/projects/acme-storefront/versions?limit=2&skip=1");
+    expect(versions).toHaveLength(2);
+    expect(totalCount).toBe(4);
+    await expectError(call("POST", "/projects/acme-storefront/versions/nope/recover", {}), 404, "VERSION_NOT_FOUND");
+    await data("POST", `/projects/acme-storefront/versions/${versions[0]._id}/recover`, {});
+    expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.RECOVER_VERSION);
+    expect((await data("GET", "/projects/acme-storefront")).versionRecovery).toMatchObject({ status: "recovering", versionId: versions[0]._id });
+    await expectError(call("POST", `/projects/acme-storefront/versions/${versions[0]._id}/recover`, {}), 409, "RECOVERY_RUNNING");
+    await expectError(call("POST", "/projects/acme-storefront/agent/start", { prompt: "x" }), 409, "RECOVERY_RUNNING");
+    advance(2);
+    expect((await data("GET", "/projects/acme-storefront")).versionRecovery).toBeNull();
+    expect((await data("GET", "/projects/acme-storefront/versions")).totalCount).toBe(5);
+
+    await data("POST", "/projects/launch", { projectId: "bad-recover", prompt: "Site [recover-fail] [minutes=5]" });
+    advance(5);
+    const latest = (await data("GET", "/projects/bad-recover/versions")).versions[0];
+    await data("POST", `/projects/bad-recover/versions/${latest._id}/recover`, {});
+    advance(2);
+    const recovery = (await data("GET", "/projects/bad-recover")).versionRecovery;
+    expect(recovery).toMatchObject({ status: "error", versionId: latest._id });
+    expect(recovery.errorMessage).toEqual(expect.any(String));
+  });
+
+  it("reports imports started through startImport until they end or go stale", async () => {
+    const { sim, call, data, advance, expectError } = await start();
+    sim.startImport("spring-campaign");
+    expect((await data("GET", "/projects/spring-campaign")).importInProgress).toEqual({ startedAt: expect.any(String) });
+    await expectError(call("POST", "/projects/spring-campaign/agent/start", { prompt: "x" }), 409, "IMPORT_RUNNING");
+    advance(4);
+    expect((await data("GET", "/projects/spring-campaign")).importInProgress).toBeNull();
+
+    sim.startImport("spring-campaign", { fail: true });
+    advance(2.5);
+    expect((await data("GET", "/projects/spring-campaign")).importInProgress.errorMessage).toEqual(expect.any(String));
+    advance(2);
+    expect((await data("GET", "/projects/spring-campaign")).importInProgress).toBeNull();
+
+    sim.startImport("spring-campaign", { stuck: true });
+    advance(29);
+    expect((await data("GET", "/projects/spring-campaign")).importInProgress).not.toBeNull();
+    advance(2);
+    expect((await data("GET", "/projects/spring-campaign")).importInProgress).toBeNull();
+  });
+});
+
+describe("secrets, domain, database, demo data", () => {
+  it("stores secrets without returning values", async () => {
+    const { sim, call, data, expectError } = await start();
+    const s = await data("POST", "/projects/booking-app/secrets", { secretName: "API_TOKEN", secretValue: "v1" });
+    expect(s).toEqual({ _id: expect.any(String), secretName: "API_TOKEN", environment: "both" });
+    await data("POST", "/projects/booking-app/secrets", { secretName: "API_TOKEN", secretValue: "v2", environment: "development" });
+    expect(sim.storedSecretValue("booking-app", "API_TOKEN")).toBe("v2");
+    const details = await call("GET", "/projects/internal-dashboard");
+    expect(details.body.data.secrets).toHaveLength(2);
+    expect(details.text).not.toContain("secretValue");
+    await expectError(call("POST", "/projects/booking-app/secrets", { secretName: "X" }), 400, "MISSING_SECRET_FIELDS");
+    await expectError(call("POST", "/projects/booking-app/secrets", { secretName: "X", secretValue: "y", environment: "qa" }), 400, "INVALID_SECRET_ENVIRONMENT");
+    await data("DELETE", `/projects/booking-app/secrets/${s._id}`);
+    expect(sim.storedSecretValue("booking-app", "API_TOKEN")).toBeUndefined();
+    await expectError(call("DELETE", `/projects/booking-app/secrets/${s._id}`), 404, "SECRET_NOT_FOUND");
+  });
+
+  it("adds a custom domain that waits for validation and a deployment", async () => {
+    const { sim, call, data, advance, expectError } = await start();
+    await expectError(call("PUT", "/projects/spring-campaign/domain", { hostname: "not a host" }), 400, "INVALID_HOSTNAME");
+    const domain = await data("PUT", "/projects/spring-campaign/domain", { hostname: "Spring.Example.com" });
+    expect(domain).toEqual({
+      hostname: "spring.example.com",
+      status: "pending_validation",
+      sslStatus: "pending",
+      dnsRecordsToAdd: [{ type: "CNAME", name: "spring.example.com", value: "spring-campaign.sandbox-apps.example" }],
+    });
+    expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.ADD_CUSTOM_DOMAIN);
+    advance(10);
+    expect((await data("GET", "/projects/spring-campaign")).customDomain.status).toBe("pending_deployment");
+    await data("POST", "/projects/spring-campaign/deployments/deploy", {});
+    advance(3);
+    expect((await data("GET", "/projects/spring-campaign")).customDomain).toMatchObject({ status: "active", sslStatus: "active" });
+    await data("DELETE", "/projects/spring-campaign/domain");
+    await expectError(call("DELETE", "/projects/spring-campaign/domain"), 404, "DOMAIN_NOT_FOUND");
+  });
+
+  it("serves demo data: a deployed project with domain, tables and queries", async () => {
+    const { call, data, expectError } = await start();
+    const acme = await data("GET", "/projects/acme-storefront");
+    expect(acme).toMatchObject({
+      agentProcessStatus: "done",
+      agentServerStatus: "Active",
+      deployment: { status: "success" },
+      customDomain: { hostname: "shop.acme-demo.com", status: "active" },
+    });
+    expect(acme.previewImageUrl).toEqual(expect.any(String));
+    expect((await data("GET", "/projects/booking-app")).deployment.status).toBe("error");
+
+    const { tables } = await data("GET", "/projects/acme-storefront/database/tables-structure");
+    expect(tables.map((t: Any) => t.type)).toEqual(["customers", "orders"]);
+    const all = await data("POST", "/projects/acme-storefront/database/query", { tableName: "customers", queryOptions: { _limit: 100 } });
+    expect(all.results).toHaveLength(30);
+    const page = await data("POST", "/projects/acme-storefront/database/query", {
+      tableName: "orders",
+      queryOptions: { _filter: { status: "paid" }, _sort: { total: -1 }, _limit: 2, _offset: 1 },
+    });
+    expect(page.results).toHaveLength(2);
+    expect(page.results.every((r: Any) => r.status === "paid")).toBe(true);
+    expect(page.results[0].total).toBeGreaterThanOrEqual(page.results[1].total);
+    await expectError(call("POST", "/projects/acme-storefront/database/query", { tableName: "nope" }), 404, "TABLE_NOT_FOUND");
+
+    await data("DELETE", "/projects/booking-app");
+    await expectError(call("GET", "/projects/booking-app"), 404, "PROJECT_NOT_FOUND");
+  });
+});
+
+describe("list projects", () => {
+  const ids = (items: Any[]) => items.map((p) => p.projectId);
+
+  it("lists newest first with list item fields", async () => {
+    const { data } = await start();
+    const items = await data("GET", "/projects");
+    expect(ids(items)).toEqual(["booking-app", "internal-dashboard", "spring-campaign", "empty-sandbox", "acme-storefront"]);
+    expect(Object.keys(items[4]).sort()).toEqual(
+      ["createdAt", "description", "label", "lastModifiedAt", "plan", "previewImageUrl", "productionProjectUrl", "projectId"].sort(),
+    );
+    expect(items[3].previewImageUrl).toBeUndefined();
+    expect(items[3].label).toBeUndefined();
+  });
+
+  it.each(["limit=0", "limit=101", "limit=abc", "skip=-1", "createdFrom=yesterday"])("rejects %s", async (q) => {
+    const { call, expectError } = await start();
+    await expectError(call("GET", `/projects?${q}`), 400, "LIST_PROJECTS_ERROR");
+  });
+
+  it.each([
+    ["limit=2&skip=1", ["internal-dashboard", "spring-campaign"]],
+    ["search=SALON", ["booking-app"]],
+    ["search=acme", ["acme-storefront"]],
+    ["sortDirection=asc&limit=2", ["acme-storefront", "empty-sandbox"]],
+    ["sortField=bogus&limit=1", ["booking-app"]],
+    ["sortField=lastModified&sortDirection=asc&limit=1", ["empty-sandbox"]],
+    ["groupId=none", ["booking-app", "empty-sandbox", "acme-storefront"]],
+    ["groupId=grp_marketing", ["spring-campaign"]],
+    ["createdFrom=2025-04-01&createdTo=2025-04-01", ["empty-sandbox"]],
+    ["createdFrom=2025-05-26T12:00:00.000Z", ["booking-app", "internal-dashboard"]],
+    ["createdFrom=2025-05-26T12:00:00.001Z", ["booking-app"]],
+    ["createdTo=2025-02-15", ["acme-storefront"]],
+    ["createdTo=2025-02-14", []],
+  ])("%s", async (q, expected) => {
+    const { data } = await start();
+    expect(ids(await data("GET", `/projects?${q}`))).toEqual(expected);
+  });
+});
