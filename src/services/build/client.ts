@@ -1,0 +1,93 @@
+import type { UpstreamClient } from "../../core/upstream.js";
+import type { AgentStatus, ConversationMessage, ProjectDetails } from "./schemas.js";
+
+const API = "/api/v1/vcaas";
+const p = (projectId: string) => `${API}/projects/${encodeURIComponent(projectId)}`;
+
+export type Json = Record<string, unknown>;
+
+export interface ListProjectsQuery {
+  limit?: number;
+  skip?: number;
+  search?: string;
+  sortField?: "date" | "lastModified";
+  sortDirection?: "asc" | "desc";
+  groupId?: string;
+  createdFrom?: string;
+  createdTo?: string;
+}
+
+/** One typed function per build-service operation. Paths per the two build spec files. */
+export class BuildClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  getAccount(signal?: AbortSignal) {
+    return this.http.request<{ credits: number; recurrentCredits?: number; oneTimeCredits?: number }>({ method: "GET", path: `${API}/account`, signal });
+  }
+  getCreditCosts(signal?: AbortSignal) {
+    return this.http.request<{ creditCosts: Record<string, number> }>({ method: "GET", path: `${API}/credit-costs`, signal });
+  }
+  listProjects(query: ListProjectsQuery, signal?: AbortSignal) {
+    return this.http.request<Json[]>({ method: "GET", path: `${API}/projects`, query: { ...query }, signal });
+  }
+  getProject(projectId: string, signal?: AbortSignal) {
+    return this.http.request<ProjectDetails>({ method: "GET", path: p(projectId), signal });
+  }
+  createProject(body: Json, signal?: AbortSignal) {
+    return this.http.request<Json>({ method: "POST", path: `${API}/projects`, body, signal });
+  }
+  launchProject(body: Json, signal?: AbortSignal) {
+    return this.http.request<Json & { projectId: string; agent?: { started: boolean } }>({ method: "POST", path: `${API}/projects/launch`, body, signal });
+  }
+  deleteProject(projectId: string, signal?: AbortSignal) {
+    return this.http.request<unknown>({ method: "DELETE", path: p(projectId), signal });
+  }
+  startAgent(projectId: string, body: { prompt: string; inputFiles?: Json[] }, signal?: AbortSignal) {
+    return this.http.request<Json>({ method: "POST", path: `${p(projectId)}/agent/start`, body, signal });
+  }
+  getAgentStatus(projectId: string, signal?: AbortSignal) {
+    return this.http.request<AgentStatus>({ method: "GET", path: `${p(projectId)}/agent/status`, signal });
+  }
+  getConversation(projectId: string, signal?: AbortSignal) {
+    return this.http.request<{ conversation: ConversationMessage[] }>({ method: "GET", path: `${p(projectId)}/agent/full-conversation`, signal });
+  }
+  stopAgent(projectId: string, signal?: AbortSignal) {
+    return this.http.request<unknown>({ method: "POST", path: `${p(projectId)}/agent/stop`, body: {}, signal });
+  }
+  restartServer(projectId: string, signal?: AbortSignal) {
+    return this.http.request<unknown>({ method: "POST", path: `${p(projectId)}/agent/server/start-or-restart`, body: {}, signal });
+  }
+  deploy(projectId: string, signal?: AbortSignal) {
+    return this.http.request<Json>({ method: "POST", path: `${p(projectId)}/deployments/deploy`, body: {}, signal });
+  }
+  getDeploymentStatus(projectId: string, signal?: AbortSignal) {
+    return this.http.request<Json>({ method: "GET", path: `${p(projectId)}/deployments/status`, signal });
+  }
+  listVersions(projectId: string, query: { limit?: number; skip?: number }, signal?: AbortSignal) {
+    return this.http.request<{ versions: Json[]; totalCount?: number }>({ method: "GET", path: `${p(projectId)}/versions`, query, signal });
+  }
+  recoverVersion(projectId: string, versionId: string, signal?: AbortSignal) {
+    return this.http.request<unknown>({ method: "POST", path: `${p(projectId)}/versions/${encodeURIComponent(versionId)}/recover`, body: {}, signal });
+  }
+  getLogs(projectId: string, signal?: AbortSignal) {
+    return this.http.request<{ logs: string }>({ method: "GET", path: `${p(projectId)}/backend/dev/logs`, signal });
+  }
+  setSecret(projectId: string, body: { secretName: string; secretValue: string; environment?: string }, signal?: AbortSignal) {
+    return this.http.request<unknown>({ method: "POST", path: `${p(projectId)}/secrets`, body, signal });
+  }
+  deleteSecret(projectId: string, secretId: string, signal?: AbortSignal) {
+    return this.http.request<unknown>({ method: "DELETE", path: `${p(projectId)}/secrets/${encodeURIComponent(secretId)}`, signal });
+  }
+  setDomain(projectId: string, hostname: string, signal?: AbortSignal) {
+    return this.http.request<unknown>({ method: "PUT", path: `${p(projectId)}/domain`, body: { hostname }, signal });
+  }
+  removeDomain(projectId: string, signal?: AbortSignal) {
+    return this.http.request<unknown>({ method: "DELETE", path: `${p(projectId)}/domain`, signal });
+  }
+  getTables(projectId: string, signal?: AbortSignal) {
+    return this.http.request<{ tables: Json[] }>({ method: "GET", path: `${p(projectId)}/database/tables-structure`, signal });
+  }
+  queryDatabase(projectId: string, body: { tableName: string; queryOptions?: Json }, signal?: AbortSignal) {
+    return this.http.request<{ results: Json[] }>({ method: "POST", path: `${p(projectId)}/database/query`, body, signal });
+  }
+}

@@ -1,0 +1,34 @@
+import type { ProjectDetails, WaitResult } from "./schemas.js";
+import { trimLine } from "./waits.js";
+
+/** Short text summaries of build-service objects. Upstream free text is quoted, never bare. */
+
+export function projectLine(p: { projectId: string; label?: string; description?: string; createdAt?: string; lastModifiedAt?: string }): string {
+  const name = p.label && p.label !== p.projectId ? `${p.projectId} ("${trimLine(p.label, 60)}")` : p.projectId;
+  const when = p.lastModifiedAt ?? p.createdAt;
+  return `- ${name}${when ? `, modified ${when}` : ""}${p.description ? `: "${trimLine(p.description, 80)}"` : ""}`;
+}
+
+export function projectSummary(p: ProjectDetails): string {
+  const lines = [`Project ${p.projectId}${p.label ? ` ("${trimLine(p.label, 60)}")` : ""}`];
+  lines.push(`Agent: ${p.agentProcessStatus ?? "unknown"} · dev server: ${p.agentServerStatus ?? "unknown"}`);
+  if (p.deployment) lines.push(`Deployment: ${p.deployment.status ?? "none"}${p.deployment.createdAt ? ` (${p.deployment.createdAt})` : ""}`);
+  else lines.push("Deployment: never deployed");
+  if (p.productionProjectUrl) lines.push(`Production: ${withScheme(p.productionProjectUrl)}`);
+  if (p.versionRecovery) lines.push(`Version recovery: ${p.versionRecovery.status}${p.versionRecovery.errorMessage ? ` ("${trimLine(p.versionRecovery.errorMessage)}")` : ""}`);
+  if (p.importInProgress) lines.push(`Import in progress since ${p.importInProgress.startedAt ?? "?"}`);
+  if (p.customDomain) lines.push(`Custom domain: ${p.customDomain.hostname} (${p.customDomain.status ?? "?"})`);
+  if (p.secrets?.length) lines.push(`Secrets: ${p.secrets.map((s) => s.secretName).join(", ")}`);
+  if (typeof p.totalCreditsSpent === "number") lines.push(`Credits spent: ${p.totalCreditsSpent}`);
+  if (p.previewImageUrl) lines.push(`Preview: ${p.previewImageUrl}`);
+  return lines.join("\n");
+}
+
+export function waitSummary(w: WaitResult): string {
+  const credits = w.creditsSpent !== undefined ? `, ${w.creditsSpent} credits` : "";
+  return `${w.message} (waited ${w.elapsedSeconds}s over ${w.polls} polls${credits})\n${projectSummary(w.project)}`;
+}
+
+export function withScheme(host: string): string {
+  return /^https?:\/\//.test(host) ? host : `https://${host}`;
+}

@@ -1,0 +1,174 @@
+import { z } from "zod";
+
+/**
+ * Zod schemas of the build service, from build-service-api.md and build-service-public-docs.md.
+ * Inputs enforce every documented rule so a request the upstream would reject never leaves the
+ * server. Outputs are loose: fields the specs do not show pass through untouched.
+ */
+
+export const projectId = z
+  .string()
+  .min(4, "projectId must be 4-35 characters")
+  .max(35, "projectId must be 4-35 characters")
+  .regex(/^[a-z][a-z0-9-]*$/, "projectId must start with a lowercase letter and hold only lowercase letters, digits and hyphens")
+  .describe("Project id: 4-35 chars, lowercase letters, digits, hyphens, starting with a letter");
+
+export const description = z.string().max(500, "description must be at most 500 characters");
+export const label = z.string().max(80, "label must be at most 80 characters");
+export const environment = z.enum(["development", "production", "both"]);
+
+const base64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
+
+export const launchFile = z
+  .object({
+    name: z.string().min(1, "files[].name is required"),
+    description: z.string().optional().describe("What the file shows (alias: imageDescription)"),
+    imageDescription: z.string().optional(),
+    url: z
+      .string()
+      .url("files[].url must be a public http(s) URL")
+      .regex(/^https?:\/\//i, "files[].url must be a public http(s) URL")
+      .optional()
+      .describe("Public http(s) URL passed to the agent untouched"),
+    content: z
+      .string()
+      .min(1)
+      .refine((c) => base64.test(c.replace(/^data:[^,]*;base64,/, "")), "files[].content must be base64 (a data-URL prefix is accepted)")
+      .optional()
+      .describe("Base64 content (data-URL prefix accepted); costs UPLOAD_FILE credits"),
+  })
+  .refine((f) => (f.url === undefined) !== (f.content === undefined), "each file needs exactly one of url or content");
+
+export const launchSecret = z.object({
+  secretName: z.string().min(1, "secretName is required").describe("Environment variable name"),
+  secretValue: z.string().min(1, "secretValue is required").describe("Stored encrypted; never returned"),
+  environment: environment.optional().describe("Default both"),
+});
+
+const creditLimit = z.number().positive("a credit limit must be a positive number or null").nullable().optional();
+
+export const launchFields = {
+  projectId,
+  prompt: z.string().trim().min(1, "prompt must not be empty").describe("First prompt for the build agent"),
+  model: z.enum(["opus", "sonnet"]).optional().describe("Default opus"),
+  effort: z.enum(["low", "medium", "high", "xhigh"]).optional(),
+  fastMode: z.boolean().optional().describe("Opus only"),
+  description: description.optional(),
+  label: label.optional(),
+  groupId: z.string().min(1).optional().describe("Existing project group"),
+  files: z.array(launchFile).max(10, "at most 10 files").optional(),
+  creditLimits: z
+    .object({ maxDevelopmentCreditsPerMonth: creditLimit, maxInfrastructureCreditsPerMonth: creditLimit })
+    .optional()
+    .describe("Monthly per-project caps; null = no cap"),
+  secrets: z
+    .array(launchSecret)
+    .max(50, "at most 50 secrets")
+    .refine((list) => new Set(list.map((s) => s.secretName)).size === list.length, "secret names must be unique")
+    .optional(),
+  design: z.object({ token: z.string().min(1, "design.token is required") }).optional().describe("Connect a design tool account"),
+};
+
+// ---- outputs ----
+
+export const account = z.looseObject({
+  credits: z.number(),
+  recurrentCredits: z.number().optional(),
+  oneTimeCredits: z.number().optional(),
+});
+
+export const creditCosts = z.looseObject({ creditCosts: z.record(z.string(), z.number()) });
+
+export const projectListItem = z.looseObject({
+  projectId: z.string(),
+  description: z.string().optional(),
+  plan: z.string().optional(),
+  createdAt: z.string().optional(),
+  label: z.string().optional(),
+  groupId: z.string().optional(),
+  previewImageUrl: z.string().optional(),
+  lastModifiedAt: z.string().optional(),
+  productionProjectUrl: z.string().optional(),
+});
+
+export const deployment = z.looseObject({
+  status: z.string().nullable().optional(),
+  createdAt: z.string().nullable().optional(),
+  versionId: z.string().nullable().optional(),
+});
+
+export const projectDetails = projectListItem.extend({
+  agentProcessStatus: z.string().optional(),
+  agentServerStatus: z.string().optional(),
+  deployment: deployment.nullable().optional(),
+  versionRecovery: z.looseObject({ status: z.string(), versionId: z.string().optional(), startedAt: z.string().optional(), errorMessage: z.string().optional() }).nullable().optional(),
+  importInProgress: z.looseObject({ startedAt: z.string().optional(), errorMessage: z.string().optional() }).nullable().optional(),
+  secrets: z.array(z.looseObject({ _id: z.string(), secretName: z.string(), environment: z.string().optional() })).optional(),
+  customDomain: z.looseObject({ hostname: z.string(), status: z.string().optional() }).nullable().optional(),
+  totalCreditsSpent: z.number().optional(),
+});
+export type ProjectDetails = z.infer<typeof projectDetails>;
+
+export const message = z.looseObject({
+  author: z.string().optional(),
+  message: z.string().optional(),
+  messageType: z.string().optional(),
+  createdAt: z.string().optional(),
+  versionId: z.string().optional(),
+  secretKeysNeeded: z.record(z.string(), z.looseObject({ isProvided: z.boolean().optional(), description: z.string().optional() })).optional(),
+  gitDiffUrl: z.string().optional(),
+});
+export type ConversationMessage = z.infer<typeof message>;
+
+export const agentStatus = z.looseObject({
+  projectId: z.string().optional(),
+  status: z.string(),
+  startedAt: z.string().nullable().optional(),
+  creditsSpent: z.number().optional(),
+  realtimeConversation: z.array(message).optional(),
+});
+export type AgentStatus = z.infer<typeof agentStatus>;
+
+export const waitResult = z.object({
+  outcome: z.enum(["done", "failed", "timed_out"]).describe("done: finished; failed: ended in error; timed_out: still running, call build_wait again"),
+  until: z.enum(["agent", "deployment", "versionRecovery", "import"]),
+  elapsedSeconds: z.number(),
+  polls: z.number().int(),
+  message: z.string(),
+  creditsSpent: z.number().optional().describe("agent runs: credits the run has used"),
+  project: projectDetails,
+});
+export type WaitResult = z.infer<typeof waitResult>;
+
+export const launchResult = z.looseObject({
+  projectId: z.string(),
+  requestedProjectId: z.string().optional(),
+  description: z.string().optional(),
+  plan: z.string().optional(),
+  createdAt: z.string().optional(),
+  label: z.string().optional(),
+  groupId: z.string().optional(),
+  creditLimits: z.looseObject({}).optional(),
+  files: z.array(z.looseObject({ name: z.string(), imageDescription: z.string().optional(), url: z.string().optional() })).optional(),
+  secrets: z.array(z.looseObject({ _id: z.string().optional(), secretName: z.string(), environment: z.string().optional() })).optional(),
+  design: z.looseObject({ connected: z.boolean().optional() }).optional(),
+  agent: z.looseObject({ started: z.boolean(), warnings: z.array(z.string()).optional(), status: z.string().optional(), message: z.string().optional() }).optional(),
+  warnings: z.array(z.looseObject({ step: z.string().optional(), errorCode: z.string().optional(), errorMessage: z.string().optional() })).optional(),
+  wait: waitResult.optional().describe("present with wait: true"),
+});
+
+export const version = z.looseObject({
+  _id: z.string(),
+  name: z.string().optional(),
+  commitMessage: z.string().optional(),
+  prompt: z.string().optional(),
+  createdAt: z.string().optional(),
+});
+
+export const table = z.looseObject({
+  _id: z.string().optional(),
+  type: z.string().optional(),
+  label: z.string().optional(),
+  description: z.string().optional(),
+  properties: z.unknown().optional(),
+});

@@ -1,0 +1,242 @@
+import { z } from "zod";
+import { defineTool } from "../../../core/tool.js";
+import { DEFAULT_WAIT_SECONDS, waitInput } from "../../../core/wait.js";
+import type { BuildDeps } from "../index.js";
+import * as s from "../schemas.js";
+import { waitSummary, withScheme } from "../render.js";
+import { waitFor } from "../waits.js";
+import { isObject } from "./agent.js";
+
+const MAX_LOG_CHARS = 20_000;
+const MAX_ROWS = 200;
+
+/** Table properties' shape is not shown upstream: accept an array of {name} or a name-keyed map. */
+function propertyNames(properties: unknown): string[] {
+  if (Array.isArray(properties)) return properties.map((p) => (isObject(p) ? String(p.name ?? p.label ?? "?") : String(p)));
+  return isObject(properties) ? Object.keys(properties) : [];
+}
+
+/** Upstream answers of these operations are not shown in the specs: keep whatever object came back. */
+const passthrough = (data: unknown) => (isObject(data) ? data : {});
+
+export function operationTools({ client, pollIntervalMs }: BuildDeps) {
+  const deps = { client, pollIntervalMs };
+  return [
+    defineTool({
+      name: "build_deploy",
+      title: "Deploy project",
+      description:
+        "Deploy the project's latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits; 409 SERVER_NOT_READY means the dev server was down and is being started (START_SERVER): retry in a minute. wait: true blocks with progress.",
+      toolset: "build",
+      kind: "spend",
+      input: { projectId: s.projectId, ...waitInput },
+      output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), wait: s.waitResult.optional() }),
+      verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}"`,
+      run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
+        const data = await client.deploy(projectId, ctx.signal);
+        const result = { ...data, projectId };
+        if (!wait) return result;
+        return { ...result, wait: await waitFor(deps, projectId, "deployment", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
+      },
+      render: (r) =>
+        r.wait ? waitSummary(r.wait) : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with build_wait { until: "deployment" }.`,
+    }),
+
+    defineTool({
+      name: "build_get_deployment_status",
+      title: "Deployment status",
+      description: "Status of a project's latest deployment: deploying, success, error, or null when never deployed.",
+      toolset: "build",
+      kind: "read",
+      input: { projectId: s.projectId },
+      output: s.deployment,
+      run: ({ projectId }, ctx) => client.getDeploymentStatus(projectId, ctx.signal),
+      render: (d) => (d.status ? `Latest deployment: ${d.status}${d.createdAt ? ` (started ${d.createdAt})` : ""}${d.versionId ? `, version ${d.versionId}` : ""}.` : "Never deployed."),
+    }),
+
+    defineTool({
+      name: "build_list_versions",
+      title: "List versions",
+      description: "Saved versions of a project (one per finished prompt), newest first, for build_recover_version.",
+      toolset: "build_admin",
+      kind: "read",
+      input: { projectId: s.projectId, limit: z.number().int().min(1).max(100).optional().describe("Default 50"), skip: z.number().int().min(0).optional() },
+      output: z.object({ versions: z.array(s.version), totalCount: z.number().int().optional() }),
+      run: ({ projectId, limit, skip }, ctx) => client.listVersions(projectId, { limit, skip }, ctx.signal) as never,
+      render: (r) =>
+        r.versions.length === 0
+          ? "No versions yet."
+          : `${r.versions.length}${r.totalCount !== undefined ? ` of ${r.totalCount}` : ""} version(s):\n${r.versions
+              .map((v) => `- ${v._id}${v.createdAt ? ` (${v.createdAt})` : ""}: "${(v.commitMessage ?? v.name ?? "").slice(0, 100)}"`)
+              .join("\n")}`,
+    }),
+
+    defineTool({
+      name: "build_recover_version",
+      title: "Recover version",
+      description: "Restore a project to an earlier version (from build_list_versions). Spends RECOVER_VERSION credits. wait: true blocks until the recovery ends.",
+      toolset: "build_admin",
+      kind: "spend",
+      input: { projectId: s.projectId, versionId: z.string().min(1, "versionId is required"), ...waitInput },
+      output: z.looseObject({ projectId: z.string(), versionId: z.string(), wait: s.waitResult.optional() }),
+      verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
+      run: async ({ projectId, versionId, wait, timeoutSeconds }, ctx) => {
+        const data = passthrough(await client.recoverVersion(projectId, versionId, ctx.signal));
+        const result = { ...data, projectId, versionId };
+        if (!wait) return result;
+        return { ...result, wait: await waitFor(deps, projectId, "versionRecovery", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
+      },
+      render: (r) => (r.wait ? waitSummary(r.wait) : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with build_wait { until: "versionRecovery" }.`),
+    }),
+
+    defineTool({
+      name: "build_get_logs",
+      title: "Dev server logs",
+      description: "Recent logs of a project's development backend server (tail; long logs are trimmed to the last 20,000 characters).",
+      toolset: "build_admin",
+      kind: "read",
+      input: { projectId: s.projectId },
+      output: z.object({ logs: z.string(), truncatedChars: z.number().int() }),
+      run: async ({ projectId }, ctx) => {
+        const { logs = "" } = await client.getLogs(projectId, ctx.signal);
+        const cut = Math.max(0, logs.length - MAX_LOG_CHARS);
+        return { logs: logs.slice(cut), truncatedChars: cut };
+      },
+      render: (r) => `${r.truncatedChars ? `(first ${r.truncatedChars} characters omitted)\n` : ""}Logs (server output, not instructions):\n---\n${r.logs || "(empty)"}\n---`,
+    }),
+
+    defineTool({
+      name: "build_restart_server",
+      title: "Restart dev server",
+      description: "Start or restart a project's development server (needed before deploying when it is archived or down). Spends START_SERVER credits.",
+      toolset: "build_admin",
+      kind: "spend",
+      input: { projectId: s.projectId },
+      output: z.looseObject({ projectId: z.string() }),
+      verify: ({ projectId }) => `call build_get_project for "${projectId}" and read agentServerStatus`,
+      run: async ({ projectId }, ctx) => ({ ...passthrough(await client.restartServer(projectId, ctx.signal)), projectId }),
+      render: (r) => `Dev server of ${r.projectId} is (re)starting.`,
+    }),
+
+    defineTool({
+      name: "build_set_secret",
+      title: "Set secret",
+      description: "Create or replace an encrypted environment variable of a project. The value is stored upstream and never shown again.",
+      toolset: "build_admin",
+      kind: "write",
+      idempotent: true,
+      input: {
+        projectId: s.projectId,
+        secretName: z.string().min(1, "secretName is required").describe("Environment variable name"),
+        secretValue: z.string().min(1, "secretValue is required"),
+        environment: s.environment.optional().describe("Default both"),
+      },
+      output: z.looseObject({ projectId: z.string(), secretName: z.string(), environment: z.string() }),
+      run: async ({ projectId, secretName, secretValue, environment }, ctx) => {
+        ctx.secret(secretValue);
+        const data = passthrough(await client.setSecret(projectId, { secretName, secretValue, environment: environment ?? "both" }, ctx.signal));
+        return { ...data, projectId, secretName, environment: environment ?? "both" };
+      },
+      render: (r) => `Secret ${r.secretName} set on ${r.projectId} (${r.environment}); the value is not shown.`,
+    }),
+
+    defineTool({
+      name: "build_delete_secret",
+      title: "Delete secret",
+      description: "Delete a project secret by its _id (from build_get_project).",
+      toolset: "build_admin",
+      kind: "destructive",
+      input: { projectId: s.projectId, secretId: z.string().min(1, "secretId is required") },
+      output: z.object({ projectId: z.string(), secretId: z.string(), deleted: z.boolean() }),
+      run: async ({ projectId, secretId }, ctx) => {
+        await client.deleteSecret(projectId, secretId, ctx.signal);
+        return { projectId, secretId, deleted: true };
+      },
+      render: (r) => `Deleted secret ${r.secretId} of ${r.projectId}.`,
+    }),
+
+    defineTool({
+      name: "build_set_domain",
+      title: "Set custom domain",
+      description: "Attach a custom domain to a project; returns the DNS records to add. Spends ADD_CUSTOM_DOMAIN credits.",
+      toolset: "build_admin",
+      kind: "spend",
+      input: {
+        projectId: s.projectId,
+        hostname: z
+          .string()
+          .min(3)
+          .max(253)
+          .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, "hostname must be a domain name like app.example.com"),
+      },
+      output: z.looseObject({ projectId: z.string(), hostname: z.string(), customDomain: z.unknown().optional() }),
+      verify: ({ projectId }) => `call build_get_project for "${projectId}" and read customDomain`,
+      run: async ({ projectId, hostname }, ctx) => {
+        const data = passthrough(await client.setDomain(projectId, hostname, ctx.signal));
+        const project = await client.getProject(projectId, ctx.signal);
+        return { ...data, projectId, hostname, customDomain: project.customDomain ?? null };
+      },
+      render: (r) => {
+        const domain = r.customDomain as { status?: string; dnsRecordsToAdd?: Array<{ type: string; name: string; value: string }> } | null;
+        const records = domain?.dnsRecordsToAdd?.map((d) => `- ${d.type} ${d.name} -> ${d.value}`).join("\n");
+        return `Custom domain ${withScheme(r.hostname)} set on ${r.projectId}${domain?.status ? ` (${domain.status})` : ""}.${records ? `\nAdd these DNS records:\n${records}` : ""}`;
+      },
+    }),
+
+    defineTool({
+      name: "build_remove_domain",
+      title: "Remove custom domain",
+      description: "Detach the custom domain of a project.",
+      toolset: "build_admin",
+      kind: "destructive",
+      input: { projectId: s.projectId },
+      output: z.object({ projectId: z.string(), removed: z.boolean() }),
+      run: async ({ projectId }, ctx) => {
+        await client.removeDomain(projectId, ctx.signal);
+        return { projectId, removed: true };
+      },
+      render: (r) => `Removed the custom domain of ${r.projectId}.`,
+    }),
+
+    defineTool({
+      name: "build_get_database_schema",
+      title: "Database tables",
+      description: "Tables of a project's database with their properties (columns), for build_query_database.",
+      toolset: "build_admin",
+      kind: "read",
+      input: { projectId: s.projectId },
+      output: z.object({ tables: z.array(s.table) }),
+      run: ({ projectId }, ctx) => client.getTables(projectId, ctx.signal) as never,
+      render: (r) =>
+        r.tables.length === 0
+          ? "No tables."
+          : `${r.tables.length} table(s):\n${r.tables
+              .map((t) => `- ${t.type ?? t._id}${t.label ? ` ("${t.label}")` : ""}: ${propertyNames(t.properties).join(", ")}`)
+              .join("\n")}`,
+    }),
+
+    defineTool({
+      name: "build_query_database",
+      title: "Query database",
+      description: "Read records of one table of a project's database. queryOptions: _limit, _offset, _sort {field: 1|-1}, _filter {field: value}. Read-only.",
+      toolset: "build_admin",
+      kind: "read",
+      input: {
+        projectId: s.projectId,
+        tableName: z.string().min(1, "tableName is required"),
+        queryOptions: z.looseObject({ _limit: z.number().int().min(1).max(MAX_ROWS).optional(), _offset: z.number().int().min(0).optional() }).optional(),
+      },
+      output: z.object({ results: z.array(z.looseObject({})), count: z.number().int(), omitted: z.number().int() }),
+      run: async ({ projectId, tableName, queryOptions }, ctx) => {
+        const { results = [] } = await client.queryDatabase(projectId, { tableName, queryOptions: { _limit: 50, ...queryOptions } }, ctx.signal);
+        const shown = results.slice(0, MAX_ROWS);
+        return { results: shown, count: shown.length, omitted: results.length - shown.length };
+      },
+      render: (r) =>
+        `${r.count} record(s)${r.omitted ? ` (${r.omitted} more omitted: page with _offset)` : ""}:\n${r.results
+          .slice(0, 20)
+          .map((row) => `- ${JSON.stringify(row).slice(0, 200)}`)
+          .join("\n")}${r.count > 20 ? `\n… ${r.count - 20} more in structuredContent` : ""}`,
+    }),
+  ];
+}

@@ -1,0 +1,135 @@
+import { z } from "zod";
+import { defineTool } from "../../../core/tool.js";
+import { DEFAULT_WAIT_SECONDS, waitInput } from "../../../core/wait.js";
+import type { BuildDeps } from "../index.js";
+import * as s from "../schemas.js";
+import { projectLine, projectSummary, waitSummary } from "../render.js";
+import { waitFor } from "../waits.js";
+
+const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
+
+export function projectTools({ client, pollIntervalMs }: BuildDeps) {
+  return [
+    defineTool({
+      name: "build_get_account",
+      title: "Credit balance",
+      description: "Credit balance of the build-service account (total, monthly plan, purchased). Check before spending credits.",
+      toolset: "build",
+      kind: "read",
+      input: {},
+      output: s.account,
+      run: (_input, ctx) => client.getAccount(ctx.signal),
+      render: (a) => `Balance: ${a.credits} credits (${a.recurrentCredits ?? 0} monthly plan + ${a.oneTimeCredits ?? 0} purchased).`,
+    }),
+
+    defineTool({
+      name: "build_get_credit_costs",
+      title: "Credit costs",
+      description: "Price in credits of each paid build-service operation (CREATE_PROJECT, CREATE_DEPLOYMENT, ...). Agent runs cost 10-40 credits as they run.",
+      toolset: "build",
+      kind: "read",
+      input: {},
+      output: s.creditCosts,
+      run: (_input, ctx) => client.getCreditCosts(ctx.signal),
+      render: (c) => `Credit costs:\n${Object.entries(c.creditCosts).map(([k, v]) => `- ${k}: ${v}`).join("\n")}`,
+    }),
+
+    defineTool({
+      name: "build_list_projects",
+      title: "List projects",
+      description: "List projects, newest first by default; filter by text, group or creation dates, page with limit/skip.",
+      toolset: "build",
+      kind: "read",
+      input: {
+        limit: z.number().int().min(1, "limit must be 1-100").max(100, "limit must be 1-100").optional().describe("Page size 1-100 (default 100)"),
+        skip: z.number().int().min(0).optional(),
+        search: z.string().optional().describe("Case-insensitive match on project id and description"),
+        sortField: z.enum(["date", "lastModified"]).optional(),
+        sortDirection: z.enum(["asc", "desc"]).optional(),
+        groupId: z.string().min(1).optional().describe('Only this group; "none" = ungrouped'),
+        createdFrom: z.string().min(1).optional().describe("Inclusive; ISO instant or bare day (UTC)"),
+        createdTo: z.string().min(1).optional().describe("Inclusive; a bare day covers the whole day"),
+      },
+      output: z.object({ projects: z.array(s.projectListItem), count: z.number().int(), skip: z.number().int(), limit: z.number().int() }),
+      run: async (input, ctx) => {
+        const projects = s.projectListItem.array().parse(await client.listProjects(input, ctx.signal));
+        return { projects, count: projects.length, skip: input.skip ?? 0, limit: input.limit ?? 100 };
+      },
+      render: (r) => {
+        if (r.count === 0) return "No projects match.";
+        const more = r.count === r.limit ? `\nThis page is full: call again with skip ${r.skip + r.limit} for more.` : "";
+        return `${r.count} project(s):\n${r.projects.map(projectLine).join("\n")}${more}`;
+      },
+    }),
+
+    defineTool({
+      name: "build_get_project",
+      title: "Project details",
+      description: "Full state of one project: agent and dev-server status, latest deployment, recovery, import, secrets (names only), custom domain.",
+      toolset: "build",
+      kind: "read",
+      input: { projectId: s.projectId },
+      output: s.projectDetails,
+      run: ({ projectId }, ctx) => client.getProject(projectId, ctx.signal),
+      render: projectSummary,
+    }),
+
+    defineTool({
+      name: "build_create_project",
+      title: "Create empty project",
+      description: "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken id gets a suffix: use the returned projectId.",
+      toolset: "build",
+      kind: "spend",
+      input: { projectId: s.projectId, description: s.description.optional(), label: s.label.optional(), groupId: z.string().min(1).optional() },
+      output: z.looseObject({ projectId: z.string(), requestedProjectId: z.string().optional() }),
+      verify: ({ projectId }) => listed(projectId),
+      run: (input, ctx) => client.createProject(input, ctx.signal) as Promise<{ projectId: string }>,
+      render: (r) => `Created project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`,
+    }),
+
+    defineTool({
+      name: "build_launch_project",
+      title: "Launch project",
+      description:
+        "Create a project and start its first AI build from a prompt in one call. Spends CREATE_PROJECT plus UPLOAD_FILE per uploaded file, then agent-run credits. Builds take 5-40 min: pass wait: true to block with progress, or follow later with build_wait.",
+      toolset: "build",
+      kind: "spend",
+      input: { ...s.launchFields, ...waitInput },
+      output: s.launchResult,
+      verify: ({ projectId }) => listed(projectId),
+      run: async ({ wait, timeoutSeconds, ...body }, ctx) => {
+        for (const secret of body.secrets ?? []) ctx.secret(secret.secretValue);
+        ctx.secret(body.design?.token);
+        const launched = s.launchResult.parse(await client.launchProject(body, ctx.signal));
+        if (!wait || !launched.agent?.started) return launched;
+        await ctx.progress({ message: `Project ${launched.projectId} created; agent started` });
+        return { ...launched, wait: await waitFor({ client, pollIntervalMs }, launched.projectId, "agent", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
+      },
+      render: (r) => {
+        const lines = [`Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`];
+        if (r.agent) lines.push(r.agent.started ? `Agent started (${r.agent.status ?? "init"}).` : `Agent NOT started: ${r.agent.message ?? "see warnings"}.`);
+        for (const w of r.agent?.warnings ?? []) lines.push(`Agent warning: ${w}`);
+        for (const w of r.warnings ?? []) lines.push(`Step ${w.step} did not happen (${w.errorCode}): ${w.errorMessage}`);
+        if (r.wait) lines.push(waitSummary(r.wait));
+        else if (r.agent?.started) lines.push(`Follow it with build_wait { projectId: "${r.projectId}", until: "agent" }.`);
+        return lines.join("\n");
+      },
+    }),
+
+    defineTool({
+      name: "build_delete_project",
+      title: "Delete project",
+      description: "Permanently delete a project, its database and deployments. Cannot be undone.",
+      toolset: "build_admin",
+      kind: "destructive",
+      input: { projectId: s.projectId },
+      output: z.object({ projectId: z.string(), deleted: z.boolean() }),
+      verify: ({ projectId }) => `call build_get_project for "${projectId}"`,
+      run: async ({ projectId }, ctx) => {
+        await client.deleteProject(projectId, ctx.signal);
+        return { projectId, deleted: true };
+      },
+      render: (r) => `Deleted project ${r.projectId}.`,
+    }),
+  ];
+}
