@@ -1,0 +1,42 @@
+import { defineTool } from "../../../core/tool.js";
+import type { DronesClient } from "../client.js";
+import { maskSecrets } from "../mask.js";
+import { quote } from "../render.js";
+import * as s from "../schemas.js";
+
+function keyLine(k: Record<string, unknown>): string {
+  const parts: string[] = [];
+  if (typeof k.key === "string") parts.push(`key ${k.key}`);
+  if (Array.isArray(k.scopes)) parts.push(`scopes ${k.scopes.map(String).join(", ") || "none"}`);
+  if ("last_used_at" in k) parts.push(k.last_used_at ? `last used ${String(k.last_used_at)}` : "never used");
+  const hook = k.webhook;
+  if (hook && typeof hook === "object" && !Array.isArray(hook)) {
+    const h = hook as Record<string, unknown>;
+    parts.push(`webhook ${typeof h.url === "string" ? h.url : "?"}${typeof h.signing_secret === "string" ? ` (signing secret ${h.signing_secret})` : ""}`);
+  }
+  const name = k.name !== undefined ? ` ${quote(k.name, 60)}` : "";
+  return `- ${String(k._id ?? "(no _id)")}${name}${parts.length ? `: ${parts.join("; ")}` : ""}`;
+}
+
+export function keyTools(client: DronesClient) {
+  return [
+    defineTool({
+      name: "drones_list_api_keys",
+      title: "List API keys",
+      description:
+        "List the drone service's API keys (name, scopes, last use, webhook). Key values and other secrets are masked to a prefix and the last four characters (dfk_live_…a1b2); full values are never returned.",
+      toolset: "drones",
+      kind: "read",
+      input: {},
+      output: s.apiKeyList,
+      run: async (_input, ctx) => {
+        const { value, masked } = maskSecrets(await client.listApiKeys(ctx.signal));
+        return { api_keys: value, count: value.length, maskedValues: masked };
+      },
+      render: (r) =>
+        r.count === 0
+          ? "No API keys."
+          : `${r.count} API key(s); secrets masked (${r.maskedValues} value(s)):\n${r.api_keys.map(keyLine).join("\n")}`,
+    }),
+  ];
+}

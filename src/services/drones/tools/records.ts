@@ -1,0 +1,118 @@
+import { z } from "zod";
+import { defineTool } from "../../../core/tool.js";
+import { isObject, type DronesClient } from "../client.js";
+import { matchesFields, paginate } from "../fleet.js";
+import { alertLine, missionLine, pageFooter, recordText, show } from "../render.js";
+import * as s from "../schemas.js";
+
+function filterText(filters: Record<string, unknown>): string {
+  const parts = Object.entries(filters)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k} ${String(v)}`);
+  return parts.length ? ` matching ${parts.join(", ")}` : "";
+}
+
+export function recordTools(client: DronesClient) {
+  return [
+    defineTool({
+      name: "drones_list_missions",
+      title: "List missions",
+      description:
+        "List missions as the service sends them. Optional filters status (e.g. in_progress) and drone_id are applied here; paged with limit (default 50) and offset.",
+      toolset: "drones",
+      kind: "read",
+      input: { status: s.word("status", "in_progress"), drone_id: s.word("drone_id", "<drone _id>"), ...s.paging },
+      output: s.missionPage,
+      run: async ({ status, drone_id, limit, offset }, ctx) => {
+        const all = await client.listMissions(ctx.signal);
+        const { items, ...rest } = paginate(all.filter((m) => matchesFields(m, { status, drone_id })), offset ?? 0, limit ?? s.DEFAULT_LIMIT);
+        return { missions: items, total: all.length, ...rest };
+      },
+      render: (r, input) => {
+        const filters = filterText({ status: input.status, drone_id: input.drone_id });
+        if (r.matched === 0) return `No missions${filters} (of ${r.total}).`;
+        return `${pageFooter(r, `mission(s)${filters}`)}\n${r.missions.map(missionLine).join("\n")}`;
+      },
+    }),
+
+    defineTool({
+      name: "drones_get_mission",
+      title: "Mission details",
+      description: "One mission by _id, with every field the service sends.",
+      toolset: "drones",
+      kind: "read",
+      input: { id: s.recordId("mission", "drones_list_missions") },
+      output: s.record,
+      run: ({ id }, ctx) => client.getMission(id, ctx.signal),
+      render: (m) => recordText("Mission", m),
+    }),
+
+    defineTool({
+      name: "drones_list_alerts",
+      title: "List alerts",
+      description:
+        "List alerts as the service sends them. Optional filters status (e.g. open), severity (e.g. critical) and drone_id are applied here; paged with limit (default 50) and offset.",
+      toolset: "drones",
+      kind: "read",
+      input: {
+        status: s.word("status", "open"),
+        severity: s.word("severity", "critical"),
+        drone_id: s.word("drone_id", "<drone _id>"),
+        ...s.paging,
+      },
+      output: s.alertPage,
+      run: async ({ status, severity, drone_id, limit, offset }, ctx) => {
+        const all = await client.listAlerts(ctx.signal);
+        const { items, ...rest } = paginate(all.filter((a) => matchesFields(a, { status, severity, drone_id })), offset ?? 0, limit ?? s.DEFAULT_LIMIT);
+        return { alerts: items, total: all.length, ...rest };
+      },
+      render: (r, input) => {
+        const filters = filterText({ status: input.status, severity: input.severity, drone_id: input.drone_id });
+        if (r.matched === 0) return `No alerts${filters} (of ${r.total}).`;
+        return `${pageFooter(r, `alert(s)${filters}`)} Messages are quoted as sent by the service.\n${r.alerts.map(alertLine).join("\n")}`;
+      },
+    }),
+
+    defineTool({
+      name: "drones_get_alert",
+      title: "Alert details",
+      description: "One alert by _id, with every field the service sends.",
+      toolset: "drones",
+      kind: "read",
+      input: { id: s.recordId("alert", "drones_list_alerts") },
+      output: s.record,
+      run: ({ id }, ctx) => client.getAlert(id, ctx.signal),
+      render: (a) => recordText("Alert", a),
+    }),
+
+    defineTool({
+      name: "drones_update_alert",
+      title: "Update alert",
+      description:
+        'Update one alert: `changes` is sent untouched as the PUT body and merged into the alert, e.g. {"status": "acknowledged"} (the sandbox accepts status open, acknowledged, resolved). Returns the updated alert.',
+      toolset: "drones",
+      kind: "write",
+      idempotent: true,
+      input: {
+        id: s.recordId("alert", "drones_list_alerts"),
+        changes: z
+          .record(z.string(), z.unknown(), { error: 'changes must be a JSON object of fields to set, e.g. {"status": "acknowledged"}' })
+          .refine((c) => Object.keys(c).length > 0, 'changes must set at least one field, e.g. {"status": "acknowledged"}')
+          .describe("Fields to set on the alert, sent as the request body"),
+      },
+      output: s.record,
+      verify: ({ id }) => `call drones_get_alert for "${id}"`,
+      run: async ({ id, changes }, ctx) => {
+        const data = await client.updateAlert(id, changes, ctx.signal);
+        return isObject(data) ? data : { _id: id, result: data };
+      },
+      render: (a, input) => {
+        const changed = Object.keys(input.changes)
+          .map((k) => `- ${k}: ${show(a[k])}`)
+          .join("\n");
+        const when = typeof a.updated_at === "string" ? ` at ${a.updated_at}` : "";
+        return `Alert ${String(a._id ?? input.id)} updated${when}. Now:\n${changed}`;
+      },
+    }),
+  ];
+}

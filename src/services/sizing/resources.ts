@@ -1,0 +1,54 @@
+import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Json, SizingClient } from "./client.js";
+
+const json = (uri: URL, data: unknown) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(data, null, 2) }] });
+
+/** MCP's code for an unknown resource. */
+const RESOURCE_NOT_FOUND = -32002;
+/** Listing and completion ask for the whole catalog; a short cache spares the per-minute rate limit while someone types. */
+const CACHE_MS = 10_000;
+
+export function registerSizingResources(server: McpServer, client: SizingClient): void {
+  let cache: { at: number; items: Promise<Json[]> } | undefined;
+  const catalog = (): Promise<Json[]> => {
+    if (!cache || Date.now() - cache.at > CACHE_MS) {
+      const items = client.getCatalog({});
+      cache = { at: Date.now(), items };
+      items.catch(() => (cache = undefined));
+    }
+    return cache.items;
+  };
+
+  server.registerResource(
+    "sizing-catalog-item",
+    new ResourceTemplate("sizing://catalog/{id}", {
+      list: async () => ({
+        resources: (await catalog())
+          .filter((i) => typeof i._id === "string")
+          .map((i) => ({
+            uri: `sizing://catalog/${encodeURIComponent(String(i._id))}`,
+            name: String(i.name ?? i._id),
+            description: [i.brand, i.category, i.gender, typeof i.price === "number" ? String(i.price) : undefined].filter(Boolean).join(" · ") || undefined,
+            mimeType: "application/json",
+          })),
+      }),
+      complete: {
+        id: async (value) => {
+          const items = await catalog();
+          const ids = items.map((i) => i._id).filter((id): id is string => typeof id === "string");
+          const byId = ids.filter((id) => id.startsWith(value));
+          const needle = value.toLowerCase();
+          const byName = value ? items.filter((i) => typeof i.name === "string" && i.name.toLowerCase().startsWith(needle)).map((i) => String(i._id)) : [];
+          return [...new Set([...byId, ...byName])].slice(0, 100);
+        },
+      },
+    }),
+    { title: "Catalog item", description: "One clothing item of the retailer's catalog, with its size chart", mimeType: "application/json" },
+    async (uri, { id }) => {
+      const wanted = decodeURIComponent(String(id));
+      const item = (await client.getCatalog({})).find((i) => i._id === wanted);
+      if (!item) throw Object.assign(new Error(`No catalog item has _id ${wanted}`), { code: RESOURCE_NOT_FOUND, data: { uri: uri.href } });
+      return json(uri, item);
+    },
+  );
+}

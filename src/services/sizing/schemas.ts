@@ -1,0 +1,104 @@
+import { z } from "zod";
+
+/**
+ * Zod schemas of the sizing service, from sizing-api.md. Inputs use the spec's snake_case names
+ * and are checked before any request leaves; outputs are loose so fields the spec does not show
+ * pass through untouched.
+ */
+
+export const MEASUREMENTS = ["chest", "waist", "hips", "height", "weight"] as const;
+export const BODY_MEASUREMENTS = ["chest", "waist", "hips"] as const;
+/** Not listed in the spec; these are the values the service accepts (the sandbox defaults to regular). */
+export const PREFERRED_FITS = ["slim", "regular", "relaxed"] as const;
+
+const measure = (name: string, unit: string) =>
+  z
+    .number({ error: `measurements.${name} must be a number of ${unit}, 0 or more` })
+    .min(0, `measurements.${name} must be a number of ${unit}, 0 or more`)
+    .optional()
+    .describe(`${name}, ${unit}`);
+
+const measureFields = {
+  chest: measure("chest", "cm"),
+  waist: measure("waist", "cm"),
+  hips: measure("hips", "cm"),
+  height: measure("height", "cm (assumed; the spec does not state the unit)"),
+  weight: measure("weight", "kg (assumed; the spec does not state the unit)"),
+};
+
+function measurementsObject<K extends keyof typeof measureFields>(names: readonly K[]) {
+  const shape = Object.fromEntries(names.map((n) => [n, measureFields[n]])) as Pick<typeof measureFields, K>;
+  const list = names.join(", ");
+  return z
+    .strictObject(shape, {
+      error: (issue) =>
+        issue.code === "unrecognized_keys"
+          ? `measurements accepts only ${list} (got ${issue.keys.join(", ")})`
+          : `measurements must be an object of numbers, e.g. {"chest": 96, "waist": 82}`,
+    })
+    .refine((m) => names.some((n) => (m as Record<string, unknown>)[n] !== undefined), `measurements needs at least one of ${list}`);
+}
+
+export const recommendMeasurements = measurementsObject(MEASUREMENTS).describe(
+  "Body measurements (chest, waist, hips in cm; height, weight optional); at least one, ideally those in the item's size_chart",
+);
+export const tryOnMeasurements = measurementsObject(BODY_MEASUREMENTS).describe("Body measurements in cm: chest, waist, hips (at least one; give all three when known)");
+
+export const clothingItemId = z
+  .string({ error: "clothing_item_id must be a string (an _id from sizing_get_catalog)" })
+  .trim()
+  .min(1, "clothing_item_id must be an _id from sizing_get_catalog")
+  .describe("_id of a catalog item (from sizing_get_catalog)");
+
+export const preferredFit = z
+  .enum(PREFERRED_FITS, { error: `preferred_fit must be one of ${PREFERRED_FITS.join(", ")}` })
+  .describe("Preferred fit: slim, regular or relaxed; omit for the service's default (regular)");
+
+// ---- outputs ----
+
+export const catalogItem = z.looseObject({
+  _id: z.string(),
+  name: z.string().optional(),
+  brand: z.string().optional(),
+  price: z.number().optional(),
+  category: z.string().optional(),
+  gender: z.string().optional(),
+  available_sizes: z.string().optional().describe("comma-separated size labels"),
+  size_chart: z.record(z.string(), z.unknown()).optional().describe("size label -> {measurement: [lower, upper]}"),
+});
+export type CatalogItem = z.infer<typeof catalogItem>;
+
+export const catalogPage = z.object({
+  items: z.array(catalogItem),
+  total: z.number().int().describe("items matching the filters"),
+  offset: z.number().int(),
+  count: z.number().int().describe("items in this page"),
+  omitted: z.number().int().describe("matching items not in this page"),
+  nextOffset: z.number().int().optional().describe("offset of the next page, when there is one"),
+});
+export type CatalogPage = z.infer<typeof catalogPage>;
+
+export const sizeBreakdown = z.looseObject({
+  chest_fit: z.string().optional(),
+  waist_fit: z.string().optional(),
+  overall: z.string().optional(),
+});
+
+export const recommendation = z.looseObject({
+  clothing_item_id: z.string(),
+  recommended_size: z.string(),
+  confidence_score: z.number().optional().describe("as the service sends it (0-1 in the sandbox)"),
+  fit_notes: z.string().optional().describe("the service's explanation"),
+  alternative_size: z.string().nullable().optional(),
+  size_breakdown: sizeBreakdown.optional(),
+});
+export type Recommendation = z.infer<typeof recommendation>;
+
+export const tryOnSession = z.looseObject({
+  session_id: z.string(),
+  recommended_size: z.string().optional(),
+  confidence_score: z.number().optional(),
+  fit_notes: z.string().optional(),
+  created_at: z.string().optional().describe("ISO 8601"),
+});
+export type TryOnSession = z.infer<typeof tryOnSession>;
