@@ -4,6 +4,8 @@ import { createLogger, type LogSink } from "./core/logger.js";
 import type { Logger } from "./core/logger.js";
 import { SecretRegistry } from "./core/redact.js";
 import type { Service } from "./core/service.js";
+import { enableSubscriptions, type ResourceWatcher } from "./core/subscriptions.js";
+import { CancellableTaskStore } from "./core/tasks.js";
 import { registerTools } from "./core/tool.js";
 import { createBuildService } from "./services/build/index.js";
 import { createDronesService } from "./services/drones/index.js";
@@ -23,6 +25,10 @@ export interface Runtime {
   secrets: SecretRegistry;
   toolsets: Toolset[];
   services: Service[];
+  /** Tasks outlive the request that made them, so the store is shared by the process. */
+  taskStore: CancellableTaskStore;
+  /** Live sessions, for notifications every client should hear. */
+  sessions: Set<McpServer>;
   close(): Promise<void>;
 }
 
@@ -33,13 +39,18 @@ export function createRuntime(config: Config): Runtime {
   const toolsets = enabledToolsets(config);
   const names = [...new Set(toolsets.map((t) => TOOLSET_SERVICE[t]))];
   const services = names.map((name) => FACTORIES[name](config, logger));
+  const taskStore = new CancellableTaskStore();
   return {
     config,
     logger,
     secrets,
     toolsets,
     services,
+    taskStore,
+    sessions: new Set(),
     close: async () => {
+      taskStore.abortAll();
+      taskStore.cleanup();
       await Promise.allSettled(services.map((s) => s.close()));
     },
   };
@@ -72,14 +83,51 @@ export function createServer(runtime: Runtime): McpServer {
     { name: "switchboard-mcp", version: VERSION, title: "Switchboard MCP" },
     {
       instructions: instructions(runtime),
-      capabilities: { logging: {}, tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      capabilities: {
+        logging: {},
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: runtime.taskStore,
     },
   );
-  const tools = runtime.services.flatMap((s) => s.tools);
-  registerTools(server, tools, { toolsets: runtime.toolsets, readOnly: runtime.config.readOnly, logger: runtime.logger, secrets: runtime.secrets });
+  registerTools(server, runtime.services.flatMap((s) => s.tools), {
+    toolsets: runtime.toolsets,
+    readOnly: runtime.config.readOnly,
+    logger: runtime.logger,
+    secrets: runtime.secrets,
+    taskStore: runtime.taskStore,
+    taskPollIntervalMs: runtime.config.pollIntervalMs,
+    resourcesChanged: () => {
+      for (const session of runtime.sessions) session.sendResourceListChanged();
+    },
+  });
   for (const service of runtime.services) {
     service.registerResources(server);
     service.registerPrompts(server);
   }
+  const watchers = runtime.services.map((s) => s.watchResource).filter((w): w is ResourceWatcher => w !== undefined);
+  if (runtime.services.length > 0) enableSubscriptions(server, watchers, runtime.logger);
+  trackSession(server, runtime);
   return server;
+}
+
+/** Adds the session to the runtime's set and forwards log lines to it over MCP logging. */
+function trackSession(server: McpServer, runtime: Runtime): void {
+  const sink: LogSink = (level, message, fields) => {
+    if (!server.isConnected()) return;
+    void server
+      .sendLoggingMessage({ level: level === "warn" ? "warning" : level, logger: "switchboard-mcp", data: { message, ...fields } }, server.server.transport?.sessionId)
+      .catch(() => undefined);
+  };
+  runtime.sessions.add(server);
+  runtime.logger.sinks.add(sink);
+  const previous = server.server.onclose;
+  server.server.onclose = () => {
+    runtime.sessions.delete(server);
+    runtime.logger.sinks.delete(sink);
+    previous?.();
+  };
 }

@@ -90,7 +90,7 @@ describe("build service over stdio", () => {
     for (let i = 1; i < progress.length; i++) expect(progress[i].progress).toBeGreaterThan(progress[i - 1].progress);
     expect(progress[0].message).toMatch(/created; agent started/);
     expect(progress.some((p) => /Agent running · \d+s · \d+ credits · agent: "/.test(p.message ?? ""))).toBe(true);
-    expect(progress.at(-1)!.message).toMatch(/Agent done/);
+    expect(progress.at(-1)!.message).toMatch(/^Agent finished · \d+s · \d+ credits · preview: https:\/\//);
     // The secret was stored upstream but never echoed.
     expect(sandbox.build.storedSecretValue("e2e-launch", "OPENAI_KEY")).toBe("sk-canary-launch-secret-123");
     expect(JSON.stringify(result)).not.toContain("sk-canary-launch-secret-123");
@@ -349,11 +349,17 @@ describe("build service over stdio", () => {
     expect(limited).toBe(true);
   });
 
-  it("reports 402 INSUFFICIENT_CREDITS with the balance advice", async () => {
+  it("refuses an unaffordable spend locally, and reports the upstream's 402 with the balance advice", async () => {
     const { recurrentCredits, oneTimeCredits } = sandbox.build.balance();
     sandbox.build.setCredits(0, 0);
     try {
-      const r = await call(conn.client, "build_create_project", { projectId: "too-poor" });
+      const creates = hits(`POST ${API}/projects`);
+      const refused = await call(conn.client, "build_create_project", { projectId: "too-poor" });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(/Not enough credits: Create project too-poor costs 1 credits \(CREATE_PROJECT 1\) and the balance is 0/);
+      expect(hits(`POST ${API}/projects`)).toBe(creates);
+      // An agent run has no fixed price, so only the upstream can refuse it.
+      const r = await call(conn.client, "build_start_agent", { projectId: "acme-storefront", prompt: "More features" });
       expect(r.isError).toBe(true);
       expect(text(r)).toMatch(/HTTP 402, INSUFFICIENT_CREDITS/);
       expect(text(r)).toMatch(/build_get_account/);

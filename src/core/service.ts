@@ -1,5 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ServiceName } from "../config.js";
+import type { ResourceWatcher } from "./subscriptions.js";
 import type { ToolDef } from "./tool.js";
 
 /**
@@ -11,5 +12,7 @@ export interface Service {
   tools: readonly ToolDef<any, any>[];
   registerResources(server: McpServer): void;
   registerPrompts(server: McpServer): void;
+  /** Resources that change on their own and can be subscribed to. */
+  watchResource?: ResourceWatcher;
   close(): Promise<void>;
 }

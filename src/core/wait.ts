@@ -1,17 +1,18 @@
 import { z } from "zod";
 import type { Logger } from "./logger.js";
-import { sleep, UpstreamError } from "./upstream.js";
+import type { SharedPoller } from "./poller.js";
+import { UpstreamError } from "./upstream.js";
 
 export type Phase = "running" | "done" | "failed";
 
-export interface PollSpec<T> {
-  /** Reads the current state once. */
-  fetch(signal: AbortSignal): Promise<T>;
+export interface WaitSpec<T> {
+  /** The shared poller and the key to follow on it. */
+  poller: SharedPoller<T>;
+  key: string;
   /** Where the work stands; `message` explains a failure. */
   check(state: T): { phase: Phase; message?: string };
   /** One line for a person: what is happening now. */
   describe(state: T, elapsedMs: number): string;
-  intervalMs: number;
   timeoutMs: number;
   signal: AbortSignal;
   onProgress(message: string, poll: number): Promise<void>;
@@ -29,41 +30,67 @@ export interface PollOutcome<T> {
 }
 
 /**
- * Polls until the work ends, the time budget runs out or the client cancels. A transient
- * upstream failure (timeout, 5xx, 429) is logged and polled through; anything else ends the wait.
+ * Follows a key of a shared poller until the work ends, the time budget runs out or the caller
+ * cancels. A transient upstream failure (timeout, 5xx, 429) is reported and polled through;
+ * anything else ends the wait with that error.
  */
-export async function pollUntilDone<T>(spec: PollSpec<T>): Promise<PollOutcome<T>> {
+export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
   const started = Date.now();
-  const deadline = started + spec.timeoutMs;
   const maxFailures = spec.maxFailures ?? 5;
-  let polls = 0;
-  let failures = 0;
-  let last: T | undefined;
-  for (;;) {
-    spec.signal.throwIfAborted();
-    try {
-      last = await spec.fetch(spec.signal);
+  return new Promise((resolve, reject) => {
+    let polls = 0;
+    let failures = 0;
+    let last: T | undefined;
+    let settled = false;
+    let ending = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      unfollow();
+      clearTimeout(timer);
+      spec.signal.removeEventListener("abort", onAbort);
+      fn();
+    };
+    const onAbort = () => finish(() => reject(spec.signal.reason ?? new Error("aborted")));
+    const timer = setTimeout(() => {
+      if (last === undefined) finish(() => reject(new Error(`no answer from the upstream within ${Math.round(spec.timeoutMs / 1000)}s`)));
+      else {
+        const state = last;
+        finish(() => resolve({ outcome: "timed_out", state, polls, elapsedMs: Date.now() - started }));
+      }
+    }, spec.timeoutMs);
+    // Progress notifications are sent in order: each waits for the one before.
+    let sending = Promise.resolve();
+    const progress = (message: string) => {
+      const n = ++polls;
+      sending = sending.then(() => spec.onProgress(message, n)).catch(() => undefined);
+      return sending;
+    };
+    const unfollow = spec.poller.follow(spec.key, (result) => {
+      if (settled || ending) return;
+      if (result.error !== undefined) {
+        const err = result.error;
+        if (!(err instanceof UpstreamError) || !err.transient || ++failures > maxFailures) return finish(() => reject(err));
+        spec.logger.warn("poll failed, will retry", { code: err.code, status: err.status, failures });
+        void progress(`Upstream hiccup (${err.code}); still waiting…`);
+        return;
+      }
       failures = 0;
-    } catch (err) {
-      spec.signal.throwIfAborted();
-      if (!(err instanceof UpstreamError) || !err.transient || ++failures > maxFailures) throw err;
-      spec.logger.warn("poll failed, will retry", { code: err.code, status: err.status, failures });
-      await spec.onProgress(`Upstream hiccup (${err.code}); still waiting…`, ++polls);
-    }
-    const elapsedMs = Date.now() - started;
-    if (last !== undefined) {
-      polls++;
-      const { phase, message } = spec.check(last);
-      await spec.onProgress(spec.describe(last, elapsedMs), polls);
-      if (phase !== "running") return { outcome: phase, state: last, polls, elapsedMs, failureMessage: message };
-    }
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) {
-      if (last === undefined) throw new Error("timed out before the first successful poll");
-      return { outcome: "timed_out", state: last, polls, elapsedMs: Date.now() - started };
-    }
-    await sleep(Math.min(spec.intervalMs, remaining), spec.signal);
-  }
+      const state = result.value as T;
+      last = state;
+      const { phase, message } = spec.check(state);
+      const elapsedMs = Date.now() - started;
+      const sent = progress(spec.describe(state, elapsedMs));
+      if (phase !== "running") {
+        ending = true;
+        const count = polls;
+        // Let the final progress line go out before the result does.
+        void sent.then(() => finish(() => resolve({ outcome: phase, state, polls: count, elapsedMs, failureMessage: message })));
+      }
+    });
+    if (spec.signal.aborted) onAbort();
+    else spec.signal.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 /** `12m 05s`, `45s`. */
@@ -87,9 +114,3 @@ export const waitInput = {
 };
 
 export const DEFAULT_WAIT_SECONDS = 2700;
-
-export const waitSummary = z.object({
-  outcome: z.enum(["done", "failed", "timed_out"]),
-  elapsedSeconds: z.number().describe("seconds spent waiting"),
-  polls: z.number().int(),
-});

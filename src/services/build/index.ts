@@ -3,16 +3,20 @@ import { registerServiceHints } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Service } from "../../core/service.js";
 import { UpstreamClient } from "../../core/upstream.js";
+import { SharedPoller } from "../../core/poller.js";
 import { BuildClient } from "./client.js";
+import { CreditGuard } from "./credits.js";
+import type { AgentStatus, ProjectDetails } from "./schemas.js";
+import { projectWatcher } from "./subscriptions.js";
+import type { WaitDeps } from "./waits.js";
 import { registerBuildPrompts } from "./prompts.js";
 import { registerBuildResources } from "./resources.js";
 import { agentTools } from "./tools/agent.js";
 import { operationTools } from "./tools/operations.js";
 import { projectTools } from "./tools/projects.js";
 
-export interface BuildDeps {
-  client: BuildClient;
-  pollIntervalMs: number;
+export interface BuildDeps extends WaitDeps {
+  guard: CreditGuard;
 }
 
 registerServiceHints("build", "BUILD_API_KEY", {
@@ -48,9 +52,16 @@ export function createBuildService(config: Config, logger: Logger): Service {
     keyVariable: "BUILD_API_KEY",
   });
   const client = new BuildClient(http);
-  const deps: BuildDeps = { client, pollIntervalMs: config.pollIntervalMs };
+  const pollOptions = { intervalMs: config.pollIntervalMs, logger };
+  const deps: BuildDeps = {
+    client,
+    agentPoller: new SharedPoller<AgentStatus>((id, signal) => client.getAgentStatus(id, signal), pollOptions),
+    projectPoller: new SharedPoller<ProjectDetails>((id, signal) => client.getProject(id, signal), pollOptions),
+    guard: new CreditGuard(client, config.confirmSpend),
+  };
   return {
     name: "build",
+    watchResource: projectWatcher(deps.projectPoller),
     tools: [...projectTools(deps), ...agentTools(deps), ...operationTools(deps)],
     registerResources: (server) => registerBuildResources(server, client),
     registerPrompts: (server) => registerBuildPrompts(server),

@@ -1,5 +1,5 @@
 import type { ProjectDetails, WaitResult } from "./schemas.js";
-import { trimLine } from "./waits.js";
+import { trimLine } from "../../core/text.js";
 
 /** Short text summaries of build-service objects. Upstream free text is quoted, never bare. */
 

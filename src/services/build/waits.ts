@@ -1,13 +1,18 @@
-import { DEFAULT_WAIT_SECONDS, formatElapsed, pollUntilDone, type Phase, type PollSpec } from "../../core/wait.js";
+import type { SharedPoller } from "../../core/poller.js";
+import { DEFAULT_WAIT_SECONDS, formatElapsed, waitUntilDone, type Phase } from "../../core/wait.js";
+import { trimLine } from "../../core/text.js";
 import { ToolError, type ToolContext } from "../../core/tool.js";
 import type { BuildClient } from "./client.js";
+import { withScheme } from "./render.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails, WaitResult } from "./schemas.js";
 
 export type Until = WaitResult["until"];
 
 export interface WaitDeps {
   client: BuildClient;
-  pollIntervalMs: number;
+  /** Shared per-project pollers: one upstream request per project and interval, whoever waits. */
+  agentPoller: SharedPoller<AgentStatus>;
+  projectPoller: SharedPoller<ProjectDetails>;
 }
 
 const FAILED_MESSAGE_TYPES = new Set(["error", "limit-reached"]);
@@ -55,10 +60,6 @@ export function secretsNeeded(conversation: ConversationMessage[] | undefined): 
   return [...state].filter(([, v]) => !v.isProvided).map(([name, v]) => ({ name, description: v.description }));
 }
 
-export function trimLine(text: string | undefined, max = 120): string {
-  const flat = (text ?? "").replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 function agentLine(status: AgentStatus, elapsedMs: number): string {
   const parts = [status.status === "init" ? "Agent running" : `Agent ${status.status}`, formatElapsed(elapsedMs)];
@@ -76,7 +77,7 @@ function agentLine(status: AgentStatus, elapsedMs: number): string {
  */
 export async function waitFor(deps: WaitDeps, projectId: string, until: Until, ctx: ToolContext, timeoutSeconds = DEFAULT_WAIT_SECONDS): Promise<WaitResult> {
   const common = {
-    intervalMs: deps.pollIntervalMs,
+    key: projectId,
     timeoutMs: timeoutSeconds * 1000,
     signal: ctx.signal,
     logger: ctx.logger,
@@ -86,20 +87,15 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
   let creditsSpent: number | undefined;
   let project: ProjectDetails;
   if (until === "agent") {
-    const spec: PollSpec<AgentStatus> = {
-      ...common,
-      fetch: (signal) => deps.client.getAgentStatus(projectId, signal),
-      check: agentPhase,
-      describe: agentLine,
-    };
-    outcome = await pollUntilDone(spec);
+    outcome = await waitUntilDone({ ...common, poller: deps.agentPoller, check: agentPhase, describe: agentLine });
     creditsSpent = outcome.state.creditsSpent;
     project = await deps.client.getProject(projectId, ctx.signal);
+    if (outcome.outcome === "done") await ctx.progress({ message: finishedLine(project, outcome.elapsedMs, creditsSpent) });
   } else {
     const check = projectChecks[until];
-    outcome = await pollUntilDone<ProjectDetails>({
+    outcome = await waitUntilDone<ProjectDetails>({
       ...common,
-      fetch: (signal) => deps.client.getProject(projectId, signal),
+      poller: deps.projectPoller,
       check,
       describe: (p, elapsed) => `${check(p).line} · ${formatElapsed(elapsed)}`,
     });
@@ -116,6 +112,14 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
   };
   if (outcome.outcome === "failed") throw new ToolError(`${result.message}\nNext step: read build_get_conversation or build_get_logs for details, then fix and try again.`, result);
   return result;
+}
+
+function finishedLine(p: ProjectDetails, elapsedMs: number, credits: number | undefined): string {
+  const parts = ["Agent finished", formatElapsed(elapsedMs)];
+  if (credits !== undefined) parts.push(`${credits} credits`);
+  if (p.previewImageUrl) parts.push(`preview: ${p.previewImageUrl}`);
+  if (p.productionProjectUrl) parts.push(`production: ${withScheme(p.productionProjectUrl)}`);
+  return parts.join(" · ");
 }
 
 const NOUN: Record<Until, string> = { agent: "agent run", deployment: "deployment", versionRecovery: "version recovery", import: "import" };

@@ -4,7 +4,9 @@ import { DEFAULT_WAIT_SECONDS, waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { waitSummary } from "../render.js";
-import { latestAgentMessage, secretsNeeded, trimLine, waitFor } from "../waits.js";
+import { AGENT_RUN_COST } from "./projects.js";
+import { trimLine } from "../../../core/text.js";
+import { latestAgentMessage, secretsNeeded, waitFor } from "../waits.js";
 
 const MAX_MESSAGES = 50;
 
@@ -20,8 +22,8 @@ function conversationText(messages: s.ConversationMessage[]): string {
     .join("\n");
 }
 
-export function agentTools({ client, pollIntervalMs }: BuildDeps) {
-  const deps = { client, pollIntervalMs };
+export function agentTools(deps: BuildDeps) {
+  const { client } = deps;
   return [
     defineTool({
       name: "build_start_agent",
@@ -30,6 +32,7 @@ export function agentTools({ client, pollIntervalMs }: BuildDeps) {
         "Send a prompt to a project's AI build agent (5-40 min run, 10-40 credits charged as it runs). Fails with 409 while another run, deployment or recovery is active. wait: true blocks with progress until it ends.",
       toolset: "build",
       kind: "spend",
+      longRunning: true,
       input: {
         projectId: s.projectId,
         prompt: z.string().trim().min(1, "prompt must not be empty"),
@@ -38,6 +41,7 @@ export function agentTools({ client, pollIntervalMs }: BuildDeps) {
       },
       output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_agent_status for "${projectId}"`,
+      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Start an agent run on ${projectId}`, items: [], variable: AGENT_RUN_COST }, ctx),
       run: async ({ projectId, prompt, inputFiles, wait, timeoutSeconds }, ctx) => {
         const started = await client.startAgent(projectId, { prompt, ...(inputFiles ? { inputFiles } : {}) }, ctx.signal);
         const result = { ...started, projectId: String(started.projectId ?? projectId) };
@@ -117,6 +121,7 @@ export function agentTools({ client, pollIntervalMs }: BuildDeps) {
         "Block until a project's agent run, deployment, version recovery or import ends, with progress on every poll; returns the final project details. On timeout it returns the state so far (the work goes on): call again.",
       toolset: "build",
       kind: "read",
+      longRunning: true,
       input: {
         projectId: s.projectId,
         until: z.enum(["agent", "deployment", "versionRecovery", "import"]).describe("Which work to wait for"),

@@ -19,8 +19,8 @@ function propertyNames(properties: unknown): string[] {
 /** Upstream answers of these operations are not shown in the specs: keep whatever object came back. */
 const passthrough = (data: unknown) => (isObject(data) ? data : {});
 
-export function operationTools({ client, pollIntervalMs }: BuildDeps) {
-  const deps = { client, pollIntervalMs };
+export function operationTools(deps: BuildDeps) {
+  const { client } = deps;
   return [
     defineTool({
       name: "build_deploy",
@@ -29,9 +29,11 @@ export function operationTools({ client, pollIntervalMs }: BuildDeps) {
         "Deploy the project's latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits; 409 SERVER_NOT_READY means the dev server was down and is being started (START_SERVER): retry in a minute. wait: true blocks with progress.",
       toolset: "build",
       kind: "spend",
+      longRunning: true,
       input: { projectId: s.projectId, ...waitInput },
       output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}"`,
+      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Deploy ${projectId}`, items: [["CREATE_DEPLOYMENT", 1]] }, ctx),
       run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
         const data = await client.deploy(projectId, ctx.signal);
         const result = { ...data, projectId };
@@ -77,9 +79,11 @@ export function operationTools({ client, pollIntervalMs }: BuildDeps) {
       description: "Restore a project to an earlier version (from build_list_versions). Spends RECOVER_VERSION credits. wait: true blocks until the recovery ends.",
       toolset: "build_admin",
       kind: "spend",
+      longRunning: true,
       input: { projectId: s.projectId, versionId: z.string().min(1, "versionId is required"), ...waitInput },
       output: z.looseObject({ projectId: z.string(), versionId: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
+      before: ({ projectId, versionId }, ctx) => deps.guard.check({ operation: `Recover ${projectId} to version ${versionId}`, items: [["RECOVER_VERSION", 1]] }, ctx),
       run: async ({ projectId, versionId, wait, timeoutSeconds }, ctx) => {
         const data = passthrough(await client.recoverVersion(projectId, versionId, ctx.signal));
         const result = { ...data, projectId, versionId };
@@ -114,6 +118,7 @@ export function operationTools({ client, pollIntervalMs }: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read agentServerStatus`,
+      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Restart the dev server of ${projectId}`, items: [["START_SERVER", 1]] }, ctx),
       run: async ({ projectId }, ctx) => ({ ...passthrough(await client.restartServer(projectId, ctx.signal)), projectId }),
       render: (r) => `Dev server of ${r.projectId} is (re)starting.`,
     }),
@@ -171,6 +176,7 @@ export function operationTools({ client, pollIntervalMs }: BuildDeps) {
       },
       output: z.looseObject({ projectId: z.string(), hostname: z.string(), customDomain: z.unknown().optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read customDomain`,
+      before: ({ projectId, hostname }, ctx) => deps.guard.check({ operation: `Attach ${hostname} to ${projectId}`, items: [["ADD_CUSTOM_DOMAIN", 1]] }, ctx),
       run: async ({ projectId, hostname }, ctx) => {
         const data = passthrough(await client.setDomain(projectId, hostname, ctx.signal));
         const project = await client.getProject(projectId, ctx.signal);

@@ -6,9 +6,13 @@ import * as s from "../schemas.js";
 import { projectLine, projectSummary, waitSummary } from "../render.js";
 import { waitFor } from "../waits.js";
 
+/** Agent runs have no fixed price; the public docs give this range. */
+export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 credits, charged as it runs)", upTo: 40 };
+
 const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
 
-export function projectTools({ client, pollIntervalMs }: BuildDeps) {
+export function projectTools(deps: BuildDeps) {
+  const { client } = deps;
   return [
     defineTool({
       name: "build_get_account",
@@ -83,7 +87,12 @@ export function projectTools({ client, pollIntervalMs }: BuildDeps) {
       input: { projectId: s.projectId, description: s.description.optional(), label: s.label.optional(), groupId: z.string().min(1).optional() },
       output: z.looseObject({ projectId: z.string(), requestedProjectId: z.string().optional() }),
       verify: ({ projectId }) => listed(projectId),
-      run: (input, ctx) => client.createProject(input, ctx.signal) as Promise<{ projectId: string }>,
+      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Create project ${projectId}`, items: [["CREATE_PROJECT", 1]] }, ctx),
+      run: async (input, ctx) => {
+        const created = (await client.createProject(input, ctx.signal)) as { projectId: string };
+        ctx.resourcesChanged();
+        return created;
+      },
       render: (r) => `Created project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`,
     }),
 
@@ -94,16 +103,30 @@ export function projectTools({ client, pollIntervalMs }: BuildDeps) {
         "Create a project and start its first AI build from a prompt in one call. Spends CREATE_PROJECT plus UPLOAD_FILE per uploaded file, then agent-run credits. Builds take 5-40 min: pass wait: true to block with progress, or follow later with build_wait.",
       toolset: "build",
       kind: "spend",
+      longRunning: true,
       input: { ...s.launchFields, ...waitInput },
       output: s.launchResult,
       verify: ({ projectId }) => listed(projectId),
+      before: ({ projectId, files }, ctx) =>
+        deps.guard.check(
+          {
+            operation: `Launch project ${projectId}`,
+            items: [
+              ["CREATE_PROJECT", 1],
+              ["UPLOAD_FILE", (files ?? []).filter((f) => f.content !== undefined).length],
+            ],
+            variable: AGENT_RUN_COST,
+          },
+          ctx,
+        ),
       run: async ({ wait, timeoutSeconds, ...body }, ctx) => {
         for (const secret of body.secrets ?? []) ctx.secret(secret.secretValue);
         ctx.secret(body.design?.token);
         const launched = s.launchResult.parse(await client.launchProject(body, ctx.signal));
+        ctx.resourcesChanged();
         if (!wait || !launched.agent?.started) return launched;
         await ctx.progress({ message: `Project ${launched.projectId} created; agent started` });
-        return { ...launched, wait: await waitFor({ client, pollIntervalMs }, launched.projectId, "agent", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
+        return { ...launched, wait: await waitFor(deps, launched.projectId, "agent", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
       },
       render: (r) => {
         const lines = [`Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`];
@@ -127,6 +150,7 @@ export function projectTools({ client, pollIntervalMs }: BuildDeps) {
       verify: ({ projectId }) => `call build_get_project for "${projectId}"`,
       run: async ({ projectId }, ctx) => {
         await client.deleteProject(projectId, ctx.signal);
+        ctx.resourcesChanged();
         return { projectId, deleted: true };
       },
       render: (r) => `Deleted project ${r.projectId}.`,

@@ -1,0 +1,105 @@
+import type { Logger } from "./logger.js";
+
+export type PollResult<T> = { value: T; error?: undefined } | { value?: undefined; error: unknown };
+export type PollListener<T> = (result: PollResult<T>) => void;
+
+interface Follower<T> {
+  listener: PollListener<T>;
+  /** Sequence number of the first fetch this follower may see (never a fetch begun before it joined). */
+  fromFetch: number;
+}
+
+interface Entry<T> {
+  followers: Set<Follower<T>>;
+  controller: AbortController;
+  timer?: NodeJS.Timeout;
+  inFlight: boolean;
+  /** Someone joined while a fetch was in flight and needs a fresh one. */
+  freshWanted: boolean;
+  fetchSeq: number;
+  lastStart: number;
+}
+
+export interface PollerOptions {
+  intervalMs: number;
+  logger: Logger;
+  /** Lower bound between two fetches of one key, even when a new follower wants a fresh answer. */
+  minGapMs?: number;
+}
+
+/**
+ * One upstream poll per key and interval, however many followers (waits, tasks, resource
+ * subscriptions) watch that key. A follower only receives answers to fetches that began after it
+ * joined, so nobody acts on a state read before their own request (say, before the agent start
+ * they just sent). Polling stops when the last follower leaves.
+ */
+export class SharedPoller<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+  private readonly minGapMs: number;
+
+  constructor(
+    private readonly fetch: (key: string, signal: AbortSignal) => Promise<T>,
+    private readonly options: PollerOptions,
+  ) {
+    this.minGapMs = options.minGapMs ?? Math.min(options.intervalMs, 250);
+  }
+
+  /** Number of keys being polled right now. */
+  get activeKeys(): number {
+    return this.entries.size;
+  }
+
+  follow(key: string, listener: PollListener<T>): () => void {
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = { followers: new Set(), controller: new AbortController(), inFlight: false, freshWanted: false, fetchSeq: 0, lastStart: 0 };
+      this.entries.set(key, entry);
+    }
+    const follower: Follower<T> = { listener, fromFetch: entry.fetchSeq + 1 };
+    entry.followers.add(follower);
+    if (entry.inFlight) entry.freshWanted = true;
+    else this.schedule(key, entry, Math.max(0, entry.lastStart + this.minGapMs - Date.now()));
+    return () => this.unfollow(key, follower);
+  }
+
+  private unfollow(key: string, follower: Follower<T>): void {
+    const entry = this.entries.get(key);
+    if (!entry || !entry.followers.delete(follower)) return;
+    if (entry.followers.size > 0) return;
+    clearTimeout(entry.timer);
+    entry.controller.abort();
+    this.entries.delete(key);
+  }
+
+  private schedule(key: string, entry: Entry<T>, delayMs: number): void {
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => void this.tick(key, entry), delayMs);
+  }
+
+  private async tick(key: string, entry: Entry<T>): Promise<void> {
+    if (this.entries.get(key) !== entry) return;
+    entry.inFlight = true;
+    entry.freshWanted = false;
+    entry.lastStart = Date.now();
+    const seq = ++entry.fetchSeq;
+    let result: PollResult<T>;
+    try {
+      result = { value: await this.fetch(key, entry.controller.signal) };
+    } catch (error) {
+      result = { error };
+    }
+    entry.inFlight = false;
+    if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
+    for (const follower of [...entry.followers]) {
+      if (follower.fromFetch > seq) continue;
+      try {
+        follower.listener(result);
+      } catch (err) {
+        this.options.logger.error("poll follower failed", { key, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    if (this.entries.get(key) !== entry) return;
+    const delay = entry.freshWanted ? Math.max(0, entry.lastStart + this.minGapMs - Date.now()) : this.options.intervalMs;
+    this.schedule(key, entry, delay);
+  }
+}

@@ -1,0 +1,89 @@
+import { ToolError, type ToolContext } from "../../core/tool.js";
+import type { BuildClient } from "./client.js";
+
+export type ConfirmPolicy = "always" | "never" | number;
+
+export interface SpendEstimate {
+  /** What the user is asked to approve, e.g. "Launch project shop-demo". */
+  operation: string;
+  /** Operations from the credit-cost table and how many of each. */
+  items: Array<[operation: string, count: number]>;
+  /** A cost with no fixed price (agent runs), described and bounded for the confirmation. */
+  variable?: { description: string; upTo: number };
+}
+
+const ACCOUNT_TTL_MS = 5_000;
+const COSTS_TTL_MS = 5 * 60_000;
+
+interface Cached<T> {
+  at: number;
+  value: Promise<T>;
+}
+
+/**
+ * Reads the balance and the credit-cost table (cached briefly), refuses a spend the balance cannot
+ * cover, and asks the user first when BUILD_CONFIRM_SPEND says so and the client can be asked.
+ * It runs before the paid request, so a refusal or a decline costs nothing.
+ */
+export class CreditGuard {
+  private account?: Cached<{ credits: number }>;
+  private costs?: Cached<Record<string, number>>;
+
+  constructor(
+    private readonly client: BuildClient,
+    private readonly policy: ConfirmPolicy,
+  ) {}
+
+  async check(estimate: SpendEstimate, ctx: ToolContext): Promise<void> {
+    const [{ credits }, table] = await Promise.all([this.balance(ctx.signal), this.costTable(ctx.signal)]);
+    const fixed = estimate.items.reduce((sum, [op, count]) => sum + (table[op] ?? 0) * count, 0);
+    const breakdown = estimate.items.map(([op, count]) => `${op} ${table[op] ?? 0}${count !== 1 ? ` × ${count}` : ""}`).join(" + ");
+    const numbers = { operation: estimate.operation, cost: fixed, balance: credits, breakdown };
+    if (fixed > credits) {
+      throw new ToolError(
+        `Not enough credits: ${estimate.operation} costs ${fixed} credits (${breakdown}) and the balance is ${credits}. Nothing was sent or spent.\nNext step: top up the account, then try again (build_get_account shows the balance).`,
+        { refused: true, ...numbers },
+      );
+    }
+    const worst = fixed + (estimate.variable?.upTo ?? 0);
+    if (this.policy === "never" || (typeof this.policy === "number" && worst <= this.policy)) return this.spent();
+
+    const after = Math.round((credits - fixed) * 100) / 100;
+    const variable = estimate.variable ? `, plus ${estimate.variable.description}` : "";
+    const message = `${estimate.operation}: costs ${fixed} credits (${breakdown})${variable}. Balance ${credits} → ${after} credits after. Proceed?`;
+    const answer = await ctx.elicit(message, {
+      type: "object",
+      properties: { confirm: { type: "boolean", title: "Spend the credits", description: message, default: false } },
+      required: ["confirm"],
+    });
+    if (answer.action === "unsupported") return this.spent();
+    if (answer.action === "accept" && answer.content.confirm === true) return this.spent();
+    throw new ToolError(`Not done: the user did not approve spending ${fixed} credits on ${estimate.operation}. Nothing was sent or spent.`, {
+      declined: true,
+      ...numbers,
+    });
+  }
+
+  /** The balance is about to change: the next check must read it again. */
+  private spent(): void {
+    this.account = undefined;
+  }
+
+  private balance(signal: AbortSignal): Promise<{ credits: number }> {
+    if (!this.account || Date.now() - this.account.at > ACCOUNT_TTL_MS) {
+      const value = this.client.getAccount(signal);
+      this.account = { at: Date.now(), value };
+      value.catch(() => (this.account = undefined));
+    }
+    return this.account.value;
+  }
+
+  private costTable(signal: AbortSignal): Promise<Record<string, number>> {
+    if (!this.costs || Date.now() - this.costs.at > COSTS_TTL_MS) {
+      const value = this.client.getCreditCosts(signal).then((c) => c.creditCosts);
+      this.costs = { at: Date.now(), value };
+      value.catch(() => (this.costs = undefined));
+    }
+    return this.costs.value;
+  }
+}

@@ -1,0 +1,34 @@
+import type { SharedPoller } from "../../core/poller.js";
+import type { ResourceWatcher } from "../../core/subscriptions.js";
+import type { ProjectDetails } from "./schemas.js";
+
+const PROJECT_URI = /^build:\/\/projects\/([a-z][a-z0-9-]{3,34})$/;
+
+/** The parts of a project whose change a subscriber hears about. */
+function fingerprint(p: ProjectDetails): string {
+  return JSON.stringify([
+    p.agentProcessStatus,
+    p.agentServerStatus,
+    p.deployment?.status,
+    p.deployment?.versionId,
+    p.versionRecovery?.status,
+    p.importInProgress ? (p.importInProgress.errorMessage ?? "running") : null,
+    p.previewImageUrl,
+    p.customDomain?.status,
+  ]);
+}
+
+/** Watches build://projects/{projectId} through the shared project poller. */
+export function projectWatcher(poller: SharedPoller<ProjectDetails>): ResourceWatcher {
+  return (uri, onChange) => {
+    const m = PROJECT_URI.exec(uri);
+    if (!m) return undefined;
+    let last: string | undefined;
+    return poller.follow(m[1], (result) => {
+      if (result.value === undefined) return;
+      const now = fingerprint(result.value);
+      if (last !== undefined && now !== last) onChange();
+      last = now;
+    });
+  };
+}
