@@ -95,7 +95,10 @@ export class UpstreamClient {
         return (await this.once(req)) as T;
       } catch (err) {
         if (!(err instanceof UpstreamError) || !err.transient || attempt >= retries || req.signal?.aborted) throw err;
-        const delay = this.retryDelay(attempt, (err as UpstreamError & { retryAfterMs?: number }).retryAfterMs);
+        const retryAfterMs = (err as UpstreamError & { retryAfterMs?: number }).retryAfterMs;
+        // A wait longer than the bound is the caller's decision: fail now and say how long.
+        if (retryAfterMs !== undefined && retryAfterMs > (this.options.maxRetryAfterMs ?? 3000)) throw err;
+        const delay = this.retryDelay(attempt, retryAfterMs);
         this.options.logger.debug("retrying upstream read", { service: this.service, path: req.path, attempt: attempt + 1, delayMs: delay, code: err.code });
         await sleep(delay, req.signal);
       }
@@ -103,7 +106,7 @@ export class UpstreamClient {
   }
 
   private retryDelay(attempt: number, retryAfterMs: number | undefined): number {
-    const cap = this.options.maxRetryAfterMs ?? 5000;
+    const cap = this.options.maxRetryAfterMs ?? 3000;
     if (retryAfterMs !== undefined) return Math.min(retryAfterMs, cap);
     const base = 150 * 2 ** attempt;
     return Math.min(cap, base + Math.random() * base);
@@ -136,7 +139,11 @@ export class UpstreamClient {
     }
     const error = this.parse(status, contentType, text, where);
     if (error instanceof UpstreamError) {
-      if (retryAfter !== undefined) Object.assign(error, { retryAfterMs: parseRetryAfter(retryAfter) });
+      const retryAfterMs = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter);
+      if (retryAfterMs !== undefined) {
+        Object.assign(error, { retryAfterMs });
+        error.message += ` (Retry-After: ${Math.ceil(retryAfterMs / 1000)} s)`;
+      }
       throw error;
     }
     return error.data;
