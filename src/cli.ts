@@ -26,7 +26,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${VERSION}\n`);
       return;
     case "sandbox": {
-      const sandbox = await startSandbox({ host: command.host, port: command.port, timeScale: command.timeScale });
+      const sandbox = await startSandbox({ host: command.host, port: command.port, timeScale: command.timeScale, faults: command.faults as never });
       process.stderr.write(
         `switchboard-mcp sandbox listening on ${sandbox.url}\n` +
           `  BUILD_API_BASE_URL=${sandbox.urls.build} BUILD_API_KEY=${sandbox.keys.build}\n` +
@@ -45,7 +45,7 @@ async function serve(initial: Config): Promise<void> {
   let config = initial;
   let sandbox: Sandbox | undefined;
   if (config.sandbox) {
-    sandbox = await startSandbox({ timeScale: config.sandboxTimeScale });
+    sandbox = await startSandbox({ timeScale: config.sandboxTimeScale, faults: config.sandboxFaults as never });
     config = {
       ...config,
       build: { baseUrl: sandbox.urls.build, apiKey: sandbox.keys.build, keyHeader: config.build.keyHeader },

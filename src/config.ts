@@ -55,11 +55,17 @@ export const ConfigSchema = z.object({
   logLevel: z.enum(["debug", "info", "warn", "error"], { error: "LOG_LEVEL must be debug, info, warn or error" }),
   /** Sandbox only: simulated ms per real ms (SANDBOX_TIME_SCALE). */
   sandboxTimeScale: z.coerce.number().positive("SANDBOX_TIME_SCALE must be positive").optional(),
+  /** Sandbox only: faults to inject from the start (SANDBOX_FAULTS, a JSON array). */
+  sandboxFaults: z.array(z.looseObject({ service: z.string(), fault: z.string() })).optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
 
-export type Command = { kind: "serve"; config: Config } | { kind: "sandbox"; port: number; host: string; timeScale?: number } | { kind: "help" } | { kind: "version" };
+export type Command =
+  | { kind: "serve"; config: Config }
+  | { kind: "sandbox"; port: number; host: string; timeScale?: number; faults?: Config["sandboxFaults"] }
+  | { kind: "help" }
+  | { kind: "version" };
 
 export class ConfigError extends Error {}
 
@@ -110,7 +116,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("--port must be 0-65535");
     const scale = timeScale === undefined ? undefined : Number(timeScale);
     if (scale !== undefined && !(scale > 0)) throw new ConfigError("SANDBOX_TIME_SCALE must be positive");
-    return { kind: "sandbox", port, host: values.host ?? "127.0.0.1", timeScale: scale };
+    return { kind: "sandbox", port, host: values.host ?? "127.0.0.1", timeScale: scale, faults: parseFaults(env.SANDBOX_FAULTS) };
   }
 
   const sandbox = values.sandbox ?? false;
@@ -136,6 +142,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     allowedOrigins: nonEmpty(env.MCP_ALLOWED_ORIGINS)?.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean) ?? LOOPBACK_ORIGINS,
     logLevel: nonEmpty(env.LOG_LEVEL) ?? "info",
     sandboxTimeScale: nonEmpty(timeScale),
+    sandboxFaults: parseFaults(env.SANDBOX_FAULTS),
   };
   const result = ConfigSchema.safeParse(raw);
   if (!result.success) {
@@ -148,6 +155,16 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     throw new ConfigError(`Refusing to bind non-loopback host ${config.host} without MCP_HTTP_TOKEN`);
   }
   return { kind: "serve", config };
+}
+
+function parseFaults(raw: string | undefined): Config["sandboxFaults"] {
+  if (!nonEmpty(raw)) return undefined;
+  try {
+    const parsed = JSON.parse(raw!) as unknown;
+    return (Array.isArray(parsed) ? parsed : [parsed]) as Config["sandboxFaults"];
+  } catch {
+    throw new ConfigError("SANDBOX_FAULTS must be a JSON array of faults");
+  }
 }
 
 function nonEmpty(v: string | undefined): string | undefined {

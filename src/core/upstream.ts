@@ -137,7 +137,11 @@ export class UpstreamClient {
     } finally {
       this.options.logger.debug("upstream request", { service: this.service, method: req.method, path: req.path, ms: Math.round(performance.now() - started) });
     }
-    const error = this.parse(status, contentType, text, where);
+    let error = this.parse(status, contentType, text, where);
+    if (error instanceof UpstreamError && req.method !== "GET" && (error.code === "NON_JSON_RESPONSE" || error.code === "HTTP_ERROR")) {
+      // The write reached the upstream but its answer cannot be read: it may have taken effect.
+      error = new UpstreamError(error.service, error.status, error.code, error.message, where, true);
+    }
     if (error instanceof UpstreamError) {
       const retryAfterMs = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter);
       if (retryAfterMs !== undefined) {
@@ -192,7 +196,7 @@ export class UpstreamClient {
       return new UpstreamError(this.service, undefined, "TIMEOUT", `The ${this.service} service did not answer within ${this.options.timeoutMs} ms.`, where, write);
     }
     if (e.code === "BODY_TOO_LARGE") {
-      return new UpstreamError(this.service, undefined, "BODY_TOO_LARGE", e.message, where);
+      return new UpstreamError(this.service, undefined, "BODY_TOO_LARGE", e.message, where, write);
     }
     return new UpstreamError(this.service, undefined, "UNREACHABLE", `Could not reach the ${this.service} service (${e.code ?? e.message}).`, where, write);
   }

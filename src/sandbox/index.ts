@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { BuildSimulator, type BuildSimulatorOptions } from "../services/build/simulator.js";
 import { SizingSimulator } from "../services/sizing/simulator.js";
 import { DronesSimulator } from "../services/drones/simulator.js";
+import { faultFromSpec, type FaultSpec } from "./faults.js";
 import type { Router } from "./router.js";
 
 /** Demo keys the sandbox accepts. They are public on purpose: they unlock only simulated data. */
@@ -18,6 +19,8 @@ export interface SandboxOptions {
   /** Simulated milliseconds per real millisecond (a 40-minute build takes 40 min / timeScale). */
   timeScale?: number;
   keys?: Partial<typeof SANDBOX_KEYS>;
+  /** Faults to inject from the start (SANDBOX_FAULTS), e.g. for the soak script. */
+  faults?: Array<FaultSpec & { service: string }>;
   /** Plan limits and starting balance of the build simulator. */
   build?: Omit<BuildSimulatorOptions, "apiKey" | "timeScale">;
 }
@@ -51,8 +54,22 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ["/drones", drones.router],
   ];
 
+  const routers: Record<string, Router> = { build: build.router, sizing: sizing.router, drones: drones.router };
+  const injectFaults = (specs: Array<FaultSpec & { service: string }>) => {
+    for (const spec of specs) {
+      const router = routers[spec.service];
+      if (!router) throw new Error(`unknown service "${spec.service}"; known: build, sizing, drones`);
+      router.injectFault(faultFromSpec(spec));
+    }
+  };
+  if (options.faults) injectFaults(options.faults);
+
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? "/";
+    if (url === "/_sandbox/faults") {
+      void controlFaults(req, res, injectFaults, () => Object.values(routers).forEach((r) => r.clearFaults()));
+      return;
+    }
     if (url === "/" || url === "/_sandbox/stats") {
       sendJson(res, 200, {
         services: Object.fromEntries(mounts.map(([prefix, router]) => [prefix, Object.fromEntries(router.hits)])),
@@ -90,6 +107,25 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         server.close(() => resolve());
       }),
   };
+}
+
+/** POST a JSON array of fault specs (each with `service`) to inject; DELETE to clear them all. */
+async function controlFaults(req: IncomingMessage, res: ServerResponse, inject: (specs: Array<FaultSpec & { service: string }>) => void, clear: () => void) {
+  try {
+    if (req.method === "DELETE") {
+      clear();
+      return sendJson(res, 200, { cleared: true });
+    }
+    if (req.method !== "POST") return sendJson(res, 405, { error: "POST a JSON array of faults, or DELETE" });
+    let text = "";
+    for await (const chunk of req) text += chunk;
+    const body = JSON.parse(text) as unknown;
+    const specs = (Array.isArray(body) ? body : [body]) as Array<FaultSpec & { service: string }>;
+    inject(specs);
+    sendJson(res, 200, { injected: specs.length });
+  } catch (err) {
+    sendJson(res, 400, { error: err instanceof Error ? err.message : String(err) });
+  }
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -65,6 +65,8 @@ export class Router {
   private readonly routes: CompiledRoute[] = [];
   /** `METHOD /pattern` -> number of requests answered by that route. */
   readonly hits = new Map<string, number>();
+  /** `METHOD /actual/path` -> requests received, faulted ones included. */
+  readonly received = new Map<string, number>();
   private faults: Array<Fault & { left: number }> = [];
 
   constructor(private readonly options: RouterOptions = {}) {}
@@ -110,6 +112,8 @@ export class Router {
       headers: req.headers,
       body: undefined,
     };
+    const receivedKey = `${simReq.method} ${simReq.path}`;
+    this.received.set(receivedKey, (this.received.get(receivedKey) ?? 0) + 1);
     const fault = this.takeFault(simReq.method, simReq.path);
     if (fault?.kind === "reset") {
       req.socket.destroy();
