@@ -76,6 +76,8 @@ async function serve(initial: Config): Promise<void> {
     port: config.port,
     token: config.httpToken,
     allowedOrigins: config.allowedOrigins,
+    maxSessions: config.maxSessions,
+    idleSessionMs: config.sessionIdleMs,
     logger,
     createSession: () => createServer(runtime),
     health: () => ({ version: VERSION, toolsets: runtime.toolsets, readOnly: config.readOnly, sandbox: Boolean(sandbox) }),

@@ -51,6 +51,9 @@ export const ConfigSchema = z.object({
   confirmSpend,
   upstreamTimeoutMs: positiveInt("UPSTREAM_TIMEOUT_MS"),
   httpToken: z.string().min(1).optional(),
+  /** HTTP only: open sessions allowed at once (MCP_MAX_SESSIONS) and idle time before one expires (MCP_SESSION_IDLE_MS). */
+  maxSessions: positiveInt("MCP_MAX_SESSIONS"),
+  sessionIdleMs: positiveInt("MCP_SESSION_IDLE_MS"),
   allowedOrigins: z.array(z.string()),
   logLevel: z.enum(["debug", "info", "warn", "error"], { error: "LOG_LEVEL must be debug, info, warn or error" }),
   /** Sandbox only: simulated ms per real ms (SANDBOX_TIME_SCALE). */
@@ -79,7 +82,8 @@ Usage:
 
 Environment: BUILD_API_BASE_URL, BUILD_API_KEY, BUILD_API_KEY_HEADER, BUILD_POLL_INTERVAL_MS,
   SIZING_API_BASE_URL, SIZING_API_KEY, DRONES_API_BASE_URL, DRONES_API_KEY, BUILD_CONFIRM_SPEND,
-  UPSTREAM_TIMEOUT_MS, MCP_HTTP_TOKEN, MCP_ALLOWED_ORIGINS, LOG_LEVEL, SANDBOX_TIME_SCALE.
+  UPSTREAM_TIMEOUT_MS, MCP_HTTP_TOKEN, MCP_ALLOWED_ORIGINS, LOG_LEVEL,
+  MCP_MAX_SESSIONS, MCP_SESSION_IDLE_MS, SANDBOX_TIME_SCALE, SANDBOX_FAULTS.
 Logs go to stderr; stdout carries only MCP protocol messages.`;
 
 /** Parses argv (without node and script) and the environment. Throws ConfigError with a one-line message. */
@@ -139,6 +143,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     confirmSpend: nonEmpty(env.BUILD_CONFIRM_SPEND) ?? "always",
     upstreamTimeoutMs: nonEmpty(env.UPSTREAM_TIMEOUT_MS) ?? "30000",
     httpToken: nonEmpty(env.MCP_HTTP_TOKEN),
+    maxSessions: nonEmpty(env.MCP_MAX_SESSIONS) ?? "1000",
+    sessionIdleMs: nonEmpty(env.MCP_SESSION_IDLE_MS) ?? String(30 * 60_000),
     allowedOrigins: nonEmpty(env.MCP_ALLOWED_ORIGINS)?.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean) ?? LOOPBACK_ORIGINS,
     logLevel: nonEmpty(env.LOG_LEVEL) ?? "info",
     sandboxTimeScale: nonEmpty(timeScale),

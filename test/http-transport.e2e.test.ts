@@ -113,6 +113,65 @@ describe("Streamable HTTP transport", () => {
   });
 });
 
+describe("HTTP session limits and shutdown", () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+  });
+  afterAll(async () => sandbox?.close());
+
+  it("caps open sessions and expires idle ones", async () => {
+    const server = await spawnHttpServer(sandboxEnv(sandbox, { MCP_MAX_SESSIONS: "2", MCP_SESSION_IDLE_MS: "300" }));
+    // Raw sessions: initialize only, no standing GET stream (an open stream keeps a session alive).
+    const open = async () => {
+      const res = await fetch(server.url, { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(INIT) });
+      await res.text();
+      return res.headers.get("mcp-session-id")!;
+    };
+    const a = await open();
+    await open();
+    const third = await fetch(server.url, { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(INIT) });
+    expect(third.status).toBe(503);
+    expect(((await third.json()) as { error: { message: string } }).error.message).toMatch(/Too many open sessions \(2\)/);
+    await new Promise((r) => setTimeout(r, 1000)); // idle for longer than 300 ms: both expire
+    const health = (await (await fetch(server.url.replace(/\/mcp$/, "/healthz"))).json()) as { sessions: number };
+    expect(health.sessions).toBe(0);
+    const expired = await fetch(server.url, {
+      method: "POST",
+      headers: { ...MCP_HEADERS, "mcp-session-id": a, "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
+    });
+    expect(expired.status).toBe(404);
+    const fresh = await connectHttp(server.url);
+    expect((await fresh.listTools()).tools.length).toBeGreaterThan(0);
+    await fresh.close();
+    await server.stop();
+  });
+
+  it("keeps a session with a long call in flight, and SIGTERM cancels in-flight waits", async () => {
+    const server = await spawnHttpServer(sandboxEnv(sandbox, { MCP_SESSION_IDLE_MS: "200", BUILD_POLL_INTERVAL_MS: "50" }));
+    const client = await connectHttp(server.url);
+    await ok(client, "build_start_agent", { projectId: "booking-app", prompt: "Very long [minutes=100000]" });
+    let progress = 0;
+    const pending = client
+      .callTool({ name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } }, undefined, { onprogress: () => progress++, timeout: 60_000 })
+      .catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 800)); // well past the idle time: the busy session must live on
+    const seen = progress;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(progress).toBeGreaterThan(seen);
+    const key = "GET /api/v1/vcaas/projects/:projectId/agent/status";
+    const started = Date.now();
+    expect(await server.stop("SIGTERM")).toBe(0);
+    expect(Date.now() - started).toBeLessThan(3000);
+    await client.close(); // the SDK client would otherwise try to resume the stream
+    expect(await pending).toBeInstanceOf(Error);
+    const after = sandbox.build.router.count(key);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.build.router.count(key)).toBe(after);
+  });
+});
+
 describe("HTTP bind safety", () => {
   it("refuses a non-loopback host without MCP_HTTP_TOKEN", async () => {
     await expect(spawnHttpServer({ PATH: process.env.PATH ?? "" }, ["--host", "0.0.0.0"])).rejects.toThrow(/without MCP_HTTP_TOKEN/);

@@ -25,6 +25,8 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   lastSeen: number;
+  /** Requests still open (a 40-minute wait, an SSE stream): a busy session never expires. */
+  inflight: number;
 }
 
 export interface RunningHttp {
@@ -56,7 +58,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
 
   const sweep = setInterval(() => {
     const cutoff = Date.now() - idleMs;
-    for (const [id, s] of sessions) if (s.lastSeen < cutoff) void closeSession(id);
+    for (const [id, s] of sessions) if (s.inflight === 0 && s.lastSeen < cutoff) void closeSession(id);
   }, Math.min(idleMs, 60_000));
   sweep.unref();
 
@@ -86,6 +88,11 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       const session = sessions.get(sessionId);
       if (!session) return rpcError(res, 404, -32001, "Session not found or expired; initialize a new session");
       session.lastSeen = Date.now();
+      session.inflight++;
+      res.once("close", () => {
+        session.inflight--;
+        session.lastSeen = Date.now();
+      });
       await session.transport.handleRequest(req, res, body);
       return;
     }
@@ -98,7 +105,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, lastSeen: Date.now() });
+        sessions.set(id, { transport, server, lastSeen: Date.now(), inflight: 0 });
       },
     });
     transport.onclose = () => {

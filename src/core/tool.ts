@@ -5,6 +5,7 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import { z } from "zod";
 import type { Toolset } from "../config.js";
 import { describeError } from "./errors.js";
+import { fitStructured, fitText } from "./fit.js";
 import type { Logger } from "./logger.js";
 import type { SecretRegistry } from "./redact.js";
 import type { CancellableTaskStore } from "./tasks.js";
@@ -172,9 +173,9 @@ async function invoke(def: ToolDef<any, any>, input: Record<string, unknown>, ct
 }
 
 function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: unknown, ctx: ToolContext, secrets: SecretRegistry, started: number): CallToolResult {
-  const output = secrets.scrub(raw) as Record<string, unknown>;
+  const { output, trims } = fitStructured(secrets.scrub(raw) as Record<string, unknown>);
   ctx.logger.debug("tool call", { tool: def.name, ms: Math.round(performance.now() - started), ok: true });
-  return { content: [{ type: "text", text: secrets.scrubText(def.render(output, input)) }], structuredContent: output };
+  return { content: [{ type: "text", text: fitText(secrets.scrubText(def.render(output, input)), trims) }], structuredContent: output };
 }
 
 function failure(def: ToolDef<any, any>, input: Record<string, unknown>, err: unknown, ctx: ToolContext, secrets: SecretRegistry, started: number): CallToolResult {
