@@ -33,7 +33,7 @@ function nextStep(err: UpstreamError, verify?: string): string | undefined {
   const entry = serviceHints.get(err.service);
   const specific = entry?.hints[err.code];
   if (specific) return specific;
-  const write = err.request.method !== "GET";
+  const write = !err.request.idempotent;
   if (err.code === "CANCELLED") return "none; the call was cancelled.";
   if (write && (err.outcomeUnknown || (err.status !== undefined && err.status >= 500))) {
     const check = verify ?? "read the resource again";
@@ -42,7 +42,10 @@ function nextStep(err: UpstreamError, verify?: string): string | undefined {
   if (err.status === 401) return `the API key was rejected: check ${entry?.keyVariable ?? "the service's API key variable"} (and that it belongs to this service).`;
   if (err.status === 403) return "the account is not allowed to do this (plan limit or permissions); check the account's plan.";
   if (err.status === 404) return "check the identifier; list the items to find a valid one.";
-  if (err.status === 429) return "the service is rate-limiting; wait a minute before trying again.";
+  if (err.status === 429) {
+    const wait = err.retryAfterMs !== undefined ? `${Math.ceil(err.retryAfterMs / 1000)} s (its Retry-After)` : "a minute";
+    return `the service is rate-limiting; wait ${wait} before trying again.`;
+  }
   switch (err.code) {
     case "TIMEOUT":
       return "the service is slow or down; try again shortly, or raise UPSTREAM_TIMEOUT_MS.";

@@ -28,6 +28,15 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined | null>;
   body?: unknown;
   signal?: AbortSignal;
+  /** Changes nothing upstream (default: only GET). A POST that only reads says so here. */
+  idempotent?: boolean;
+}
+
+export interface RequestInfo {
+  method: string;
+  path: string;
+  /** Safe to repeat: retried on transient failures, never reported as "may have taken effect". */
+  idempotent: boolean;
 }
 
 /** Kinds of failure that are not the upstream's own error answer. */
@@ -40,9 +49,11 @@ export class UpstreamError extends Error {
     readonly status: number | undefined,
     readonly code: string,
     message: string,
-    readonly request: { method: string; path: string },
+    readonly request: RequestInfo,
     /** True when a write may have reached the upstream before the failure (no answer read). */
     readonly outcomeUnknown = false,
+    /** The upstream's Retry-After, when it sent one. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -89,13 +100,13 @@ export class UpstreamClient {
 
   /** Sends a request and returns the envelope's `data`. */
   async request<T = unknown>(req: RequestOptions): Promise<T> {
-    const retries = req.method === "GET" ? (this.options.maxRetries ?? 2) : 0;
+    const retries = isIdempotent(req) ? (this.options.maxRetries ?? 2) : 0;
     for (let attempt = 0; ; attempt++) {
       try {
         return (await this.once(req)) as T;
       } catch (err) {
         if (!(err instanceof UpstreamError) || !err.transient || attempt >= retries || req.signal?.aborted) throw err;
-        const retryAfterMs = (err as UpstreamError & { retryAfterMs?: number }).retryAfterMs;
+        const { retryAfterMs } = err;
         // A wait longer than the bound is the caller's decision: fail now and say how long.
         if (retryAfterMs !== undefined && retryAfterMs > (this.options.maxRetryAfterMs ?? 3000)) throw err;
         const delay = this.retryDelay(attempt, retryAfterMs);
@@ -114,7 +125,7 @@ export class UpstreamClient {
 
   private async once(req: RequestOptions): Promise<unknown> {
     const path = this.basePath + req.path + queryString(req.query);
-    const where = { method: req.method, path: req.path };
+    const where: RequestInfo = { method: req.method, path: req.path, idempotent: isIdempotent(req) };
     const headers: Record<string, string> = { accept: "application/json", ...this.options.headers };
     let body: string | undefined;
     if (req.body !== undefined) {
@@ -122,38 +133,36 @@ export class UpstreamClient {
       headers["content-type"] = "application/json";
     }
     const started = performance.now();
+    // undici's own timeouts tick at about 500 ms; this deadline is exact and covers the whole exchange.
+    const deadline = AbortSignal.timeout(this.options.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
     let status: number;
     let contentType: string;
     let text: string;
     let retryAfter: string | undefined;
     try {
-      const res = await this.pool.request({ path, method: req.method, headers, body, signal: req.signal });
+      const res = await this.pool.request({ path, method: req.method, headers, body, signal });
       status = res.statusCode;
       contentType = String(res.headers["content-type"] ?? "");
       retryAfter = res.headers["retry-after"] as string | undefined;
       text = await readCapped(res.body, this.options.maxBodyBytes ?? DEFAULT_MAX_BODY);
     } catch (err) {
-      throw this.transportError(err, where, req);
+      throw this.transportError(err, where, req, deadline.aborted && !req.signal?.aborted);
     } finally {
       this.options.logger.debug("upstream request", { service: this.service, method: req.method, path: req.path, ms: Math.round(performance.now() - started) });
     }
-    let error = this.parse(status, contentType, text, where);
-    if (error instanceof UpstreamError && req.method !== "GET" && (error.code === "NON_JSON_RESPONSE" || error.code === "HTTP_ERROR")) {
-      // The write reached the upstream but its answer cannot be read: it may have taken effect.
-      error = new UpstreamError(error.service, error.status, error.code, error.message, where, true);
-    }
+    const error = this.parse(status, contentType, text, where);
     if (error instanceof UpstreamError) {
+      // A write that reached the upstream but whose answer cannot be read may have taken effect.
+      const unknown = !where.idempotent && (error.code === "NON_JSON_RESPONSE" || error.code === "HTTP_ERROR");
       const retryAfterMs = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter);
-      if (retryAfterMs !== undefined) {
-        Object.assign(error, { retryAfterMs });
-        error.message += ` (Retry-After: ${Math.ceil(retryAfterMs / 1000)} s)`;
-      }
-      throw error;
+      const message = retryAfterMs === undefined ? error.message : `${error.message} (Retry-After: ${Math.ceil(retryAfterMs / 1000)} s)`;
+      throw new UpstreamError(error.service, error.status, error.code, message, where, unknown, retryAfterMs);
     }
     return error.data;
   }
 
-  private parse(status: number, contentType: string, text: string, where: { method: string; path: string }): UpstreamError | { data: unknown } {
+  private parse(status: number, contentType: string, text: string, where: RequestInfo): UpstreamError | { data: unknown } {
     const service = this.service;
     let json: unknown;
     try {
@@ -182,12 +191,13 @@ export class UpstreamClient {
     return { data: json.data };
   }
 
-  private transportError(err: unknown, where: { method: string; path: string }, req: RequestOptions): UpstreamError {
-    const write = req.method !== "GET";
+  private transportError(err: unknown, where: RequestInfo, req: RequestOptions, timedOut: boolean): UpstreamError {
+    const write = !where.idempotent;
     if (err instanceof UpstreamError) return err;
     if (req.signal?.aborted) return new UpstreamError(this.service, undefined, "CANCELLED", "The request was cancelled by the client.", where, write);
     const e = err as Error & { code?: string };
     if (
+      timedOut ||
       e instanceof undiciErrors.HeadersTimeoutError ||
       e instanceof undiciErrors.BodyTimeoutError ||
       e instanceof undiciErrors.ConnectTimeoutError ||
@@ -200,6 +210,10 @@ export class UpstreamClient {
     }
     return new UpstreamError(this.service, undefined, "UNREACHABLE", `Could not reach the ${this.service} service (${e.code ?? e.message}).`, where, write);
   }
+}
+
+function isIdempotent(req: RequestOptions): boolean {
+  return req.idempotent ?? req.method === "GET";
 }
 
 function envelopeFailure(envelope: Envelope, json: unknown): { code?: string; message?: string } | undefined {

@@ -88,6 +88,6 @@ export class BuildClient {
     return this.http.request<{ tables: Json[] }>({ method: "GET", path: `${p(projectId)}/database/tables-structure`, signal });
   }
   queryDatabase(projectId: string, body: { tableName: string; queryOptions?: Json }, signal?: AbortSignal) {
-    return this.http.request<{ results: Json[] }>({ method: "POST", path: `${p(projectId)}/database/query`, body, signal });
+    return this.http.request<{ results: Json[] }>({ method: "POST", path: `${p(projectId)}/database/query`, body, signal, idempotent: true });
   }
 }

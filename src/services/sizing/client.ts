@@ -25,7 +25,8 @@ export class SizingClient {
   }
 
   async recommend(body: RecommendBody, signal?: AbortSignal): Promise<Json> {
-    const data = await this.http.request<unknown>({ method: "POST", path: "/api/retailer/recommend", body, signal });
+    // Recommending stores nothing upstream: safe to retry like a GET.
+    const data = await this.http.request<unknown>({ method: "POST", path: "/api/retailer/recommend", body, signal, idempotent: true });
     if (!isObject(data)) throw shapeError("POST", "/api/retailer/recommend", "a recommendation object");
     return data;
   }
@@ -38,7 +39,7 @@ export class SizingClient {
 }
 
 function shapeError(method: string, path: string, expected: string): UpstreamError {
-  return new UpstreamError("sizing", 200, "UNEXPECTED_SHAPE", `The sizing service answered without ${expected}.`, { method, path });
+  return new UpstreamError("sizing", 200, "UNEXPECTED_SHAPE", `The sizing service answered without ${expected}.`, { method, path, idempotent: method === "GET" });
 }
 
 export function isObject(v: unknown): v is Json {
