@@ -188,8 +188,12 @@ describe("shared polling and live resources", () => {
     expect(hits(DETAILS)).toBe(detailsAfter); // nobody watches it any more
   });
 
-  it("refuses to subscribe to a resource that cannot change on its own", async () => {
-    await expect(conn.client.subscribeResource({ uri: "build://credit-costs" })).rejects.toThrow(/Cannot subscribe/);
+  it("accepts a subscription to a resource that never changes on its own, without polling for it", async () => {
+    const before = sandbox.build.router.count();
+    await expect(conn.client.subscribeResource({ uri: "build://credit-costs" })).resolves.toEqual({});
+    await sleep(INTERVAL * 3);
+    expect(sandbox.build.router.count()).toBe(before);
+    await conn.client.unsubscribeResource({ uri: "build://credit-costs" });
   });
 
   it("announces list_changed after a create or launch", async () => {
@@ -296,7 +300,7 @@ describe("credit guard", () => {
     expect(threshold.asked).toHaveLength(0);
     await ok(threshold.conn.client, "build_start_agent", { projectId: "cheap-one", prompt: "Build it [minutes=5]" }); // up to 40
     expect(threshold.asked).toHaveLength(1);
-    expect(threshold.asked[0]).toMatch(/plus the agent run \(typically 10-40 credits/);
+    expect(threshold.asked[0]).toMatch(/Start an agent run on cheap-one: has no fixed price: the agent run \(typically 10-40 credits/);
     await threshold.conn.close();
 
     const never = await elicitingClient("decline", { BUILD_CONFIRM_SPEND: "never" });

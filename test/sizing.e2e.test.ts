@@ -201,7 +201,7 @@ describe("sizing over stdio", () => {
     expect(read.contents[0].mimeType).toBe("application/json");
     expect(body(read.contents[0])).toEqual(COAT);
 
-    await expect(conn.client.readResource({ uri: "sizing://catalog/000000000000000000000000" })).rejects.toThrow(/No catalog item has _id/);
+    await expect(conn.client.readResource({ uri: "sizing://catalog/000000000000000000000000" })).rejects.toThrow(/Resource not found: no catalog item has _id/);
 
     const ref = { type: "ref/resource" as const, uri: "sizing://catalog/{id}" };
     const prefix = "6650c1a2f3b4d5e6a7b8010";

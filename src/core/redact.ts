@@ -5,13 +5,19 @@
  * - fields whose name says they hold a secret are dropped from any object before it leaves.
  */
 const SECRET_FIELD = /^(secretValue|token|apiKey|api_key|password|authorization)$/i;
-const MIN_SECRET_LENGTH = 6;
+/** Shorter values would blank out ordinary words in every session's output. */
+const MIN_SECRET_LENGTH = 8;
+/** Caller-supplied secrets are kept for scrubbing until this many newer ones arrive. */
+const MAX_SECRETS = 1000;
 
 export class SecretRegistry {
   private readonly secrets = new Set<string>();
 
   add(value: string | undefined): void {
-    if (value && value.length >= MIN_SECRET_LENGTH) this.secrets.add(value);
+    if (!value || value.length < MIN_SECRET_LENGTH) return;
+    this.secrets.delete(value);
+    this.secrets.add(value);
+    if (this.secrets.size > MAX_SECRETS) this.secrets.delete(this.secrets.values().next().value!);
   }
 
   /** Replaces every registered secret in a string. */

@@ -1,5 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "./logger.js";
 
 /** Something that calls `onChange` whenever the resource behind a URI changes, until stopped. */
@@ -7,7 +7,8 @@ export type ResourceWatcher = (uri: string, onChange: () => void) => (() => void
 
 /**
  * resources/subscribe and resources/unsubscribe for one session. Services say which URIs they can
- * watch; a subscription lasts until unsubscribe or the end of the session.
+ * watch; a subscription lasts until unsubscribe or the end of the session. Subscribing to a
+ * resource nobody watches is accepted (MCP allows it) and simply never produces an update.
  */
 export function enableSubscriptions(server: McpServer, watchers: ResourceWatcher[], logger: Logger): void {
   const active = new Map<string, () => void>();
@@ -23,7 +24,9 @@ export function enableSubscriptions(server: McpServer, watchers: ResourceWatcher
         return {};
       }
     }
-    throw new McpError(ErrorCode.InvalidParams, `Cannot subscribe to ${uri}: only build://projects/{projectId} resources change on their own`);
+    logger.debug("subscription to a resource that does not change on its own", { uri });
+    active.set(uri, () => undefined);
+    return {};
   });
   server.server.setRequestHandler(UnsubscribeRequestSchema, async ({ params: { uri } }) => {
     active.get(uri)?.();

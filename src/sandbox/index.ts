@@ -18,7 +18,7 @@ export interface SandboxOptions {
   port?: number;
   /** Simulated milliseconds per real millisecond (a 40-minute build takes 40 min / timeScale). */
   timeScale?: number;
-  keys?: Partial<typeof SANDBOX_KEYS>;
+  keys?: Partial<Record<keyof typeof SANDBOX_KEYS, string>>;
   /** Faults to inject from the start (SANDBOX_FAULTS), e.g. for the soak script. */
   faults?: Array<FaultSpec & { service: string }>;
   /** Plan limits and starting balance of the build simulator. */

@@ -36,8 +36,9 @@ export class CreditGuard {
 
   async check(estimate: SpendEstimate, ctx: ToolContext): Promise<void> {
     const [{ credits }, table] = await Promise.all([this.balance(ctx.signal), this.costTable(ctx.signal)]);
-    const fixed = estimate.items.reduce((sum, [op, count]) => sum + (table[op] ?? 0) * count, 0);
-    const breakdown = estimate.items.map(([op, count]) => `${op} ${table[op] ?? 0}${count !== 1 ? ` × ${count}` : ""}`).join(" + ");
+    const items = estimate.items.filter(([, count]) => count > 0);
+    const fixed = items.reduce((sum, [op, count]) => sum + (table[op] ?? 0) * count, 0);
+    const breakdown = items.map(([op, count]) => `${op} ${table[op] ?? 0}${count !== 1 ? ` × ${count}` : ""}`).join(" + ");
     const numbers = { operation: estimate.operation, cost: fixed, balance: credits, breakdown };
     if (fixed > credits) {
       throw new ToolError(
@@ -49,8 +50,9 @@ export class CreditGuard {
     if (this.policy === "never" || (typeof this.policy === "number" && worst <= this.policy)) return this.spent();
 
     const after = Math.round((credits - fixed) * 100) / 100;
-    const variable = estimate.variable ? `, plus ${estimate.variable.description}` : "";
-    const message = `${estimate.operation}: costs ${fixed} credits (${breakdown})${variable}. Balance ${credits} → ${after} credits after. Proceed?`;
+    const price = items.length ? `costs ${fixed} credits (${breakdown})` : "has no fixed price";
+    const variable = estimate.variable ? `${items.length ? ", plus" : ":"} ${estimate.variable.description}` : "";
+    const message = `${estimate.operation}: ${price}${variable}. Balance ${credits} → ${after} credits after${items.length ? "" : " the fixed part"}. Proceed?`;
     const answer = await ctx.elicit(message, {
       type: "object",
       properties: { confirm: { type: "boolean", title: "Spend the credits", description: message, default: false } },

@@ -1,20 +1,19 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { decodeVariable, jsonResource } from "../../core/resources.js";
 import type { BuildClient } from "./client.js";
-
-const json = (uri: URL, data: unknown) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(data, null, 2) }] });
 
 export function registerBuildResources(server: McpServer, client: BuildClient): void {
   server.registerResource(
     "build-account",
     "build://account",
     { title: "Build account balance", description: "Credit balance of the build-service account", mimeType: "application/json" },
-    async (uri) => json(uri, await client.getAccount()),
+    (uri) => jsonResource(uri, () => client.getAccount()),
   );
   server.registerResource(
     "build-credit-costs",
     "build://credit-costs",
     { title: "Build credit costs", description: "Credit price of each paid operation", mimeType: "application/json" },
-    async (uri) => json(uri, await client.getCreditCosts()),
+    (uri) => jsonResource(uri, () => client.getCreditCosts()),
   );
   server.registerResource(
     "build-project",
@@ -38,6 +37,6 @@ export function registerBuildResources(server: McpServer, client: BuildClient): 
       },
     }),
     { title: "Build project", description: "Details of one project (agent, server, deployment, recovery, import)", mimeType: "application/json" },
-    async (uri, { projectId }) => json(uri, await client.getProject(String(projectId))),
+    (uri, { projectId }) => jsonResource(uri, () => client.getProject(decodeVariable(uri, projectId))),
   );
 }

@@ -13,6 +13,14 @@ export const projectId = z
   .regex(/^[a-z][a-z0-9-]*$/, "projectId must start with a lowercase letter and hold only lowercase letters, digits and hyphens")
   .describe("Project id: 4-35 chars, lowercase letters, digits, hyphens, starting with a letter");
 
+/** An identifier that goes into a URL path: non-empty and encodable. */
+export const pathId = (field: string) =>
+  z
+    .string()
+    .min(1, `${field} is required`)
+    .max(200, `${field} is too long`)
+    .refine((v) => v.isWellFormed(), `${field} must be valid Unicode (no lone surrogates)`);
+
 export const description = z.string().max(500, "description must be at most 500 characters");
 export const label = z.string().max(80, "label must be at most 80 characters");
 export const environment = z.enum(["development", "production", "both"]);

@@ -1,8 +1,6 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { UpstreamError } from "../../core/upstream.js";
+import { decodeVariable, jsonResource } from "../../core/resources.js";
 import type { DronesClient, Json } from "./client.js";
-
-const json = (uri: URL, data: unknown) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(data, null, 2) }] });
 
 /** Listing and completion fetch a whole list; a short cache keeps typing from hammering the service. */
 const CACHE_MS = 10_000;
@@ -28,21 +26,6 @@ interface Kind {
   get: (id: string) => Promise<Json>;
   label: (r: Json) => string;
   detail: (r: Json) => string | undefined;
-}
-
-/** MCP's code for an unknown resource. */
-const RESOURCE_NOT_FOUND = -32002;
-
-/** An upstream 404 becomes MCP's "resource not found"; anything else is passed on. */
-async function readOne(get: () => Promise<Json>, uri: URL): Promise<Json> {
-  try {
-    return await get();
-  } catch (err) {
-    if (err instanceof UpstreamError && err.status === 404) {
-      throw Object.assign(new Error(`Resource not found: ${err.message}`), { code: RESOURCE_NOT_FOUND, data: { uri: uri.href } });
-    }
-    throw err;
-  }
 }
 
 const text = (v: unknown) => (typeof v === "string" && v ? v : undefined);
@@ -109,7 +92,7 @@ export function registerDronesResources(server: McpServer, client: DronesClient)
         complete: { id: completer(kind.list, kind.label) },
       }),
       { title: kind.title, description: kind.description, mimeType: "application/json" },
-      async (uri, { id }) => json(uri, await readOne(() => kind.get(decodeURIComponent(String(id))), uri)),
+      (uri, { id }) => jsonResource(uri, () => kind.get(decodeVariable(uri, id))),
     );
   }
 }

@@ -10,6 +10,7 @@ export const recordId = (what: string, tool: string) =>
     .string({ error: `id must be a string: the _id of a ${what} (from ${tool})` })
     .trim()
     .min(1, `id must be the _id of a ${what} (from ${tool})`)
+    .refine((s) => s.isWellFormed(), "id must be valid Unicode (no lone surrogates)")
     .describe(`_id of the ${what} (from ${tool})`);
 
 const bounded = (name: string, min: number, max: number, unit: string, int = false) => {

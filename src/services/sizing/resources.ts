@@ -1,10 +1,6 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { decodeVariable, jsonResource, notFound } from "../../core/resources.js";
 import type { Json, SizingClient } from "./client.js";
-
-const json = (uri: URL, data: unknown) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(data, null, 2) }] });
-
-/** MCP's code for an unknown resource. */
-const RESOURCE_NOT_FOUND = -32002;
 /** Listing and completion ask for the whole catalog; a short cache spares the per-minute rate limit while someone types. */
 const CACHE_MS = 10_000;
 
@@ -44,11 +40,12 @@ export function registerSizingResources(server: McpServer, client: SizingClient)
       },
     }),
     { title: "Catalog item", description: "One clothing item of the retailer's catalog, with its size chart", mimeType: "application/json" },
-    async (uri, { id }) => {
-      const wanted = decodeURIComponent(String(id));
-      const item = (await client.getCatalog({})).find((i) => i._id === wanted);
-      if (!item) throw Object.assign(new Error(`No catalog item has _id ${wanted}`), { code: RESOURCE_NOT_FOUND, data: { uri: uri.href } });
-      return json(uri, item);
-    },
+    (uri, { id }) =>
+      jsonResource(uri, async () => {
+        const wanted = decodeVariable(uri, id);
+        const item = (await client.getCatalog({})).find((i) => i._id === wanted);
+        if (!item) throw notFound(uri, `no catalog item has _id ${wanted}`);
+        return item;
+      }),
   );
 }

@@ -80,7 +80,7 @@ export function operationTools(deps: BuildDeps) {
       toolset: "build_admin",
       kind: "spend",
       longRunning: true,
-      input: { projectId: s.projectId, versionId: z.string().min(1, "versionId is required"), ...waitInput },
+      input: { projectId: s.projectId, versionId: s.pathId("versionId"), ...waitInput },
       output: z.looseObject({ projectId: z.string(), versionId: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
       before: ({ projectId, versionId }, ctx) => deps.guard.check({ operation: `Recover ${projectId} to version ${versionId}`, items: [["RECOVER_VERSION", 1]] }, ctx),
@@ -151,7 +151,7 @@ export function operationTools(deps: BuildDeps) {
       description: "Delete a project secret by its _id (from build_get_project).",
       toolset: "build_admin",
       kind: "destructive",
-      input: { projectId: s.projectId, secretId: z.string().min(1, "secretId is required") },
+      input: { projectId: s.projectId, secretId: s.pathId("secretId") },
       output: z.object({ projectId: z.string(), secretId: z.string(), deleted: z.boolean() }),
       run: async ({ projectId, secretId }, ctx) => {
         await client.deleteSecret(projectId, secretId, ctx.signal);
