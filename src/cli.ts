@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { ConfigError, HELP, parseCommand, type Config } from "./config.js";
-import { startHttpTransport } from "./core/http-transport.js";
 import { createRuntime, createServer } from "./server.js";
-import { startSandbox, type Sandbox } from "./sandbox/index.js";
+import type { Sandbox } from "./sandbox/index.js";
 import { VERSION } from "./version.js";
 
 /** flags + environment -> config -> start a transport. Nothing else lives here. */
@@ -26,6 +25,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${VERSION}\n`);
       return;
     case "sandbox": {
+      const { startSandbox } = await import("./sandbox/index.js");
       const sandbox = await startSandbox({ host: command.host, port: command.port, timeScale: command.timeScale, faults: command.faults as never });
       process.stderr.write(
         `switchboard-mcp sandbox listening on ${sandbox.url}\n` +
@@ -45,6 +45,7 @@ async function serve(initial: Config): Promise<void> {
   let config = initial;
   let sandbox: Sandbox | undefined;
   if (config.sandbox) {
+    const { startSandbox } = await import("./sandbox/index.js");
     sandbox = await startSandbox({ timeScale: config.sandboxTimeScale, faults: config.sandboxFaults as never });
     config = {
       ...config,
@@ -71,6 +72,7 @@ async function serve(initial: Config): Promise<void> {
     return;
   }
 
+  const { startHttpTransport } = await import("./core/http-transport.js");
   const http = await startHttpTransport({
     host: config.host,
     port: config.port,

@@ -1,5 +1,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { enabledToolsets, TOOLSET_SERVICE, type Config, type ServiceName, type Toolset } from "./config.js";
+import { compactToolList } from "./core/compact.js";
 import { createLogger, type LogSink } from "./core/logger.js";
 import type { Logger } from "./core/logger.js";
 import { SecretRegistry } from "./core/redact.js";
@@ -77,12 +80,20 @@ function instructions(runtime: Runtime): string {
   return parts.join("\n");
 }
 
+/**
+ * The SDK builds a new Ajv instance (~10 ms, a few hundred KB) in every Server it creates, only to
+ * check elicitation answers. One shared instance, built on first use, serves every session.
+ */
+let ajv: AjvJsonSchemaValidator | undefined;
+const sharedValidator: jsonSchemaValidator = { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
+
 /** One McpServer per session (stdio has one; HTTP one per session), sharing the runtime. */
 export function createServer(runtime: Runtime): McpServer {
   const server = new McpServer(
     { name: "switchboard-mcp", version: VERSION, title: "Switchboard MCP" },
     {
       instructions: instructions(runtime),
+      jsonSchemaValidator: sharedValidator,
       capabilities: {
         logging: {},
         tools: { listChanged: true },
@@ -104,6 +115,7 @@ export function createServer(runtime: Runtime): McpServer {
       for (const session of runtime.sessions) session.sendResourceListChanged();
     },
   });
+  compactToolList(server);
   for (const service of runtime.services) {
     service.registerResources(server);
     service.registerPrompts(server);

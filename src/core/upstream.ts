@@ -73,7 +73,8 @@ const DEFAULT_MAX_BODY = 8 * 1024 * 1024;
  * retries of reads, and turning every failure into an UpstreamError.
  */
 export class UpstreamClient {
-  private readonly pool: Pool;
+  /** Made on the first request, so that nothing of undici runs before a tool needs the upstream. */
+  private poolInstance?: Pool;
   private readonly basePath: string;
   private readonly origin: string;
 
@@ -81,13 +82,16 @@ export class UpstreamClient {
     const url = new URL(options.baseUrl);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, "");
-    this.pool = new Pool(this.origin, {
+  }
+
+  private get pool(): Pool {
+    return (this.poolInstance ??= new Pool(this.origin, {
       connections: 32,
-      connectTimeout: options.timeoutMs,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      connectTimeout: this.options.timeoutMs,
+      headersTimeout: this.options.timeoutMs,
+      bodyTimeout: this.options.timeoutMs,
       keepAliveTimeout: 30_000,
-    });
+    }));
   }
 
   get service(): string {
@@ -95,7 +99,7 @@ export class UpstreamClient {
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.poolInstance?.close();
   }
 
   /** Sends a request and returns the envelope's `data`. */
