@@ -94,7 +94,13 @@ describe("tool catalogue over stdio", () => {
         expect(typeof tool.annotations?.[hint], `${tool.name}.${hint}`).toBe("boolean");
       }
     }
+    // The compacted tools/list (src/core/compact.ts): no generator noise, shallow output schemas.
+    const wire = JSON.stringify(tools);
+    expect(wire).not.toContain("$schema");
+    expect(wire).not.toContain('"taskSupport":"forbidden"');
+    expect(tools.every((t) => t.annotations?.title === undefined)).toBe(true);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    expect(byName.build_list_projects.outputSchema?.properties?.projects).toEqual({ type: "array" });
     expect(byName.build_delete_project.annotations?.destructiveHint).toBe(true);
     expect(byName.build_get_account.annotations?.readOnlyHint).toBe(true);
     expect(byName.build_launch_project.annotations?.readOnlyHint).toBe(false);

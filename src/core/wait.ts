@@ -103,14 +103,14 @@ export function formatElapsed(ms: number): string {
 
 /** The shared `wait` arguments of tools that can block until their work ends. */
 export const waitInput = {
-  wait: z.boolean().optional().describe("Block until the work ends, sending progress notifications. Default false: return at once."),
+  wait: z.boolean().optional().describe("Block until it ends, with progress"),
   timeoutSeconds: z
     .number()
     .int()
     .min(1)
     .max(7200)
     .optional()
-    .describe("With wait: give up waiting after this many seconds (default 2700) and return the state so far; the work itself goes on."),
+    .describe("With wait: stop waiting after this many seconds (default 2700); the work goes on"),
 };
 
 export const DEFAULT_WAIT_SECONDS = 2700;

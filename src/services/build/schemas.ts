@@ -10,8 +10,7 @@ export const projectId = z
   .string()
   .min(4, "projectId must be 4-35 characters")
   .max(35, "projectId must be 4-35 characters")
-  .regex(/^[a-z][a-z0-9-]*$/, "projectId must start with a lowercase letter and hold only lowercase letters, digits and hyphens")
-  .describe("Project id: 4-35 chars, lowercase letters, digits, hyphens, starting with a letter");
+  .regex(/^[a-z][a-z0-9-]*$/, "projectId must start with a lowercase letter and hold only lowercase letters, digits and hyphens");
 
 /** An identifier that goes into a URL path: non-empty and encodable. */
 export const pathId = (field: string) =>

@@ -22,8 +22,8 @@ const measureFields = {
   chest: measure("chest", "cm"),
   waist: measure("waist", "cm"),
   hips: measure("hips", "cm"),
-  height: measure("height", "cm (assumed; the spec does not state the unit)"),
-  weight: measure("weight", "kg (assumed; the spec does not state the unit)"),
+  height: measure("height", "cm (assumed)"),
+  weight: measure("weight", "kg (assumed)"),
 };
 
 function measurementsObject<K extends keyof typeof measureFields>(names: readonly K[]) {
@@ -52,7 +52,7 @@ export const clothingItemId = z
 
 export const preferredFit = z
   .enum(PREFERRED_FITS, { error: `preferred_fit must be one of ${PREFERRED_FITS.join(", ")}` })
-  .describe("Preferred fit: slim, regular or relaxed; omit for the service's default (regular)");
+  .describe("Default regular");
 
 // ---- outputs ----
 
