@@ -499,10 +499,16 @@ async function main() {
   await warm.close();
 
   const rss = {};
-  for (const [name, c] of Object.entries(children)) rss[name] = { before: rssMb(c.pid), peak: rssMb(c.pid), after: undefined };
+  for (const [name, c] of Object.entries(children)) rss[name] = { before: rssMb(c.pid), peak: rssMb(c.pid), after: undefined, byTenth: [] };
+  // RSS at every tenth of the run: a heap that settles after warm-up is flat; a leak keeps climbing.
+  let nextTenth = 1;
   const sampler = setInterval(() => {
+    const tenth = Math.floor((stats.total / CONFIG.calls) * 10);
+    const takeTenth = tenth >= nextTenth;
+    if (takeTenth) nextTenth = tenth + 1;
     for (const [name, c] of Object.entries(children)) {
       const v = rssMb(c.pid);
+      if (takeTenth && v !== undefined) rss[name].byTenth.push(v);
       if (v !== undefined && v > (rss[name].peak ?? 0)) rss[name].peak = v;
       if (!c.exit && !alive(c.pid)) c.exit = { code: "gone", at: Date.now() };
     }
@@ -628,6 +634,7 @@ async function main() {
   for (const name of ["stdio", "http"]) {
     const s = report.servers[name];
     line(`${name} server`, `pid ${s.pid}, RSS MB before ${s.rssMb.before} / after ${s.rssMb.after} / peak ${s.rssMb.peak}, alive ${s.alive}, final check ${s.finalCheck}`);
+    line(`${name} RSS by tenth`, s.rssMb.byTenth.join(" → "));
   }
   line("unexplained", stats.unexplainedCount);
   for (const u of stats.unexplained.slice(0, 20)) process.stdout.write(`  - [${u.kind}] ${u.tool} ${JSON.stringify(u.args)}: ${u.detail.replace(/\n/g, " | ")}\n`);

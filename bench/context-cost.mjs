@@ -1,0 +1,127 @@
+// Goal 2: context cost. The tools/list answer, as sent on the wire, in o200k tokens.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { CLI, NODE, bridge, bridgeEnv, everything } from "./lib.mjs";
+
+export const TOOLSETS = ["build", "build_admin", "sizing", "drones"];
+
+/**
+ * The bridge tool that does the same upstream operation as a switchboard-mcp tool (names as
+ * openapi-mcp-server 1.16.1 abbreviates the operationIds of docs/openapi/*.yaml). build_wait,
+ * drones_fleet_summary and drones_find_nearest have no single upstream operation.
+ */
+export const BRIDGE_EQUIVALENT = {
+  build_get_account: "get-acct-info",
+  build_get_credit_costs: "get-credit-costs",
+  build_list_projects: "lst-projects",
+  build_get_project: "get-project-details",
+  build_create_project: "crt-project-without-building",
+  build_launch_project: "launch-project",
+  build_start_agent: "start-agent",
+  build_get_agent_status: "get-agent-status",
+  build_get_conversation: "get-full-conversation",
+  build_stop_agent: "stop-agent",
+  build_deploy: "deploy-project",
+  build_get_deployment_status: "get-deployment-status",
+  build_delete_project: "del-project",
+  build_list_versions: "lst-versions",
+  build_recover_version: "recover-ver",
+  build_get_logs: "get-dev-server-logs",
+  build_restart_server: "start-or-restart-server",
+  build_set_secret: "crt-secret",
+  build_delete_secret: "del-secret",
+  build_set_domain: "set-custom-domain",
+  build_remove_domain: "remove-custom-domain",
+  build_get_database_schema: "get-database-tables-structure",
+  build_query_database: "qry-database",
+  sizing_get_catalog: "get-catalog",
+  sizing_recommend_size: "recommend-size",
+  sizing_create_try_on: "crt-try-on",
+  drones_list_drones: "lst-drones",
+  drones_get_drone: "get-drone",
+  drones_list_missions: "lst-missions",
+  drones_get_mission: "get-mission",
+  drones_list_alerts: "lst-alerts",
+  drones_get_alert: "get-alert",
+  drones_update_alert: "upd-alert",
+  drones_list_api_keys: "lst-keys",
+};
+
+/** Every tools/list page exactly as the server sent it (the SDK client would drop unknown keys). */
+async function wireToolsList(command, args, env) {
+  const transport = new StdioClientTransport({ command, args, env: env ?? { PATH: process.env.PATH ?? "" }, stderr: "ignore" });
+  const client = new Client({ name: "switchboard-bench", version: "1.0.0" });
+  await client.connect(transport);
+  const pages = [];
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (message?.result?.tools) pages.push(message.result);
+    onmessage?.(message, extra);
+  };
+  let cursor;
+  do {
+    const r = await client.listTools(cursor ? { cursor } : undefined);
+    cursor = r.nextCursor;
+  } while (cursor);
+  await client.close();
+  return pages;
+}
+
+const tokens = (value) => countTokens(typeof value === "string" ? value : JSON.stringify(value));
+
+function analyse(pages) {
+  const tools = pages.flatMap((p) => p.tools);
+  const total = pages.reduce((sum, p) => sum + tokens(p), 0);
+  const perTool = tools.map((t) => {
+    const { description, inputSchema, outputSchema, annotations, ...rest } = t;
+    return {
+      name: t.name,
+      tokens: tokens(t),
+      description: description ? tokens(description) : 0,
+      inputSchema: inputSchema ? tokens(inputSchema) : 0,
+      outputSchema: outputSchema ? tokens(outputSchema) : 0,
+      annotations: annotations ? tokens(annotations) : 0,
+      other: tokens(rest),
+    };
+  });
+  const parts = Object.fromEntries(["description", "inputSchema", "outputSchema", "annotations"].map((k) => [k, perTool.reduce((s, t) => s + t[k], 0)]));
+  return { tools: tools.length, total, perToolAverage: total / Math.max(1, tools.length), parts, perTool };
+}
+
+export async function contextCost({ sandbox, log }) {
+  const result = {};
+  // switchboard-mcp: everything it registers under --sandbox, then one run per toolset.
+  result.switchboard = analyse(await wireToolsList(NODE, [CLI, "--sandbox"]));
+  result.switchboard.toolsets = {};
+  for (const ts of TOOLSETS) {
+    const a = analyse(await wireToolsList(NODE, [CLI, "--sandbox", "--toolsets", ts]));
+    result.switchboard.toolsets[ts] = { tools: a.tools, total: a.total, perToolAverage: a.perToolAverage, names: a.perTool.map((t) => t.name) };
+  }
+  log("context cost: switchboard-mcp done");
+
+  const ev = everything();
+  result.everything = { version: ev.version, ...analyse(await wireToolsList(NODE, [ev.path, "stdio"])) };
+
+  // The generic OpenAPI bridge, one instance per upstream API, fed docs/openapi/*.yaml.
+  const br = bridge();
+  result.bridge = { version: br.version, apis: {} };
+  const all = [];
+  for (const api of ["build", "sizing", "drones"]) {
+    const pages = await wireToolsList(NODE, [br.path], bridgeEnv(sandbox, api));
+    all.push(...pages);
+    const a = analyse(pages);
+    result.bridge.apis[api] = { tools: a.tools, total: a.total, perToolAverage: a.perToolAverage };
+  }
+  Object.assign(result.bridge, analyse(all));
+  log("context cost: peers done");
+
+  const s = result.switchboard;
+  const bridgeTokens = new Map(result.bridge.perTool.map((t) => [t.name, t.tokens]));
+  for (const t of s.perTool) t.bridgeEquivalent = BRIDGE_EQUIVALENT[t.name] ? { name: BRIDGE_EQUIVALENT[t.name], tokens: bridgeTokens.get(BRIDGE_EQUIVALENT[t.name]) } : undefined;
+  result.goals = {
+    total: { text: "switchboard all toolsets < 4,500 tokens", value: s.total, met: s.total < 4500 },
+    perTool: { text: "switchboard tokens per tool < bridge's", value: s.perToolAverage, bridge: result.bridge.perToolAverage, met: s.perToolAverage < result.bridge.perToolAverage },
+  };
+  return result;
+}

@@ -1,0 +1,170 @@
+// Shared helpers of the benchmark suite (bench/run.mjs). Nothing here imports from src/ or dist/
+// at module load: the sandbox is compiled from src/ on demand (see loadSandbox).
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+/** The switchboard-mcp entry every section spawns; run.mjs points it at a snapshot of dist/. */
+export let CLI = join(ROOT, "dist/cli.js");
+export function useCli(path) {
+  CLI = path;
+}
+export const NODE = process.execPath;
+
+// --- statistics --------------------------------------------------------------------------------
+
+export function summarize(samples) {
+  const xs = [...samples].sort((a, b) => a - b);
+  const n = xs.length;
+  if (n === 0) return { n: 0 };
+  const q = (p) => xs[Math.min(n - 1, Math.max(0, Math.ceil(p * n) - 1))];
+  const median = n % 2 ? xs[(n - 1) / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  return { n, median, min: xs[0], max: xs[n - 1], mean, p90: q(0.9), p99: q(0.99) };
+}
+
+export const round = (x, digits = 2) => (x === undefined || x === null || Number.isNaN(x) ? x : Math.round(x * 10 ** digits) / 10 ** digits);
+
+// --- processes ---------------------------------------------------------------------------------
+
+/** Sum of on-CPU time of every thread of a process, from /proc (Linux only; undefined elsewhere). */
+export function cpuMs(pid) {
+  try {
+    let ns = 0;
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+    return ns / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident set size of a process in MB, from /proc/<pid>/status VmRSS (Linux only). */
+export function rssMb(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function loadAverage() {
+  try {
+    return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Ends a child we started and waits for it. */
+export async function stopChild(child, signal = "SIGTERM") {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Spawns `node <args>` and resolves when its stderr matches `ready` (returns the match). */
+export async function spawnUntil(args, { env, ready, timeoutMs = 20_000 }) {
+  const child = spawn(NODE, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  child.stdout.resume();
+  const match = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not get ready: ${err.slice(-2000)}`)), timeoutMs);
+    child.stderr.on("data", (c) => {
+      err += c;
+      if (err.length > 1e6) err = err.slice(-1e5);
+      const m = ready.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args.join(" ")} exited with ${code}: ${err.slice(-2000)}`));
+    });
+  });
+  child.stderr.resume();
+  return { child, match, stderr: () => err };
+}
+
+// --- peers -------------------------------------------------------------------------------------
+
+/** Entry script of an installed package's bin, started with node (never npx). */
+export function binEntry(pkg, bin) {
+  const dir = join(ROOT, "node_modules", pkg);
+  const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  const rel = typeof manifest.bin === "string" ? manifest.bin : manifest.bin[bin ?? Object.keys(manifest.bin)[0]];
+  return { path: join(dir, rel), version: manifest.version };
+}
+
+export const everything = () => binEntry("@modelcontextprotocol/server-everything");
+export const bridge = () => binEntry("@ivotoby/openapi-mcp-server");
+
+/**
+ * The bridge's environment for one upstream API of the sandbox (see its README: API_BASE_URL,
+ * OPENAPI_SPEC_PATH, API_HEADERS). The header value may not contain a comma.
+ */
+export function bridgeEnv(sandbox, api) {
+  const doc = { build: "build-service.yaml", sizing: "sizing.yaml", drones: "drones.yaml" }[api];
+  const header = api === "build" ? `api-key:${sandbox.keys.build}` : `Authorization:Bearer ${sandbox.keys[api]}`;
+  return {
+    PATH: process.env.PATH ?? "",
+    API_BASE_URL: sandbox.urls[api],
+    OPENAPI_SPEC_PATH: join(ROOT, "docs/openapi", doc),
+    API_HEADERS: header,
+    VERBOSE: "false",
+  };
+}
+
+/** Environment that points switchboard-mcp at a sandbox of the bench process (as test/helpers.ts). */
+export function sandboxEnv(sandbox, extra = {}) {
+  return {
+    PATH: process.env.PATH ?? "",
+    BUILD_API_BASE_URL: sandbox.urls.build,
+    BUILD_API_KEY: sandbox.keys.build,
+    SIZING_API_BASE_URL: sandbox.urls.sizing,
+    SIZING_API_KEY: sandbox.keys.sizing,
+    DRONES_API_BASE_URL: sandbox.urls.drones,
+    DRONES_API_KEY: sandbox.keys.drones,
+    LOG_LEVEL: "warn",
+    ...extra,
+  };
+}
+
+// --- the sandbox, in this process ---------------------------------------------------------------
+
+let sandboxModule;
+/**
+ * startSandbox() from src/sandbox/index.ts. The published build is a single bundle, so
+ * dist/sandbox/ does not exist: compile the sandbox (and only it) with esbuild into a temp dir.
+ */
+export async function loadSandbox() {
+  if (sandboxModule) return sandboxModule;
+  const { build } = await import("esbuild");
+  const dir = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
+  const outfile = join(dir, "sandbox.mjs");
+  await build({ absWorkingDir: ROOT, entryPoints: ["src/sandbox/index.ts"], outfile, bundle: true, platform: "node", target: "node20", format: "esm", packages: "external", logLevel: "warning" });
+  try {
+    sandboxModule = await import(pathToFileURL(outfile).href);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return sandboxModule;
+}
+
+export function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,290 @@
+#!/usr/bin/env node
+// npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
+// one table per goal and writes bench/results.json. See bench/README.md.
+//
+//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package] [--quick] [--use-dist]
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { callOverhead } from "./call-overhead.mjs";
+import { coldStart } from "./cold-start.mjs";
+import { contextCost } from "./context-cost.mjs";
+import { httpLoad } from "./http-load.mjs";
+import { CLI, ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
+import { packageFootprint } from "./package-footprint.mjs";
+import { polling } from "./polling.mjs";
+
+const argv = process.argv.slice(2);
+const quick = argv.includes("--quick");
+const only = argv.includes("--only") ? new Set(argv[argv.indexOf("--only") + 1].split(",")) : undefined;
+const want = (id) => !only || only.has(id);
+const started = Date.now();
+const log = (msg) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}\n`);
+
+// --- a private build ----------------------------------------------------------------------------
+// The published build (scripts/build.mjs, what `npm run build` runs) is built into a temp dir that
+// keeps the package layout: package.json one level above dist/cli.js (for --version), README and
+// the rest of package.json "files" beside it, node_modules linked so that the minimal server and the
+// peers resolve as in the repository. Other work rebuilding dist/ meanwhile cannot disturb the
+// run, and the run does not touch dist/. `--use-dist` measures the existing dist/ instead.
+const execFileP = promisify(execFile);
+const tmp = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
+const pkg = join(tmp, "pkg");
+mkdirSync(pkg);
+const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+for (const f of ["package.json", "README.md", "LICENSE", ...(manifest.files ?? [])]) {
+  if (f !== "dist" && existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+}
+symlinkSync(join(ROOT, "node_modules"), join(pkg, "node_modules"), "dir");
+if (argv.includes("--use-dist")) {
+  if (!existsSync(join(ROOT, "dist/cli.js"))) {
+    process.stderr.write("bench: dist/cli.js is missing; run `npm run build` first.\n");
+    process.exit(1);
+  }
+  cpSync(join(ROOT, "dist"), join(pkg, "dist"), { recursive: true });
+} else {
+  log("building the bundle (scripts/build.mjs) into a private directory...");
+  const { stderr } = await execFileP(process.execPath, [join(ROOT, "scripts/build.mjs"), "--outdir", join(pkg, "dist")], { cwd: ROOT });
+  if (stderr.trim()) log(stderr.trim());
+}
+// bench/minimal-server.mjs bundled with the same settings, for the cold-start floor.
+const minimalBundle = join(tmp, "minimal-server.bundle.mjs");
+await (await import("../scripts/build.mjs")).bundle({ entry: "bench/minimal-server.mjs", outfile: minimalBundle });
+useCli(join(pkg, "dist/cli.js"));
+const bundleText = readFileSync(CLI, "utf8");
+const build = {
+  source: argv.includes("--use-dist") ? "dist/" : "scripts/build.mjs",
+  bytes: Buffer.byteLength(bundleText),
+  distFiles: readdirSync(join(pkg, "dist"), { recursive: true }).length,
+  // A bundle imports only node built-ins; tsc output imports ./config.js, @modelcontextprotocol/sdk...
+  bundled: !/^\s*import\s[^;]*?from\s*"(?!node:)[^"]+"/m.test(bundleText.split("\n").slice(0, 60).join("\n")),
+};
+if (!build.bundled) log("warning: dist/cli.js is not a single-file bundle");
+
+const results = {
+  startedAt: new Date(started).toISOString(),
+  machine: { node: process.version, cpus: availableParallelism?.() ?? cpus().length, cpuModel: cpus()[0]?.model, loadAverageBefore: loadAverage() },
+  build,
+};
+
+const cleanups = [() => rmSync(tmp, { recursive: true, force: true })];
+const fail = (section, err) => {
+  log(`${section} failed: ${err?.stack ?? err}`);
+  results[section] = { error: String(err?.message ?? err) };
+};
+
+try {
+  if (want("cold")) {
+    log("cold start...");
+    try {
+      results.coldStart = await coldStart({ runs: quick ? 5 : 20, minimalBundle, log });
+    } catch (err) {
+      fail("coldStart", err);
+    }
+  }
+
+  let sandbox;
+  if (want("tokens") || want("calls")) {
+    const { startSandbox } = await loadSandbox();
+    sandbox = await startSandbox({});
+    cleanups.unshift(() => sandbox.close());
+  }
+  if (want("tokens")) {
+    log("context cost...");
+    try {
+      results.contextCost = await contextCost({ sandbox, log });
+    } catch (err) {
+      fail("contextCost", err);
+    }
+  }
+  if (want("calls")) {
+    log("call overhead...");
+    try {
+      results.callOverhead = await callOverhead({ sandbox, calls: quick ? 400 : 2000, warmup: quick ? 50 : 200, log });
+    } catch (err) {
+      fail("callOverhead", err);
+    }
+  }
+  if (want("polling")) {
+    log("polling cost...");
+    try {
+      results.polling = await polling({ log, windowMs: quick ? 2000 : 4000 });
+    } catch (err) {
+      fail("polling", err);
+    }
+  }
+  if (want("http")) {
+    log("HTTP load...");
+    try {
+      results.httpLoad = await httpLoad({ log, callsPerSession: quick ? 40 : 200, churn: quick ? 1000 : 10_000, churnSeconds: quick ? 20 : 120 });
+    } catch (err) {
+      fail("httpLoad", err);
+    }
+  }
+  if (want("package")) {
+    log("package footprint (npm pack, npm install from the registry)...");
+    try {
+      results.package = await packageFootprint({ packageRoot: pkg, tmp, log });
+    } catch (err) {
+      fail("package", err);
+    }
+  }
+} finally {
+  for (const c of cleanups) await Promise.resolve(c()).catch(() => undefined);
+}
+
+results.machine.loadAverageAfter = loadAverage();
+results.durationSeconds = (Date.now() - started) / 1000;
+results.goals = collectGoals(results);
+writeFileSync(join(ROOT, "bench/results.json"), `${JSON.stringify(results, roundReplacer, 2)}\n`);
+process.stdout.write(render(results));
+process.stdout.write(`\nwrote bench/results.json (${results.durationSeconds.toFixed(0)} s)\n`);
+
+// --- output ------------------------------------------------------------------------------------
+
+function roundReplacer(_key, value) {
+  return typeof value === "number" && !Number.isInteger(value) ? round(value, 3) : value;
+}
+
+function collectGoals(r) {
+  const goals = [];
+  const add = (id, g, value) => g && goals.push({ id, text: g.text, value, met: g.met ?? null, note: g.note });
+  if (r.coldStart?.goal) add("1 cold start", r.coldStart.goal, `${fmt(r.coldStart.ratioToEverything, 2)} x`);
+  if (r.contextCost?.goals) {
+    add("2 context", r.contextCost.goals.total, `${r.contextCost.goals.total.value} tokens`);
+    add("2 context", r.contextCost.goals.perTool, `${fmt(r.contextCost.goals.perTool.value, 0)} vs ${fmt(r.contextCost.goals.perTool.bridge, 0)}`);
+  }
+  if (r.callOverhead?.goal) {
+    const a = r.callOverhead.added;
+    add("3 call overhead", { text: "switchboard median added latency over direct < 0.25 ms", met: r.callOverhead.goal.underQuarterMs }, `+${fmt(a.switchboard.median, 3)} ms (a no-op MCP round trip alone: ${fmt(r.callOverhead.stats.mcpFloor.median, 3)} ms)`);
+    add("3 call overhead", { text: "switchboard added median below the bridge's", met: r.callOverhead.goal.belowBridge }, `+${fmt(a.switchboard.median, 3)} vs +${fmt(a.bridge.median, 3)} ms`);
+  }
+  if (r.httpLoad?.goals) {
+    add("4 HTTP", r.httpLoad.goals.errors, `${r.httpLoad.load.errors} errors`);
+    add("4 HTTP", r.httpLoad.goals.memory, `${fmt(r.httpLoad.churn.growthMb, 1)} MB over ${r.httpLoad.churn.closed} sessions`);
+  }
+  if (r.polling?.goals) {
+    add("5 polling", r.polling.goals.sameProject, `${fmt(r.polling.goals.sameProject.value, 1)} per interval`);
+    add("5 polling", r.polling.goals.differentProjects, `${fmt(r.polling.goals.differentProjects.value, 1)} per interval`);
+    add("5 polling", r.polling.goals.stopsOnCancel, `${r.polling.sameProject.requestsAfterCancel + r.polling.differentProjects.requestsAfterCancel} requests after cancel`);
+  }
+  if (r.package?.goal) add("6 package", r.package.goal, `${r.package.installedPackages ?? "?"} packages`);
+  return goals;
+}
+
+function fmt(x, digits = 1) {
+  if (x === undefined || x === null || Number.isNaN(x)) return "-";
+  return Number(x).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function table(title, headers, rows) {
+  const cells = [headers, ...rows].map((r) => r.map((c) => (c === undefined || c === null ? "" : String(c))));
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
+  const line = (r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return `\n${title}\n${line(cells[0])}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${cells.slice(1).map(line).join("\n")}\n`;
+}
+
+function render(r) {
+  let out = `\nswitchboard-mcp benchmark, ${r.startedAt}, node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadAverageBefore?.join(" ")} -> ${r.machine.loadAverageAfter?.join(" ")}\n`;
+  out += `dist/cli.js (${r.build.source}): ${fmt(r.build.bytes / 1024, 0)} KiB, ${r.build.bundled ? "single-file bundle" : "NOT a bundle"}, ${r.build.distFiles} file(s) in dist/\n`;
+
+  const c = r.coldStart;
+  if (c?.stats) {
+    const ev = c.stats.everything.ms.median;
+    const mi = c.stats.minimal.ms.median;
+    out += table(
+      `1. Cold start: spawn to initialize answer over stdio, ms (${c.stats.switchboard.ms.n} runs each, interleaved, after a warm-up)`,
+      ["command", "median", "min", "max", "cpu ms (median)", "x everything", "x minimal", "x minimal bundled"],
+      ["node", "minimal", "minimalBundle", "everything", "switchboard"].filter((id) => c.stats[id]).map((id) => {
+        const s = c.stats[id];
+        const mb = c.stats.minimalBundle?.ms.median;
+        return [s.label, fmt(s.ms.median), fmt(s.ms.min), fmt(s.ms.max), fmt(s.cpuMs?.median), fmt(s.ms.median / ev, 2), fmt(s.ms.median / mi, 2), mb ? fmt(s.ms.median / mb, 2) : "-"];
+      }),
+    );
+  } else if (c) out += `\n1. Cold start: ERROR ${c.error}\n`;
+
+  const t = r.contextCost;
+  if (t?.switchboard) {
+    const s = t.switchboard;
+    const rows = [
+      ["switchboard-mcp, all toolsets", s.tools, s.total, fmt(s.perToolAverage, 0), fmt(s.total / t.everything.total, 2), fmt(s.total / t.bridge.total, 2)],
+      ...Object.entries(s.toolsets).map(([k, v]) => [`  --toolsets ${k}`, v.tools, v.total, fmt(v.perToolAverage, 0), "", ""]),
+      [`server-everything ${t.everything.version}`, t.everything.tools, t.everything.total, fmt(t.everything.perToolAverage, 0), "1.00", ""],
+      [`openapi-mcp-server ${t.bridge.version}, 3 APIs`, t.bridge.tools, t.bridge.total, fmt(t.bridge.perToolAverage, 0), "", "1.00"],
+      ...Object.entries(t.bridge.apis).map(([k, v]) => [`  ${k}`, v.tools, v.total, fmt(v.perToolAverage, 0), "", ""]),
+    ];
+    out += table("2. Context cost: tools/list answer, o200k tokens", ["server", "tools", "tokens", "per tool", "x everything", "x bridge"], rows);
+    const p = s.parts;
+    out += `   switchboard-mcp tokens by part (summed over tools): descriptions ${p.description}, inputSchema ${p.inputSchema}, outputSchema ${p.outputSchema}, annotations ${p.annotations}; the rest is names, titles and JSON punctuation\n`;
+    out += table(
+      "   per tool (switchboard-mcp)",
+      ["tool", "tokens", "description", "input", "output", "annotations", "bridge equivalent", "its tokens"],
+      s.perTool.map((x) => [x.name, x.tokens, x.description, x.inputSchema, x.outputSchema, x.annotations, x.bridgeEquivalent?.name ?? "-", x.bridgeEquivalent?.tokens ?? "-"]),
+    );
+  } else if (t) out += `\n2. Context cost: ERROR ${t.error}\n`;
+
+  const o = r.callOverhead;
+  if (o?.stats) {
+    const d = o.stats.direct;
+    out += table(
+      `3. Call overhead: ${o.calls} sequential GET /api/drones/:id per path, ms per call`,
+      ["path", "median", "min", "max", "p99", "added median", "added p99", "errors"],
+      [
+        ["direct undici", fmt(d.median, 3), fmt(d.min, 3), fmt(d.max, 3), fmt(d.p99, 3), "", "", o.errors.direct],
+        ["MCP floor: minimal server echo, no upstream (stdio)", fmt(o.stats.mcpFloor.median, 3), fmt(o.stats.mcpFloor.min, 3), fmt(o.stats.mcpFloor.max, 3), fmt(o.stats.mcpFloor.p99, 3), "", "", o.errors.mcpFloor],
+        ["switchboard-mcp drones_get_drone (stdio)", fmt(o.stats.switchboard.median, 3), fmt(o.stats.switchboard.min, 3), fmt(o.stats.switchboard.max, 3), fmt(o.stats.switchboard.p99, 3), fmt(o.added.switchboard.median, 3), fmt(o.added.switchboard.p99, 3), o.errors.switchboard],
+        [`openapi-mcp-server ${o.bridgeTool} (stdio)`, fmt(o.stats.bridge.median, 3), fmt(o.stats.bridge.min, 3), fmt(o.stats.bridge.max, 3), fmt(o.stats.bridge.p99, 3), fmt(o.added.bridge.median, 3), fmt(o.added.bridge.p99, 3), o.errors.bridge],
+      ],
+    );
+  } else if (o) out += `\n3. Call overhead: ERROR ${o.error}\n`;
+
+  const h = r.httpLoad;
+  if (h?.load) {
+    const l = h.load;
+    out += table(
+      `4. HTTP under load: ${l.sessions} sessions x ${l.callsPerSession} drones_get_drone calls, Streamable HTTP`,
+      ["measure", "value"],
+      [
+        ["calls", l.calls],
+        ["wall time (s)", fmt(l.seconds, 2)],
+        ["throughput (calls/s)", fmt(l.throughput, 0)],
+        ["latency median / p99 / max (ms)", `${fmt(l.latency.median, 2)} / ${fmt(l.latency.p99, 2)} / ${fmt(l.latency.max, 2)}`],
+        ["errors", l.errors],
+        ["CPU per call: server / clients (ms)", `${fmt(l.serverCpuMsPerCall, 2)} / ${fmt(l.clientCpuMsPerCall, 2)}`],
+        ["server RSS before -> after (MB)", `${fmt(l.rssBeforeMb)} -> ${fmt(l.rssAfterMb)}`],
+        [`session churn on a fresh server (after ${h.churn.warmupCycles} warm-up cycles): initialize + DELETE, target ${h.churn.target}`, `${h.churn.closed} in ${fmt(h.churn.seconds, 1)} s (${fmt(h.churn.rate, 0)}/s), ${h.churn.errors} errors`],
+        ["churn server CPU per session (ms)", fmt(h.churn.serverCpuMsPerSession, 2)],
+        ["churn RSS every 1,000 sessions (MB)", h.churn.rssTrace.map((x) => fmt(x.rssMb, 0)).join(" ")],
+        ["churn RSS: fresh, after warm-up (before) -> after -> 2 s later (MB)", `${fmt(h.churn.rssFreshMb)}, ${fmt(h.churn.rssBeforeMb)} -> ${fmt(h.churn.rssAfterMb)} -> ${fmt(h.churn.rssSettledMb)}`],
+        ["churn RSS growth: 2 s later / peak / from 1,000 to the end (MB)", `${fmt(h.churn.growthMb)} / ${fmt(h.churn.peakGrowthMb)} / ${fmt(h.churn.growthAfterFirstThousandMb)}`],
+        ["sessions still open afterwards (/healthz)", h.churn.openSessionsAfter ?? "-"],
+      ],
+    );
+  } else if (h) out += `\n4. HTTP under load: ERROR ${h.error}\n`;
+
+  const p = r.polling;
+  if (p?.sameProject) {
+    const row = (label, s) => [label, s.waiters, s.projects, s.statusRequests, s.totalRequests, fmt(s.statusPerInterval, 1), fmt(s.totalPerInterval, 1), s.requestsAfterCancel];
+    out += table(
+      `5. Polling cost: concurrent build_wait (until agent), BUILD_POLL_INTERVAL_MS=${p.sameProject.intervalMs}, ${fmt(p.sameProject.windowMs / 1000, 1)} s window`,
+      ["scenario", "waits", "projects", "status GETs", "all requests", "status / interval", "all / interval", "after cancel"],
+      [row("one project", p.sameProject), row("different projects", p.differentProjects)],
+    );
+  } else if (p) out += `\n5. Polling cost: ERROR ${p.error}\n`;
+
+  const k = r.package;
+  if (k && !k.error) {
+    out += table("6. Package footprint", ["measure", "value"], [
+      ["tarball (npm pack)", `${fmt(k.tarballBytes / 1024, 1)} KiB`],
+      ["unpacked", `${fmt(k.unpackedBytes / 1024, 1)} KiB in ${k.files} files`],
+      ["packages installed by `npm install <tgz>`", k.installedPackages ?? `error: ${k.installError}`],
+      ["install time (s)", fmt(k.installSeconds, 1)],
+      ["installed --version", k.installedVersion ?? "-"],
+    ]);
+  } else if (k) out += `\n6. Package footprint: ERROR ${k.error}\n`;
+
+  out += table("Goals", ["goal", "measured", "met"], r.goals.map((g) => [`${g.id}: ${g.text}`, g.value, g.met === null ? `n/a${g.note ? ` (${g.note})` : ""}` : g.met ? "yes" : "NO"]));
+  return out;
+}
