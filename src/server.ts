@@ -3,6 +3,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { enabledToolsets, TOOLSET_SERVICE, type Config, type ServiceName, type Toolset } from "./config.js";
 import { compactToolList } from "./core/compact.js";
+import { markTaskRequests } from "./core/sdk-hooks.js";
 import { createLogger, type LogSink } from "./core/logger.js";
 import type { Logger } from "./core/logger.js";
 import { SecretRegistry } from "./core/redact.js";
@@ -116,6 +117,7 @@ export function createServer(runtime: Runtime): McpServer {
     },
   });
   compactToolList(server);
+  markTaskRequests(server);
   for (const service of runtime.services) {
     service.registerResources(server);
     service.registerPrompts(server);

@@ -373,9 +373,9 @@ describe("build service over stdio", () => {
     expect(resources.map((r) => r.uri)).toEqual(expect.arrayContaining(["build://account", "build://credit-costs", "build://projects/acme-storefront"]));
     const account = await conn.client.readResource({ uri: "build://account" });
     expect(account.contents[0].mimeType).toBe("application/json");
-    expect(JSON.parse(String(account.contents[0].text)).credits).toBe(sandbox.build.balance().credits);
+    expect(JSON.parse(String((account.contents[0] as { text: string }).text)).credits).toBe(sandbox.build.balance().credits);
     const project = await conn.client.readResource({ uri: "build://projects/acme-storefront" });
-    expect(JSON.parse(String(project.contents[0].text)).projectId).toBe("acme-storefront");
+    expect(JSON.parse(String((project.contents[0] as { text: string }).text)).projectId).toBe("acme-storefront");
     const completion = await conn.client.complete({ ref: { type: "ref/resource", uri: "build://projects/{projectId}" }, argument: { name: "projectId", value: "acm" } });
     expect(completion.completion.values).toEqual(["acme-storefront"]);
     const templates = await conn.client.listResourceTemplates();

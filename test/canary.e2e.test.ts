@@ -20,7 +20,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox, SandboxOptions } from "../src/sandbox/index.js";
 import { API_KEYS } from "../src/services/drones/simulator.js";
-import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "./helpers.js";
+import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection, retryStart } from "./helpers.js";
 
 const KEYS = { build: "tlm_sk_CANARY_BUILD_7d1e9a", sizing: "CANARY_SIZING_KEY_55b2", drones: "dfk_live_CANARY_DRONES_c0ffee" };
 const HTTP_TOKEN = "CANARY_HTTP_TOKEN_31337";
@@ -387,20 +387,6 @@ function expectEveryToolCalled(tools: Tool[], col: Collector): void {
   expect(neverSucceeded, `tools that never succeeded: ${neverSucceeded.join(", ")}`).toEqual([]);
 }
 
-/**
- * Other work may rebuild dist/ while this file runs; a server spawned in that instant exits at
- * once ("Connection closed"). Startup is tested elsewhere, so setup simply tries again.
- */
-async function retryStart<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await start();
-    } catch (err) {
-      if (i >= attempts) throw err;
-      await sleep(2000);
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Tests

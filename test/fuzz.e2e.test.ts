@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Sandbox } from "../src/sandbox/index.js";
-import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, type HttpServerProcess, type StdioConnection } from "./helpers.js";
+import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, type HttpServerProcess, type StdioConnection, retryStart } from "./helpers.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_107);
 const STDIO_RUNS = Number(process.env.FUZZ_RUNS ?? 170);
@@ -578,20 +578,6 @@ async function fuzzSandbox(): Promise<Sandbox> {
 
 const LEAK_WORDS = /uncaught|unhandled/i;
 
-/**
- * Other work may rebuild dist/ while this file runs; a server spawned in that instant exits at
- * once ("Connection closed"). Startup is tested elsewhere, so setup simply tries again.
- */
-async function retryStart<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await start();
-    } catch (err) {
-      if (i >= attempts) throw err;
-      await sleep(2000);
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // stdio

@@ -123,3 +123,18 @@ export async function ok<T = Record<string, unknown>>(client: Client, name: stri
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/**
+ * Other work may rebuild dist/ while a test file runs (a developer's watch build, a parallel
+ * bench); a server spawned in that instant exits at once ("Connection closed"). Setup retries.
+ */
+export async function retryStart<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await sleep(2000);
+    }
+  }
+}

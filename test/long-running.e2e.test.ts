@@ -110,6 +110,23 @@ describe("MCP tasks", () => {
     await client.close();
   });
 
+  it("a plain (non-task) call leaves no task behind once answered", async () => {
+    const listed = async () => {
+      let count = 0;
+      let cursor: string | undefined;
+      do {
+        const page = await conn.client.experimental.tasks.listTasks(cursor);
+        count += page.tasks.length;
+        cursor = page.nextCursor;
+      } while (cursor);
+      return count;
+    };
+    const before = await listed();
+    await ok(conn.client, "build_wait", { projectId: "acme-storefront", until: "deployment" });
+    await sleep(50 * 2 + 1_300);
+    expect(await listed()).toBe(before);
+  });
+
   it("a task expires after its TTL and its polling stops", async () => {
     await ok(conn.client, "build_start_agent", { projectId: "internal-dashboard", prompt: "Forever [minutes=100000]" });
     const { task } = await createTask(conn.client, "build_wait", { projectId: "internal-dashboard", until: "agent" }, 400);

@@ -1,4 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { wrapRequestHandler } from "./sdk-hooks.js";
 
 /**
  * Every conversation pays for the tools/list answer in tokens, so it is trimmed of what carries
@@ -11,12 +12,8 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
  *   top-level fields and their types, which is what a model plans with.
  */
 export function compactToolList(server: McpServer): void {
-  // McpServer has no hook for its tools/list answer, so its handler is wrapped. The SDK version is
-  // pinned, and test/stdio-cli.e2e.test.ts fails if the wrapping stops taking effect.
-  const handlers = (server.server as unknown as { _requestHandlers: Map<string, (req: unknown, extra: unknown) => Promise<unknown>> })._requestHandlers;
-  const original = handlers.get("tools/list");
-  if (!original) return;
-  handlers.set("tools/list", async (req, extra) => {
+  // test/stdio-cli.e2e.test.ts fails if this stops taking effect.
+  wrapRequestHandler(server, "tools/list", (original) => async (req, extra) => {
     const answer = (await original(req, extra)) as { tools: Array<Record<string, unknown>> };
     return { ...answer, tools: answer.tools.map(compactTool) };
   });

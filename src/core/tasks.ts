@@ -9,11 +9,11 @@ import type { Task } from "@modelcontextprotocol/sdk/types.js";
 export class CancellableTaskStore extends InMemoryTaskStore {
   private readonly controllers = new Map<string, AbortController>();
 
-  /** A controller aborted when the task is cancelled or expires. */
-  track(task: Task): AbortController {
+  /** A controller aborted when the task is cancelled or (for real tasks) expires. */
+  track(task: Task, abortOnExpiry: boolean): AbortController {
     const controller = new AbortController();
     this.controllers.set(task.taskId, controller);
-    if (task.ttl) {
+    if (task.ttl && abortOnExpiry) {
       const expiry = setTimeout(() => controller.abort(new Error("task expired")), task.ttl);
       expiry.unref();
       controller.signal.addEventListener("abort", () => clearTimeout(expiry), { once: true });
@@ -31,6 +31,14 @@ export class CancellableTaskStore extends InMemoryTaskStore {
       this.controllers.get(taskId)?.abort(new Error("task cancelled by the client"));
       this.release(taskId);
     }
+  }
+
+  /** Drops a finished task now rather than at its TTL (a plain call's task, once answered). */
+  forget(taskId: string): void {
+    const self = this as unknown as { tasks: Map<string, unknown>; cleanupTimers: Map<string, NodeJS.Timeout> };
+    clearTimeout(self.cleanupTimers.get(taskId));
+    self.cleanupTimers.delete(taskId);
+    self.tasks.delete(taskId);
   }
 
   /** Aborts every running task (shutdown). */

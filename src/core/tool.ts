@@ -6,6 +6,8 @@ import { z } from "zod";
 import type { Toolset } from "../config.js";
 import { describeError } from "./errors.js";
 import { fitStructured, fitText } from "./fit.js";
+import { isTaskRequest } from "./sdk-hooks.js";
+import { DEFAULT_WAIT_SECONDS } from "./wait.js";
 import type { Logger } from "./logger.js";
 import type { SecretRegistry } from "./redact.js";
 import type { CancellableTaskStore } from "./tasks.js";
@@ -193,9 +195,13 @@ function failure(def: ToolDef<any, any>, input: Record<string, unknown>, err: un
  * it completes, fails, is cancelled with tasks/cancel, or its TTL runs out.
  */
 async function createTask(def: ToolDef<any, any>, input: Record<string, unknown>, extra: CreateTaskRequestHandlerExtra, server: McpServer, options: RegistrationOptions) {
-  const ttl = Math.min(extra.taskRequestedTtl ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
+  // A plain call also arrives here (the SDK then polls the store for it): its task must outlive
+  // the whole wait, and is dropped as soon as the answer has been read.
+  const asTask = isTaskRequest(extra.signal);
+  const budgetMs = (typeof input.timeoutSeconds === "number" ? input.timeoutSeconds : DEFAULT_WAIT_SECONDS) * 1000 + 60_000;
+  const ttl = asTask ? Math.min(extra.taskRequestedTtl ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS) : Math.max(DEFAULT_TASK_TTL_MS, budgetMs);
   const task = await extra.taskStore.createTask({ ttl, pollInterval: options.taskPollIntervalMs });
-  const controller = options.taskStore.track(task);
+  const controller = options.taskStore.track(task, asTask);
   const signal = AbortSignal.any([controller.signal, extra.signal]);
   const sendProgress = progressSender(extra, options.secrets);
   let lastProgressAt = 0;
@@ -223,14 +229,15 @@ async function createTask(def: ToolDef<any, any>, input: Record<string, unknown>
       const sinceProgress = Date.now() - lastProgressAt;
       if (sinceProgress < PROGRESS_SETTLE_MS) await new Promise((r) => setTimeout(r, PROGRESS_SETTLE_MS - sinceProgress));
       if (signal.aborted) return;
-      return options.taskStore.storeTaskResult(task.taskId, result.isError ? "failed" : "completed", result, extra.sessionId);
+      await options.taskStore.storeTaskResult(task.taskId, result.isError ? "failed" : "completed", result, extra.sessionId);
+      if (!asTask) setTimeout(() => options.taskStore.forget(task.taskId), options.taskPollIntervalMs * 2 + 1_000).unref();
     })
     .catch((err) => options.logger.debug("task ended without a stored result", { task: task.taskId, reason: String(err) }))
     .finally(() => options.taskStore.release(task.taskId));
 
-  // A plain (non-task) call also lands here, and the SDK then polls the store every pollInterval.
-  // Giving quick work a moment to finish returns it at once instead of one poll interval later.
-  if (extra.taskRequestedTtl === undefined) await Promise.race([work, new Promise((r) => setTimeout(r, QUICK_RESULT_GRACE_MS).unref())]);
+  // The SDK polls the store for a plain call every pollInterval: giving quick work a moment to
+  // finish returns it at once instead of one poll interval later.
+  if (!asTask) await Promise.race([work, new Promise((r) => setTimeout(r, QUICK_RESULT_GRACE_MS).unref())]);
   return { task: (await extra.taskStore.getTask(task.taskId)) ?? task };
 }
 
