@@ -3,8 +3,8 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { enabledToolsets, TOOLSET_SERVICE, type Config, type ServiceName, type Toolset } from "./config.js";
 import { compactToolList } from "./core/compact.js";
-import { markTaskRequests } from "./core/sdk-hooks.js";
-import { createLogger, type LogSink } from "./core/logger.js";
+import { markTaskRequests, onSetLoggingLevel } from "./core/sdk-hooks.js";
+import { createLogger, LOG_LEVEL_ORDER, type LogLevel, type LogSink } from "./core/logger.js";
 import type { Logger } from "./core/logger.js";
 import { SecretRegistry } from "./core/redact.js";
 import type { Service } from "./core/service.js";
@@ -128,13 +128,29 @@ export function createServer(runtime: Runtime): McpServer {
   return server;
 }
 
-/** Adds the session to the runtime's set and forwards log lines to it over MCP logging. */
+/** MCP's logging levels, least severe first. */
+const MCP_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+const toMcpLevel = (level: LogLevel) => (level === "warn" ? "warning" : level);
+
+/**
+ * Adds the session to the runtime's set and sends it log lines over MCP logging: at the level the
+ * client set with logging/setLevel, or at LOG_LEVEL until it sets one.
+ */
 function trackSession(server: McpServer, runtime: Runtime): void {
-  const sink: LogSink = (level, message, fields) => {
-    if (!server.isConnected()) return;
-    void server
-      .sendLoggingMessage({ level: level === "warn" ? "warning" : level, logger: "switchboard-mcp", data: { message, ...fields } }, server.server.transport?.sessionId)
-      .catch(() => undefined);
+  let clientLevel: number | undefined;
+  onSetLoggingLevel(server, (level) => {
+    const index = MCP_LEVELS.indexOf(level);
+    if (index >= 0) clientLevel = index;
+  });
+  const sink: LogSink = {
+    accepts: (level) =>
+      server.isConnected() &&
+      (clientLevel === undefined ? LOG_LEVEL_ORDER[level] >= LOG_LEVEL_ORDER[runtime.config.logLevel] : MCP_LEVELS.indexOf(toMcpLevel(level)) >= clientLevel),
+    send: (level, message, fields) => {
+      void server
+        .sendLoggingMessage({ level: toMcpLevel(level), logger: "switchboard-mcp", data: { message, ...fields } }, server.server.transport?.sessionId)
+        .catch(() => undefined);
+    },
   };
   runtime.sessions.add(server);
   runtime.logger.sinks.add(sink);

@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../src/sandbox/index.js";
-import { CLI, connectStdio, ok, sandboxEnv, testSandbox } from "./helpers.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { call, CLI, connectStdio, ok, sandboxEnv, testSandbox } from "./helpers.js";
 
 const CONTRACT_TOOLS: Record<string, string[]> = {
   build: [
@@ -106,6 +107,33 @@ describe("tool catalogue over stdio", () => {
     expect(byName.build_launch_project.annotations?.readOnlyHint).toBe(false);
     expect(byName.build_launch_project.annotations?.idempotentHint).toBe(false);
     expect(byName.build_query_database.annotations?.readOnlyHint).toBe(true);
+    await conn.close();
+  });
+
+  it("sends MCP log messages at the level the client sets, LOG_LEVEL until then", async () => {
+    const conn = await connectStdio(sandboxEnv(sandbox, { LOG_LEVEL: "info" }));
+    const got: Array<{ level: string; message: string }> = [];
+    conn.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      got.push({ level: n.params.level, message: String((n.params.data as { message?: string })?.message) });
+    });
+    await ok(conn.client, "build_get_account"); // logs "tool call" at debug: below LOG_LEVEL=info
+    await call(conn.client, "build_get_project", { projectId: "no-such-project" }); // "tool call failed" at warn
+    await new Promise((r) => setTimeout(r, 100));
+    expect(got.some((m) => m.level === "warning" && m.message === "tool call failed")).toBe(true);
+    expect(got.some((m) => m.level === "debug")).toBe(false);
+
+    await conn.client.setLoggingLevel("debug");
+    got.length = 0;
+    await ok(conn.client, "build_get_account");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(got.some((m) => m.level === "debug" && m.message === "tool call")).toBe(true);
+
+    await conn.client.setLoggingLevel("error");
+    got.length = 0;
+    await call(conn.client, "build_get_project", { projectId: "no-such-project" });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(got).toEqual([]);
+    expect(conn.stderr()).not.toMatch(/"level":"debug"/); // stderr keeps LOG_LEVEL
     await conn.close();
   });
 

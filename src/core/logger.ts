@@ -10,8 +10,13 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** Extra places a log line goes (the MCP logging channel of connected sessions). */
-export type LogSink = (level: LogLevel, line: string, fields?: Record<string, unknown>) => void;
+/** Extra places a log line goes (the MCP logging channel of connected sessions), each with its own level. */
+export interface LogSink {
+  accepts(level: LogLevel): boolean;
+  send(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+}
+
+export const LOG_LEVEL_ORDER = ORDER;
 
 /**
  * One-line JSON logs on stderr. stdout belongs to the stdio transport and must carry only
@@ -19,13 +24,14 @@ export type LogSink = (level: LogLevel, line: string, fields?: Record<string, un
  */
 export function createLogger(level: LogLevel, secrets: SecretRegistry, sinks: Set<LogSink> = new Set()): Logger & { sinks: Set<LogSink> } {
   const write = (lvl: LogLevel, message: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < ORDER[level]) return;
+    const toStderr = ORDER[lvl] >= ORDER[level];
+    const listening = [...sinks].filter((s) => s.accepts(lvl));
+    if (!toStderr && listening.length === 0) return;
     const clean = fields ? secrets.scrub(fields) : undefined;
-    const line = secrets.scrubText(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...clean }));
-    process.stderr.write(`${line}\n`);
-    for (const sink of sinks) {
+    if (toStderr) process.stderr.write(`${secrets.scrubText(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...clean }))}\n`);
+    for (const sink of listening) {
       try {
-        sink(lvl, secrets.scrubText(message), clean);
+        sink.send(lvl, secrets.scrubText(message), clean);
       } catch {
         // a disconnected session must not break logging for the others
       }

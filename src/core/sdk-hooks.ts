@@ -13,6 +13,15 @@ export function wrapRequestHandler(server: McpServer, method: string, wrap: (ori
   if (original) handlers.set(method, wrap(original));
 }
 
+/** Calls `onLevel` whenever the client sets its logging level (the SDK keeps it private). */
+export function onSetLoggingLevel(server: McpServer, onLevel: (level: string) => void): void {
+  wrapRequestHandler(server, "logging/setLevel", (original) => async (request, extra) => {
+    const answer = await original(request, extra);
+    if (typeof request?.params?.level === "string") onLevel(request.params.level);
+    return answer;
+  });
+}
+
 /** Signals of tools/call requests that asked for a task (the task handler sees the same signal). */
 const taskRequests = new WeakSet<AbortSignal>();
 
