@@ -474,6 +474,9 @@ async function main() {
     UPSTREAM_TIMEOUT_MS: String(CONFIG.upstreamTimeoutMs),
     BUILD_CONFIRM_SPEND: "never",
     LOG_LEVEL: "info", // the HTTP child announces its URL at info
+    // SOAK_SERVER_NODE_OPTIONS="--max-old-space-size=64" turns "memory flat" into a hard check:
+    // a leaking server runs out of heap and crashes, which the report counts.
+    ...(env.SOAK_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: env.SOAK_SERVER_NODE_OPTIONS } : {}),
   };
 
   const stdioTransport = new StdioClientTransport({ command: process.execPath, args: [CLI], env: serverEnv, stderr: "pipe" });
