@@ -117,6 +117,7 @@ const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
 /** A task-capable call that finishes this fast comes back already completed. */
 const QUICK_RESULT_GRACE_MS = 1500;
 const PROGRESS_SETTLE_MS = 25;
+const PLAIN_CALL_POLL_MS = 100;
 
 /**
  * The one place a tool is registered. Filtering by toolset and read-only mode, annotations,
@@ -238,7 +239,10 @@ async function createTask(def: ToolDef<any, any>, input: Record<string, unknown>
   // The SDK polls the store for a plain call every pollInterval: giving quick work a moment to
   // finish returns it at once instead of one poll interval later.
   if (!asTask) await Promise.race([work, new Promise((r) => setTimeout(r, QUICK_RESULT_GRACE_MS).unref())]);
-  return { task: (await extra.taskStore.getTask(task.taskId)) ?? task };
+  const current = (await extra.taskStore.getTask(task.taskId)) ?? task;
+  // For a plain call this task goes only to the SDK's own loop, which reads the local store at the
+  // pollInterval it is given: a short one answers soon after the work ends, not up to 12 s later.
+  return { task: asTask ? current : { ...current, pollInterval: Math.min(options.taskPollIntervalMs, PLAIN_CALL_POLL_MS) } };
 }
 
 async function elicit(server: McpServer, extra: Extra, message: string, schema: ElicitSchema): Promise<ElicitOutcome> {
