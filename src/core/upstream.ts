@@ -1,4 +1,5 @@
 import { Pool, errors as undiciErrors } from "undici";
+import { isObject } from "./json.js";
 import type { Logger } from "./logger.js";
 
 /** Which JSON envelope an upstream wraps its answers in. */
@@ -112,7 +113,7 @@ export class UpstreamClient {
         if (!(err instanceof UpstreamError) || !err.transient || attempt >= retries || req.signal?.aborted) throw err;
         const { retryAfterMs } = err;
         // A wait longer than the bound is the caller's decision: fail now and say how long.
-        if (retryAfterMs !== undefined && retryAfterMs > (this.options.maxRetryAfterMs ?? 3000)) throw err;
+        if (retryAfterMs !== undefined && retryAfterMs > this.retryAfterCap) throw err;
         const delay = this.retryDelay(attempt, retryAfterMs);
         this.options.logger.debug("retrying upstream read", { service: this.service, path: req.path, attempt: attempt + 1, delayMs: delay, code: err.code });
         await sleep(delay, req.signal);
@@ -120,8 +121,12 @@ export class UpstreamClient {
     }
   }
 
+  private get retryAfterCap(): number {
+    return this.options.maxRetryAfterMs ?? 3000;
+  }
+
   private retryDelay(attempt: number, retryAfterMs: number | undefined): number {
-    const cap = this.options.maxRetryAfterMs ?? 3000;
+    const cap = this.retryAfterCap;
     if (retryAfterMs !== undefined) return Math.min(retryAfterMs, cap);
     const base = 150 * 2 ** attempt;
     return Math.min(cap, base + Math.random() * base);
@@ -216,6 +221,12 @@ export class UpstreamClient {
   }
 }
 
+/** An upstream with the `{ok, data}` envelope and `Authorization: Bearer <key>` (the sizing and drone APIs). */
+export function bearerClient(options: { service: string; baseUrl: string; apiKey: string | undefined; keyVariable: string; timeoutMs: number; logger: Logger }): UpstreamClient {
+  const { apiKey, ...rest } = options;
+  return new UpstreamClient({ ...rest, headers: { authorization: `Bearer ${apiKey ?? ""}` }, envelope: "ok-data" });
+}
+
 function isIdempotent(req: RequestOptions): boolean {
   return req.idempotent ?? req.method === "GET";
 }
@@ -239,9 +250,6 @@ function str(v: unknown): string | undefined {
   return typeof v === "string" && v.length > 0 ? v : undefined;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function snippet(text: string): string {
   const flat = text.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();

@@ -1,7 +1,8 @@
+import { isObject, type Json } from "../../core/json.js";
 import { UpstreamError, type UpstreamClient } from "../../core/upstream.js";
 import type { DroneLike } from "./fleet.js";
 
-export type Json = Record<string, unknown>;
+export type { Json };
 
 const id = (value: string) => encodeURIComponent(value);
 
@@ -60,6 +61,3 @@ export class DronesClient {
   }
 }
 
-export function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

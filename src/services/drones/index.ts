@@ -2,7 +2,7 @@ import type { Config } from "../../config.js";
 import { registerServiceHints } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Service } from "../../core/service.js";
-import { UpstreamClient } from "../../core/upstream.js";
+import { bearerClient } from "../../core/upstream.js";
 import { DronesClient } from "./client.js";
 import { registerDronesPrompts } from "./prompts.js";
 import { registerDronesResources } from "./resources.js";
@@ -23,15 +23,7 @@ registerServiceHints("drones", "DRONES_API_KEY", {
 export function createDronesService(config: Config, logger: Logger): Service {
   const { baseUrl, apiKey } = config.drones;
   if (!baseUrl) throw new Error("The drones service needs DRONES_API_BASE_URL");
-  const http = new UpstreamClient({
-    service: "drones",
-    baseUrl,
-    headers: { authorization: `Bearer ${apiKey ?? ""}` },
-    envelope: "ok-data",
-    timeoutMs: config.upstreamTimeoutMs,
-    logger,
-    keyVariable: "DRONES_API_KEY",
-  });
+  const http = bearerClient({ service: "drones", baseUrl, apiKey, keyVariable: "DRONES_API_KEY", timeoutMs: config.upstreamTimeoutMs, logger });
   const client = new DronesClient(http);
   return {
     name: "drones",

@@ -1,6 +1,7 @@
+import { isObject, type Json } from "../../core/json.js";
 import { UpstreamError, type UpstreamClient } from "../../core/upstream.js";
 
-export type Json = Record<string, unknown>;
+export type { Json };
 
 export interface RecommendBody {
   clothing_item_id: string;
@@ -42,6 +43,3 @@ function shapeError(method: string, path: string, expected: string): UpstreamErr
   return new UpstreamError("sizing", 200, "UNEXPECTED_SHAPE", `The sizing service answered without ${expected}.`, { method, path, idempotent: method === "GET" });
 }
 
-export function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

@@ -2,7 +2,7 @@ import type { Config } from "../../config.js";
 import { registerServiceHints } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Service } from "../../core/service.js";
-import { UpstreamClient } from "../../core/upstream.js";
+import { bearerClient } from "../../core/upstream.js";
 import { SizingClient } from "./client.js";
 import { registerSizingPrompts } from "./prompts.js";
 import { registerSizingResources } from "./resources.js";
@@ -24,15 +24,7 @@ registerServiceHints("sizing", "SIZING_API_KEY", {
 export function createSizingService(config: Config, logger: Logger): Service {
   const { baseUrl, apiKey } = config.sizing;
   if (!baseUrl) throw new Error("The sizing service needs SIZING_API_BASE_URL");
-  const http = new UpstreamClient({
-    service: "sizing",
-    baseUrl,
-    headers: { authorization: `Bearer ${apiKey ?? ""}` },
-    envelope: "ok-data",
-    timeoutMs: config.upstreamTimeoutMs,
-    logger,
-    keyVariable: "SIZING_API_KEY",
-  });
+  const http = bearerClient({ service: "sizing", baseUrl, apiKey, keyVariable: "SIZING_API_KEY", timeoutMs: config.upstreamTimeoutMs, logger });
   const client = new SizingClient(http);
   return {
     name: "sizing",

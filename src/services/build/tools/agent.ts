@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { defineTool } from "../../../core/tool.js";
-import { DEFAULT_WAIT_SECONDS, waitInput } from "../../../core/wait.js";
+import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { waitSummary } from "../render.js";
 import { AGENT_RUN_COST } from "./projects.js";
 import { trimLine } from "../../../core/text.js";
+import { isObject } from "../../../core/json.js";
 import { latestAgentMessage, secretsNeeded, waitFor } from "../waits.js";
 
 const MAX_MESSAGES = 50;
@@ -46,7 +47,7 @@ export function agentTools(deps: BuildDeps) {
         const started = await client.startAgent(projectId, { prompt, ...(inputFiles ? { inputFiles } : {}) }, ctx.signal);
         const result = { ...started, projectId: String(started.projectId ?? projectId) };
         if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "agent", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
+        return { ...result, wait: await waitFor(deps, projectId, "agent", ctx, timeoutSeconds) };
       },
       render: (r) =>
         r.wait
@@ -128,12 +129,9 @@ export function agentTools(deps: BuildDeps) {
         timeoutSeconds: waitInput.timeoutSeconds,
       },
       output: s.waitResult,
-      run: ({ projectId, until, timeoutSeconds }, ctx) => waitFor(deps, projectId, until, ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS),
+      run: ({ projectId, until, timeoutSeconds }, ctx) => waitFor(deps, projectId, until, ctx, timeoutSeconds),
       render: waitSummary,
     }),
   ];
 }
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

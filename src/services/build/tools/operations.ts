@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { defineTool } from "../../../core/tool.js";
-import { DEFAULT_WAIT_SECONDS, waitInput } from "../../../core/wait.js";
+import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { waitSummary, withScheme } from "../render.js";
 import { waitFor } from "../waits.js";
-import { isObject } from "./agent.js";
+import { isObject } from "../../../core/json.js";
 
 const MAX_LOG_CHARS = 20_000;
 const MAX_ROWS = 200;
@@ -38,7 +38,7 @@ export function operationTools(deps: BuildDeps) {
         const data = await client.deploy(projectId, ctx.signal);
         const result = { ...data, projectId };
         if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "deployment", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
+        return { ...result, wait: await waitFor(deps, projectId, "deployment", ctx, timeoutSeconds) };
       },
       render: (r) =>
         r.wait ? waitSummary(r.wait) : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with build_wait { until: "deployment" }.`,
@@ -88,7 +88,7 @@ export function operationTools(deps: BuildDeps) {
         const data = passthrough(await client.recoverVersion(projectId, versionId, ctx.signal));
         const result = { ...data, projectId, versionId };
         if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "versionRecovery", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
+        return { ...result, wait: await waitFor(deps, projectId, "versionRecovery", ctx, timeoutSeconds) };
       },
       render: (r) => (r.wait ? waitSummary(r.wait) : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with build_wait { until: "versionRecovery" }.`),
     }),

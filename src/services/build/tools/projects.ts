@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../../../core/tool.js";
-import { DEFAULT_WAIT_SECONDS, waitInput } from "../../../core/wait.js";
+import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { projectLine, projectSummary, waitSummary } from "../render.js";
@@ -126,7 +126,7 @@ export function projectTools(deps: BuildDeps) {
         ctx.resourcesChanged();
         if (!wait || !launched.agent?.started) return launched;
         await ctx.progress({ message: `Project ${launched.projectId} created; agent started` });
-        return { ...launched, wait: await waitFor(deps, launched.projectId, "agent", ctx, timeoutSeconds ?? DEFAULT_WAIT_SECONDS) };
+        return { ...launched, wait: await waitFor(deps, launched.projectId, "agent", ctx, timeoutSeconds) };
       },
       render: (r) => {
         const lines = [`Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`];

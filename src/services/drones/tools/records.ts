@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineTool } from "../../../core/tool.js";
-import { isObject, type DronesClient } from "../client.js";
+import { isObject } from "../../../core/json.js";
+import type { DronesClient } from "../client.js";
 import { matchesFields, paginate } from "../fleet.js";
 import { alertLine, missionLine, pageFooter, recordText, show } from "../render.js";
 import * as s from "../schemas.js";
