@@ -11,7 +11,7 @@ import type { Service } from "./core/service.js";
 import { enableSubscriptions, type ResourceWatcher } from "./core/subscriptions.js";
 import { CancellableTaskStore } from "./core/tasks.js";
 import { registerTools } from "./core/tool.js";
-import { createBuildService } from "./services/build/index.js";
+import { createBuildService } from "./services/builder/index.js";
 import { createDronesService } from "./services/drones/index.js";
 import { createSizingService } from "./services/sizing/index.js";
 import { VERSION } from "./version.js";

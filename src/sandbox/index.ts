@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { BuildSimulator, type BuildSimulatorOptions } from "../services/build/simulator.js";
-import { SizingSimulator } from "../services/sizing/simulator.js";
-import { DronesSimulator } from "../services/drones/simulator.js";
+import { BuildSimulator, type BuildSimulatorOptions } from "./simulators/builder/index.js";
+import { SizingSimulator } from "./simulators/sizing/index.js";
+import { DronesSimulator } from "./simulators/drones/index.js";
 import { faultFromSpec, type FaultSpec } from "./faults.js";
 import type { Router } from "./router.js";
 

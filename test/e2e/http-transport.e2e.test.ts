@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../src/sandbox/index.js";
-import { connectHttp, ok, sandboxEnv, spawnHttpServer, testSandbox, type HttpServerProcess } from "./helpers.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { connectHttp, ok, sandboxEnv, spawnHttpServer, testSandbox, type HttpServerProcess } from "../harness.js";
 
 const INIT = {
   jsonrpc: "2.0",

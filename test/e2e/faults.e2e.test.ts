@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../src/sandbox/index.js";
-import { FAULTS } from "../src/sandbox/faults.js";
-import type { Fault, Router } from "../src/sandbox/router.js";
-import { ALERTS, FLEET } from "../src/services/drones/simulator.js";
-import { CATALOG } from "../src/services/sizing/simulator.js";
-import { call, connectStdio, ok, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "./helpers.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { FAULTS } from "../../src/sandbox/faults.js";
+import type { Fault, Router } from "../../src/sandbox/router.js";
+import { ALERTS, FLEET } from "../../src/sandbox/simulators/drones/index.js";
+import { CATALOG } from "../../src/sandbox/simulators/sizing/index.js";
+import { call, connectStdio, ok, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "../harness.js";
 
 /**
  * Upstream faults seen through real MCP calls: a stdio child (`node dist/cli.js`) talks to a

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../src/sandbox/index.js";
-import { call, connectStdio, ok, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "./helpers.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { call, connectStdio, ok, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "../harness.js";
 
 const API = "/api/v1/vcaas";
 

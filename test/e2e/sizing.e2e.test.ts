@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Sandbox } from "../src/sandbox/index.js";
-import { CATALOG } from "../src/services/sizing/simulator.js";
-import { call, connectHttp, connectStdio, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "./helpers.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { CATALOG } from "../../src/sandbox/simulators/sizing/index.js";
+import { call, connectHttp, connectStdio, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "../harness.js";
 
 /** The JSON body of a text resource content (fails on a blob). */
 function body(content: { text: string } | { blob: string }): unknown {

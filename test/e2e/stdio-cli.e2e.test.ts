@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../src/sandbox/index.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { call, CLI, connectStdio, ok, sandboxEnv, testSandbox } from "./helpers.js";
+import { call, CLI, connectStdio, ok, sandboxEnv, testSandbox } from "../harness.js";
 
 const CONTRACT_TOOLS: Record<string, string[]> = {
   build: [

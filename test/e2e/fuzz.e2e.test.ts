@@ -15,8 +15,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { Sandbox } from "../src/sandbox/index.js";
-import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, type HttpServerProcess, type StdioConnection, retryStart } from "./helpers.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, type HttpServerProcess, type StdioConnection, retryStart } from "../harness.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_107);
 const STDIO_RUNS = Number(process.env.FUZZ_RUNS ?? 170);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Sandbox } from "../src/sandbox/index.js";
-import { ALERTS, API_KEYS, CITIES, FLEET, LIVE_KEY_PREFIX, MISSIONS, type Drone } from "../src/services/drones/simulator.js";
-import { call, connectHttp, connectStdio, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "./helpers.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { ALERTS, API_KEYS, CITIES, FLEET, LIVE_KEY_PREFIX, MISSIONS, type Drone } from "../../src/sandbox/simulators/drones/index.js";
+import { call, connectHttp, connectStdio, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "../harness.js";
 
 /** The JSON body of a text resource content (fails on a blob). */
 function body(content: { text: string } | { blob: string }): unknown {

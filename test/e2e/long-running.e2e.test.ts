@@ -7,8 +7,8 @@ import {
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox } from "../src/sandbox/index.js";
-import { call, connectHttp, connectStdio, ok, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "./helpers.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { call, connectHttp, connectStdio, ok, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "../harness.js";
 
 const API = "/api/v1/vcaas";
 const AGENT_STATUS = `GET ${API}/projects/:projectId/agent/status`;

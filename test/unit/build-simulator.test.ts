@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { BuildSimulator, CREDIT_COSTS, type BuildSimulatorOptions } from "../src/services/build/simulator.js";
+import { BuildSimulator, CREDIT_COSTS, type BuildSimulatorOptions } from "../../src/sandbox/simulators/builder/index.js";
 
 const KEY = "tlm_sk_test_key_0123456789";
 const MINUTE = 60_000;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { fleetSummary, matchesDrone, matchesFields, paginate } from "../src/services/drones/fleet.js";
-import { boundingBox, EARTH_RADIUS_KM, haversineKm, nearestTo } from "../src/services/drones/geo.js";
-import { isSecretField, looksLikeSecret, maskSecret, maskSecrets } from "../src/services/drones/mask.js";
-import { API_KEYS, FLEET } from "../src/services/drones/simulator.js";
+import { fleetSummary, matchesDrone, matchesFields, paginate } from "../../src/services/drones/fleet.js";
+import { boundingBox, EARTH_RADIUS_KM, haversineKm, nearestTo } from "../../src/services/drones/geo.js";
+import { isSecretField, looksLikeSecret, maskSecret, maskSecrets } from "../../src/services/drones/mask.js";
+import { API_KEYS, FLEET } from "../../src/sandbox/simulators/drones/index.js";
 
 const MADRID = { latitude: 40.4168, longitude: -3.7038 };
 const BARCELONA = { latitude: 41.3874, longitude: 2.1686 };

@@ -1,4 +1,4 @@
-import { Router, bearerToken, type SimRequest, type SimResponse } from "../../sandbox/router.js";
+import { Router, bearerToken, type SimRequest, type SimResponse } from "../../router.js";
 
 /**
  * In-memory simulator of the Drone Fleet Data API (specs/drone-fleet-api.md).

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ALERTS, API_KEYS, CITIES, DronesSimulator, FLEET, MISSIONS } from "../src/services/drones/simulator.js";
+import { ALERTS, API_KEYS, CITIES, DronesSimulator, FLEET, MISSIONS } from "../../src/sandbox/simulators/drones/index.js";
 
 const KEY = "dfk_live_test_key";
 const servers: Server[] = [];

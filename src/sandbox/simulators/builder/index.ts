@@ -25,7 +25,7 @@
  * DESIGN_TOKEN_FORBIDDEN, DESIGN_UNREACHABLE or DESIGN_RATE_LIMITED.
  */
 import { createHash, createHmac } from "node:crypto";
-import { bearerToken, Router, type SimRequest, type SimResponse } from "../../sandbox/router.js";
+import { bearerToken, Router, type SimRequest, type SimResponse } from "../../router.js";
 
 export interface BuildSimulatorOptions {
   apiKey: string;

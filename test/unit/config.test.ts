@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, enabledToolsets, parseCommand } from "../src/config.js";
+import { ConfigError, enabledToolsets, parseCommand } from "../../src/config.js";
 
 const serve = (argv: string[], env: Record<string, string> = {}) => {
   const cmd = parseCommand(argv, env);

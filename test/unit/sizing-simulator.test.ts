@@ -7,7 +7,7 @@ import {
   SizingSimulator,
   type CatalogItem,
   type SizingSimulatorOptions,
-} from "../src/services/sizing/simulator.js";
+} from "../../src/sandbox/simulators/sizing/index.js";
 
 const KEY = "sz_test_key";
 const servers: Server[] = [];

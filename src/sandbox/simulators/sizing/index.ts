@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Router, bearerToken, type SimRequest, type SimResponse } from "../../sandbox/router.js";
+import { Router, bearerToken, type SimRequest, type SimResponse } from "../../router.js";
 
 /**
  * In-memory simulator of the Garment Size Recommendation API (specs/sizing-api.md).

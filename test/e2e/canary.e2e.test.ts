@@ -18,9 +18,9 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Sandbox, SandboxOptions } from "../src/sandbox/index.js";
-import { API_KEYS } from "../src/services/drones/simulator.js";
-import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection, retryStart } from "./helpers.js";
+import type { Sandbox, SandboxOptions } from "../../src/sandbox/index.js";
+import { API_KEYS } from "../../src/sandbox/simulators/drones/index.js";
+import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection, retryStart } from "../harness.js";
 
 const KEYS = { build: "tlm_sk_CANARY_BUILD_7d1e9a", sizing: "CANARY_SIZING_KEY_55b2", drones: "dfk_live_CANARY_DRONES_c0ffee" };
 const HTTP_TOKEN = "CANARY_HTTP_TOKEN_31337";
