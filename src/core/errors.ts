@@ -24,7 +24,8 @@ export function describeError(err: unknown, verify?: string): string {
 
 function describeUpstream(err: UpstreamError, verify?: string): string {
   const status = err.status === undefined ? "no HTTP answer" : `HTTP ${err.status}`;
-  const head = `The ${err.service} service failed (${status}, ${err.code}) on ${err.request.method} ${err.request.path}: ${err.message}`;
+  const details = err.details && Object.keys(err.details).length ? `\nDetails: ${Object.entries(err.details).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(", ")}` : "";
+  const head = `The ${err.service} service failed (${status}, ${err.code}) on ${err.request.method} ${err.request.path}: ${err.message}${details}`;
   const next = nextStep(err, verify);
   return next ? `${head}\nNext step: ${next}` : head;
 }

@@ -21,6 +21,8 @@ export interface UpstreamOptions {
   maxRetryAfterMs?: number;
   /** Which environment variable holds the key, for the 401 hint. */
   keyVariable: string;
+  /** Scrubs known secrets from upstream text before it is cut into a snippet (a cut secret cannot be found later). */
+  redact?: (text: string) => string;
 }
 
 export interface RequestOptions {
@@ -31,6 +33,14 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Changes nothing upstream (default: only GET). A POST that only reads says so here. */
   idempotent?: boolean;
+  /** A multipart/form-data body (file uploads); sent as is, with its own content type. */
+  form?: FormData;
+}
+
+/** The envelope's data plus the response headers (paging metadata such as X-Total-Count). */
+export interface UpstreamResponse<T> {
+  data: T;
+  headers: Record<string, string | string[] | undefined>;
 }
 
 export interface RequestInfo {
@@ -55,6 +65,8 @@ export class UpstreamError extends Error {
     readonly outcomeUnknown = false,
     /** The upstream's Retry-After, when it sent one. */
     readonly retryAfterMs?: number,
+    /** The upstream's structured detail (the build service's `errorDetails`), passed through. */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -105,10 +117,15 @@ export class UpstreamClient {
 
   /** Sends a request and returns the envelope's `data`. */
   async request<T = unknown>(req: RequestOptions): Promise<T> {
+    return (await this.requestFull<T>(req)).data;
+  }
+
+  /** Sends a request and returns the envelope's `data` with the response headers. */
+  async requestFull<T = unknown>(req: RequestOptions): Promise<UpstreamResponse<T>> {
     const retries = isIdempotent(req) ? (this.options.maxRetries ?? 2) : 0;
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await this.once(req)) as T;
+        return (await this.once(req)) as UpstreamResponse<T>;
       } catch (err) {
         if (!(err instanceof UpstreamError) || !err.transient || attempt >= retries || req.signal?.aborted) throw err;
         const { retryAfterMs } = err;
@@ -132,12 +149,17 @@ export class UpstreamClient {
     return Math.min(cap, base + Math.random() * base);
   }
 
-  private async once(req: RequestOptions): Promise<unknown> {
+  private async once(req: RequestOptions): Promise<UpstreamResponse<unknown>> {
     const path = this.basePath + req.path + queryString(req.query);
     const where: RequestInfo = { method: req.method, path: req.path, idempotent: isIdempotent(req) };
     const headers: Record<string, string> = { accept: "application/json", ...this.options.headers };
-    let body: string | undefined;
-    if (req.body !== undefined) {
+    let body: string | Buffer | undefined;
+    if (req.form) {
+      // undici's pool takes bytes: let the platform encode the multipart body and its boundary.
+      const encoded = new Response(req.form);
+      headers["content-type"] = encoded.headers.get("content-type") ?? "multipart/form-data";
+      body = Buffer.from(await encoded.arrayBuffer());
+    } else if (req.body !== undefined) {
       body = JSON.stringify(req.body);
       headers["content-type"] = "application/json";
     }
@@ -149,9 +171,11 @@ export class UpstreamClient {
     let contentType: string;
     let text: string;
     let retryAfter: string | undefined;
+    let responseHeaders: UpstreamResponse<unknown>["headers"] = {};
     try {
       const res = await this.pool.request({ path, method: req.method, headers, body, signal });
       status = res.statusCode;
+      responseHeaders = res.headers;
       contentType = String(res.headers["content-type"] ?? "");
       retryAfter = res.headers["retry-after"] as string | undefined;
       text = await readCapped(res.body, this.options.maxBodyBytes ?? DEFAULT_MAX_BODY);
@@ -166,9 +190,9 @@ export class UpstreamClient {
       const unknown = !where.idempotent && (error.code === "NON_JSON_RESPONSE" || error.code === "HTTP_ERROR");
       const retryAfterMs = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter);
       const message = retryAfterMs === undefined ? error.message : `${error.message} (Retry-After: ${Math.ceil(retryAfterMs / 1000)} s)`;
-      throw new UpstreamError(error.service, error.status, error.code, message, where, unknown, retryAfterMs);
+      throw new UpstreamError(error.service, error.status, error.code, message, where, unknown, retryAfterMs, error.details);
     }
-    return error.data;
+    return { data: error.data, headers: responseHeaders };
   }
 
   private parse(status: number, contentType: string, text: string, where: RequestInfo): UpstreamError | { data: unknown } {
@@ -181,7 +205,7 @@ export class UpstreamClient {
       if (status >= 200 && status < 300) {
         return new UpstreamError(service, status, "NON_JSON_RESPONSE", `The ${service} service answered HTTP ${status} with ${kind}.`, where);
       }
-      return new UpstreamError(service, status, "HTTP_ERROR", `The ${service} service answered HTTP ${status} with ${kind}: ${snippet(text)}`, where);
+      return new UpstreamError(service, status, "HTTP_ERROR", `The ${service} service answered HTTP ${status} with ${kind}: ${this.snippet(text)}`, where);
     }
     if (status === 401) {
       const body = isObject(json) ? json : {};
@@ -192,12 +216,17 @@ export class UpstreamClient {
     if (failure || status < 200 || status >= 300) {
       const code = failure?.code ?? `HTTP_${status}`;
       const message = failure?.message ?? `The ${service} service answered HTTP ${status}.`;
-      return new UpstreamError(service, status, code, message, where);
+      return new UpstreamError(service, status, code, message, where, false, undefined, failure?.details);
     }
     if (!isObject(json) || !("data" in json)) {
-      return new UpstreamError(service, status, "NON_JSON_RESPONSE", `The ${service} service answered without the expected envelope: ${snippet(text)}`, where);
+      return new UpstreamError(service, status, "NON_JSON_RESPONSE", `The ${service} service answered without the expected envelope: ${this.snippet(text)}`, where);
     }
     return { data: json.data };
+  }
+
+  /** A short, flattened piece of an unexpected body, scrubbed of known secrets before it is cut. */
+  private snippet(text: string): string {
+    return snippet(this.options.redact ? this.options.redact(text) : text);
   }
 
   private transportError(err: unknown, where: RequestInfo, req: RequestOptions, timedOut: boolean): UpstreamError {
@@ -231,12 +260,12 @@ function isIdempotent(req: RequestOptions): boolean {
   return req.idempotent ?? req.method === "GET";
 }
 
-function envelopeFailure(envelope: Envelope, json: unknown): { code?: string; message?: string } | undefined {
+function envelopeFailure(envelope: Envelope, json: unknown): { code?: string; message?: string; details?: Record<string, unknown> } | undefined {
   if (!isObject(json)) return undefined;
   if (envelope === "errors-data") {
     const errors = json.errors;
     if (errors === null || errors === undefined) return undefined;
-    if (isObject(errors)) return { code: str(errors.errorCode), message: str(errors.errorMessage) };
+    if (isObject(errors)) return { code: str(errors.errorCode), message: str(errors.errorMessage), details: isObject(errors.errorDetails) ? errors.errorDetails : undefined };
     return { message: String(errors) };
   }
   if (json.ok !== false) return undefined;
