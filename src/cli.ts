@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { ConfigError, HELP, parseCommand, type Config } from "./config.js";
-import { createRuntime, createServer } from "./server.js";
+import { ConfigError, configuredServices, helpText, parseCommand, type Config } from "./config.js";
+import { createApp, type App } from "./server.js";
 import type { Sandbox } from "./sandbox/index.js";
+import { SERVICES } from "./services/registry.js";
 import { VERSION } from "./version.js";
 
 /** flags + environment -> config -> start a transport. Nothing else lives here. */
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   }
   switch (command.kind) {
     case "help":
-      process.stdout.write(`${HELP}\n`);
+      process.stdout.write(`${helpText()}\n`);
       return;
     case "version":
       process.stdout.write(`${VERSION}\n`);
@@ -27,12 +27,8 @@ async function main(): Promise<void> {
     case "sandbox": {
       const { startSandbox } = await import("./sandbox/index.js");
       const sandbox = await startSandbox({ host: command.host, port: command.port, timeScale: command.timeScale, faults: command.faults as never });
-      process.stderr.write(
-        `switchboard-mcp sandbox listening on ${sandbox.url}\n` +
-          `  BUILD_API_BASE_URL=${sandbox.urls.build} BUILD_API_KEY=${sandbox.keys.build}\n` +
-          `  SIZING_API_BASE_URL=${sandbox.urls.sizing} SIZING_API_KEY=${sandbox.keys.sizing}\n` +
-          `  DRONES_API_BASE_URL=${sandbox.urls.drones} DRONES_API_KEY=${sandbox.keys.drones}\n`,
-      );
+      const env = sandboxEnv(sandbox);
+      process.stderr.write(`switchboard-mcp sandbox listening on ${sandbox.url}\n${Object.entries(env).map(([k, v]) => `  ${k}=${v}`).join("\n")}\n`);
       onShutdown(() => sandbox.close());
       return;
     }
@@ -41,38 +37,41 @@ async function main(): Promise<void> {
   }
 }
 
+/** The variables that point every service at the sandbox. */
+function sandboxEnv(sandbox: Sandbox): Record<string, string> {
+  const urls = sandbox.urls as Record<string, string>;
+  const keys = sandbox.keys as Record<string, string>;
+  return Object.fromEntries(SERVICES.flatMap((s) => [
+    [s.baseUrlVar, urls[s.name]],
+    [s.apiKeyVar, keys[s.name]],
+  ]));
+}
+
 async function serve(initial: Config): Promise<void> {
+  for (const warning of initial.warnings) process.stderr.write(`switchboard-mcp: ${warning}\n`);
   let config = initial;
   let sandbox: Sandbox | undefined;
   if (config.sandbox) {
     const { startSandbox } = await import("./sandbox/index.js");
     sandbox = await startSandbox({ timeScale: config.sandboxTimeScale, faults: config.sandboxFaults as never });
-    config = {
-      ...config,
-      build: { baseUrl: sandbox.urls.build, apiKey: sandbox.keys.build, keyHeader: config.build.keyHeader },
-      sizing: { baseUrl: sandbox.urls.sizing, apiKey: sandbox.keys.sizing },
-      drones: { baseUrl: sandbox.urls.drones, apiKey: sandbox.keys.drones },
-    };
+    config = { ...config, services: configuredServices({ ...process.env, ...sandboxEnv(sandbox) }) };
   }
-  const runtime = createRuntime(config);
-  const { logger } = runtime;
-  const stopSandbox = async () => sandbox?.close();
+  const app = createApp(config);
+  const { logger } = app.runtime;
+  const stop = async () => {
+    await app.close();
+    await sandbox?.close();
+  };
 
   if (config.transport === "stdio") {
-    const server = createServer(runtime);
-    await server.connect(new StdioServerTransport());
-    logger.info("switchboard-mcp ready on stdio", { version: VERSION, toolsets: runtime.toolsets, sandbox: sandbox?.url });
-    const stop = async () => {
-      await server.close().catch(() => undefined);
-      await runtime.close();
-      await stopSandbox();
-    };
-    process.stdin.once("end", () => void stop().then(() => process.exit(0)));
+    const { serveStdioApp } = await import("./core/stdio-entry.js");
+    serveStdioApp(app.runtime, () => void stop().then(() => process.exit(0)));
+    logger.info("switchboard-mcp ready on stdio", { version: VERSION, toolsets: app.toolsets, sandbox: sandbox?.url });
     onShutdown(stop);
     return;
   }
 
-  const { startHttpTransport } = await import("./core/http-transport.js");
+  const { startHttpTransport } = await import("./core/http/transport.js");
   const http = await startHttpTransport({
     host: config.host,
     port: config.port,
@@ -81,14 +80,13 @@ async function serve(initial: Config): Promise<void> {
     maxSessions: config.maxSessions,
     idleSessionMs: config.sessionIdleMs,
     logger,
-    createSession: () => createServer(runtime),
-    health: () => ({ version: VERSION, toolsets: runtime.toolsets, readOnly: config.readOnly, sandbox: Boolean(sandbox) }),
+    runtime: app.runtime,
+    health: () => ({ version: VERSION, toolsets: app.toolsets, readOnly: config.readOnly, sandbox: Boolean(sandbox) }),
   });
-  logger.info(`switchboard-mcp ready on ${http.url}`, { version: VERSION, toolsets: runtime.toolsets, sandbox: sandbox?.url });
+  logger.info(`switchboard-mcp ready on ${http.url}`, { version: VERSION, toolsets: app.toolsets, sandbox: sandbox?.url });
   onShutdown(async () => {
     await http.close();
-    await runtime.close();
-    await stopSandbox();
+    await stop();
   });
 }
 
@@ -105,6 +103,8 @@ function onShutdown(stop: () => Promise<unknown>): void {
   process.once("SIGINT", () => handler("SIGINT"));
   process.once("SIGTERM", () => handler("SIGTERM"));
 }
+
+export type { App };
 
 main().catch((err) => {
   process.stderr.write(`switchboard-mcp: fatal: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,68 +1,51 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { isLoopbackHost, LOOPBACK_ORIGINS } from "./core/http/guards.js";
+import type { EnvVarDecl, ServiceModule } from "./core/service.js";
+import { positiveInt } from "./core/settings.js";
+import { SERVICES } from "./services/registry.js";
 
-/** The one place defaults live. Names follow ../shared/contract.md exactly. */
-export const TOOLSETS = ["build", "build_admin", "sizing", "drones"] as const;
-export type Toolset = (typeof TOOLSETS)[number];
-export type ServiceName = "build" | "sizing" | "drones";
+/** Variables of the server itself (the services declare their own in their modules). */
+export const SERVER_ENV: EnvVarDecl[] = [
+  { name: "UPSTREAM_TIMEOUT_MS", description: "timeout of one upstream request (ms)", default: "30000" },
+  { name: "MCP_HTTP_TOKEN", description: "HTTP: require Authorization: Bearer <token>; needed to bind a non-loopback host", secret: true },
+  { name: "MCP_ALLOWED_ORIGINS", description: "HTTP: comma-separated origins accepted in an Origin header", default: "loopback origins" },
+  { name: "MCP_MAX_SESSIONS", description: "HTTP: open 2025-era sessions allowed at once", default: "1000" },
+  { name: "MCP_SESSION_IDLE_MS", description: "HTTP: idle time after which a 2025-era session with no request in flight expires", default: "1800000" },
+  { name: "MCP_REQUEST_STATE_KEY", description: "key (32+ characters) that signs confirmation round trips; set the same on every replica", secret: true, default: "random per process" },
+  { name: "MCP_STATE_URL", description: "shared state for replicas (redis://…); not available in this version" },
+  { name: "LOG_LEVEL", description: "debug, info, warn or error; logs go to stderr, never stdout", default: "info" },
+  { name: "SANDBOX_TIME_SCALE", description: "sandbox: simulated ms per real ms", default: "20" },
+  { name: "SANDBOX_FAULTS", description: "sandbox: JSON array of faults to inject from the start" },
+];
 
-export const TOOLSET_SERVICE: Record<Toolset, ServiceName> = {
-  build: "build",
-  build_admin: "build",
-  sizing: "sizing",
-  drones: "drones",
-};
-
-export const DEFAULT_BUILD_BASE_URL = "https://api-accounts.totalum.app";
-
-const LOOPBACK_ORIGINS = ["http://localhost", "http://127.0.0.1", "http://[::1]", "https://localhost", "https://127.0.0.1", "https://[::1]"];
-
-const httpUrl = z
-  .string()
-  .url()
-  .refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL")
-  .transform((u) => u.replace(/\/+$/, ""));
-
-const positiveInt = (name: string) =>
-  z.coerce.number({ error: `${name} must be a number` }).int(`${name} must be a whole number`).positive(`${name} must be positive`);
-
-const confirmSpend = z
-  .string()
-  .trim()
-  .transform((v, ctx) => {
-    if (v === "always" || v === "never") return v;
-    const n = Number(v);
-    if (v !== "" && Number.isFinite(n) && n >= 0) return n;
-    ctx.addIssue({ code: "custom", message: "BUILD_CONFIRM_SPEND must be always, never, or a credit amount" });
-    return z.NEVER;
-  });
-
-export const ConfigSchema = z.object({
+const ServerSettings = z.object({
   transport: z.enum(["stdio", "http"], { error: "--transport must be stdio or http" }),
-  host: z.string().min(1),
-  port: z.coerce.number({ error: "--port must be a number" }).int().min(0).max(65535, "--port must be 0-65535"),
-  sandbox: z.boolean(),
-  toolsets: z.array(z.enum(TOOLSETS, { error: `--toolsets takes ${TOOLSETS.join(", ")}` })).optional(),
-  readOnly: z.boolean(),
-  build: z.object({ baseUrl: httpUrl, apiKey: z.string().min(1).optional(), keyHeader: z.string().min(1) }),
-  sizing: z.object({ baseUrl: httpUrl.optional(), apiKey: z.string().min(1).optional() }),
-  drones: z.object({ baseUrl: httpUrl.optional(), apiKey: z.string().min(1).optional() }),
-  pollIntervalMs: positiveInt("BUILD_POLL_INTERVAL_MS"),
-  confirmSpend,
-  upstreamTimeoutMs: positiveInt("UPSTREAM_TIMEOUT_MS"),
+  host: z.string().min(1, "--host must not be empty"),
+  port: z.coerce.number({ error: "--port must be a number" }).int("--port must be a whole number").min(0).max(65535, "--port must be 0-65535"),
+  upstreamTimeoutMs: positiveInt,
   httpToken: z.string().min(1).optional(),
-  /** HTTP only: open sessions allowed at once (MCP_MAX_SESSIONS) and idle time before one expires (MCP_SESSION_IDLE_MS). */
-  maxSessions: positiveInt("MCP_MAX_SESSIONS"),
-  sessionIdleMs: positiveInt("MCP_SESSION_IDLE_MS"),
+  maxSessions: positiveInt,
+  sessionIdleMs: positiveInt,
+  requestStateKey: z.string().min(32, "MCP_REQUEST_STATE_KEY must be at least 32 characters").optional(),
   allowedOrigins: z.array(z.string()),
   logLevel: z.enum(["debug", "info", "warn", "error"], { error: "LOG_LEVEL must be debug, info, warn or error" }),
-  /** Sandbox only: simulated ms per real ms (SANDBOX_TIME_SCALE). */
-  sandboxTimeScale: z.coerce.number().positive("SANDBOX_TIME_SCALE must be positive").optional(),
-  /** Sandbox only: faults to inject from the start (SANDBOX_FAULTS, a JSON array). */
-  sandboxFaults: z.array(z.looseObject({ service: z.string(), fault: z.string() })).optional(),
+  sandboxTimeScale: z.coerce.number({ error: "SANDBOX_TIME_SCALE must be a number" }).positive("SANDBOX_TIME_SCALE must be positive").optional(),
 });
 
-export type Config = z.infer<typeof ConfigSchema>;
+export type ServerConfig = z.infer<typeof ServerSettings>;
+
+export interface Config extends ServerConfig {
+  sandbox: boolean;
+  readOnly: boolean;
+  /** The toolsets asked for with --toolsets (validated), or undefined for the defaults. */
+  toolsets?: string[];
+  /** Services with everything they need, and their parsed settings. Empty under --sandbox until it starts. */
+  services: Map<string, Record<string, unknown>>;
+  sandboxFaults?: Array<{ service: string; fault: string }>;
+  /** One-line notes for stderr: flags that do nothing in this mode, variables --sandbox overrides. */
+  warnings: string[];
+}
 
 export type Command =
   | { kind: "serve"; config: Config }
@@ -72,19 +55,29 @@ export type Command =
 
 export class ConfigError extends Error {}
 
-export const HELP = `switchboard-mcp: an MCP server for a project build service, a size recommendation API and a drone fleet API
+export const ALL_TOOLSETS = SERVICES.flatMap((s) => s.toolsets.map((t) => ({ ...t, service: s.name })));
 
-Usage:
-  switchboard-mcp [--transport stdio|http] [--host 127.0.0.1] [--port 3000]
-                  [--sandbox] [--toolsets build,build_admin,sizing,drones] [--read-only]
-  switchboard-mcp sandbox [--port N]    run only the simulated upstream services
-  switchboard-mcp --help | --version
-
-Environment: BUILD_API_BASE_URL, BUILD_API_KEY, BUILD_API_KEY_HEADER, BUILD_POLL_INTERVAL_MS,
-  SIZING_API_BASE_URL, SIZING_API_KEY, DRONES_API_BASE_URL, DRONES_API_KEY, BUILD_CONFIRM_SPEND,
-  UPSTREAM_TIMEOUT_MS, MCP_HTTP_TOKEN, MCP_ALLOWED_ORIGINS, LOG_LEVEL,
-  MCP_MAX_SESSIONS, MCP_SESSION_IDLE_MS, SANDBOX_TIME_SCALE, SANDBOX_FAULTS.
-Logs go to stderr; stdout carries only MCP protocol messages.`;
+export function helpText(): string {
+  const vars = [...SERVICES.flatMap((s) => s.env), ...SERVER_ENV];
+  const width = Math.max(...vars.map((v) => v.name.length));
+  return [
+    "switchboard-mcp: an MCP server for a project build service, a size recommendation API and a drone fleet API",
+    "",
+    "Usage:",
+    "  switchboard-mcp [--transport stdio|http] [--host 127.0.0.1] [--port 3000]",
+    `                  [--sandbox] [--toolsets ${ALL_TOOLSETS.filter((t) => t.default).map((t) => t.id).join(",")}|all] [--read-only]`,
+    "  switchboard-mcp sandbox [--port N]    run only the simulated upstream services",
+    "  switchboard-mcp --help | --version",
+    "",
+    "Toolsets (* = on by default when its service is configured):",
+    ...ALL_TOOLSETS.map((t) => `  ${t.default ? "*" : " "} ${t.id.padEnd(16)} ${t.description}`),
+    "",
+    "Environment:",
+    ...vars.map((v) => `  ${v.name.padEnd(width)}  ${v.description}${v.default ? ` (default: ${v.default})` : ""}`),
+    "",
+    "Logs go to stderr; stdout carries only MCP protocol messages.",
+  ].join("\n");
+}
 
 /** Parses argv (without node and script) and the environment. Throws ConfigError with a one-line message. */
 export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
@@ -106,61 +99,120 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
       },
     });
   } catch (err) {
-    throw new ConfigError(`${(err as Error).message.split("\n")[0]} (see --help)`);
+    const unknown = /Unknown option '([^']+)'/.exec((err as Error).message)?.[1];
+    throw new ConfigError(unknown ? `unknown flag ${unknown}; see --help for the flags` : `${(err as Error).message.split("\n")[0]}; see --help`);
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
   if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== "sandbox")) {
-    throw new ConfigError(`Unknown command "${positionals.join(" ")}" (see --help)`);
+    throw new ConfigError(`unknown command "${positionals.join(" ")}"; the only command is "sandbox" (see --help)`);
   }
-  const timeScale = env.SANDBOX_TIME_SCALE;
+  const faults = parseFaults(env.SANDBOX_FAULTS);
   if (positionals[0] === "sandbox") {
     const port = Number(values.port ?? 4010);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("--port must be 0-65535");
-    const scale = timeScale === undefined ? undefined : Number(timeScale);
-    if (scale !== undefined && !(scale > 0)) throw new ConfigError("SANDBOX_TIME_SCALE must be positive");
-    return { kind: "sandbox", port, host: values.host ?? "127.0.0.1", timeScale: scale, faults: parseFaults(env.SANDBOX_FAULTS) };
+    const scale = nonEmpty(env.SANDBOX_TIME_SCALE);
+    if (scale !== undefined && !(Number(scale) > 0)) throw new ConfigError("SANDBOX_TIME_SCALE must be a positive number");
+    return { kind: "sandbox", port, host: values.host ?? "127.0.0.1", timeScale: scale === undefined ? undefined : Number(scale), faults };
   }
 
-  const sandbox = values.sandbox ?? false;
-  const raw = {
-    transport: values.transport ?? "stdio",
+  const warnings: string[] = [];
+  const transport = values.transport ?? "stdio";
+  if (transport === "stdio") {
+    for (const flag of ["port", "host"] as const) if (values[flag] !== undefined) warnings.push(`--${flag} has no effect with --transport stdio; it applies to --transport http`);
+  }
+  const server = check(ServerSettings, {
+    transport,
     host: values.host ?? "127.0.0.1",
     port: values.port ?? "3000",
-    sandbox,
-    toolsets: values.toolsets === undefined ? undefined : values.toolsets.split(",").map((s) => s.trim()).filter(Boolean),
-    readOnly: values["read-only"] ?? false,
-    build: {
-      baseUrl: nonEmpty(env.BUILD_API_BASE_URL) ?? DEFAULT_BUILD_BASE_URL,
-      apiKey: nonEmpty(env.BUILD_API_KEY),
-      keyHeader: nonEmpty(env.BUILD_API_KEY_HEADER) ?? "api-key",
-    },
-    sizing: { baseUrl: nonEmpty(env.SIZING_API_BASE_URL), apiKey: nonEmpty(env.SIZING_API_KEY) },
-    drones: { baseUrl: nonEmpty(env.DRONES_API_BASE_URL), apiKey: nonEmpty(env.DRONES_API_KEY) },
-    // The sandbox runs builds at SANDBOX_TIME_SCALE, so a 12 s production poll would miss most of one.
-    pollIntervalMs: nonEmpty(env.BUILD_POLL_INTERVAL_MS) ?? (sandbox ? "1000" : "12000"),
-    confirmSpend: nonEmpty(env.BUILD_CONFIRM_SPEND) ?? "always",
     upstreamTimeoutMs: nonEmpty(env.UPSTREAM_TIMEOUT_MS) ?? "30000",
     httpToken: nonEmpty(env.MCP_HTTP_TOKEN),
     maxSessions: nonEmpty(env.MCP_MAX_SESSIONS) ?? "1000",
     sessionIdleMs: nonEmpty(env.MCP_SESSION_IDLE_MS) ?? String(30 * 60_000),
+    requestStateKey: nonEmpty(env.MCP_REQUEST_STATE_KEY),
     allowedOrigins: nonEmpty(env.MCP_ALLOWED_ORIGINS)?.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean) ?? LOOPBACK_ORIGINS,
     logLevel: nonEmpty(env.LOG_LEVEL) ?? "info",
-    sandboxTimeScale: nonEmpty(timeScale),
-    sandboxFaults: parseFaults(env.SANDBOX_FAULTS),
-  };
-  const result = ConfigSchema.safeParse(raw);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
-    throw new ConfigError(`Invalid configuration: ${where}${issue.message}`);
+    sandboxTimeScale: nonEmpty(env.SANDBOX_TIME_SCALE),
+  }, {
+    upstreamTimeoutMs: "UPSTREAM_TIMEOUT_MS",
+    maxSessions: "MCP_MAX_SESSIONS",
+    sessionIdleMs: "MCP_SESSION_IDLE_MS",
+  });
+  if (nonEmpty(env.MCP_STATE_URL)) {
+    throw new ConfigError("MCP_STATE_URL (shared state for replicas) is not available in this version yet; unset it to keep state in process");
   }
-  const config = result.data;
-  if (config.transport === "http" && !isLoopbackHost(config.host) && !config.httpToken) {
-    throw new ConfigError(`Refusing to bind non-loopback host ${config.host} without MCP_HTTP_TOKEN`);
+  if (server.transport === "http" && !isLoopbackHost(server.host) && !server.httpToken) {
+    throw new ConfigError(`refusing to bind non-loopback host ${server.host} without MCP_HTTP_TOKEN: set MCP_HTTP_TOKEN, or bind 127.0.0.1`);
   }
-  return { kind: "serve", config };
+  const sandbox = values.sandbox ?? false;
+  const services = sandbox ? new Map() : configuredServices(env);
+  if (sandbox) {
+    const overridden = SERVICES.flatMap((s) => [s.baseUrlVar, s.apiKeyVar]).filter((v) => nonEmpty(env[v]) !== undefined);
+    if (overridden.length) warnings.push(`--sandbox points every service at the built-in simulators: ${overridden.join(", ")} ignored`);
+  }
+  const toolsets = values.toolsets === undefined ? undefined : parseToolsets(values.toolsets, sandbox ? undefined : services);
+  return { kind: "serve", config: { ...server, sandbox, readOnly: values["read-only"] ?? false, toolsets, services, sandboxFaults: faults, warnings } };
+}
+
+/**
+ * Services whose key and base URL are set, with their settings parsed. A service set only half
+ * (a key without its URL, or a URL without its key) stops the start: the user meant to use it.
+ */
+export function configuredServices(env: NodeJS.ProcessEnv): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const service of SERVICES) {
+    const key = nonEmpty(env[service.apiKeyVar]);
+    const url = nonEmpty(env[service.baseUrlVar]);
+    const urlDefault = service.env.find((v) => v.name === service.baseUrlVar)?.default;
+    if (!key && !url) continue;
+    if (!key) throw new ConfigError(`${service.baseUrlVar} is set but ${service.apiKeyVar} is not: set ${service.apiKeyVar} to use the ${service.title}, or unset ${service.baseUrlVar}`);
+    if (!url && !urlDefault) throw new ConfigError(`${service.apiKeyVar} is set but ${service.baseUrlVar} is not: set ${service.baseUrlVar} to the ${service.title}'s base URL, or unset ${service.apiKeyVar}`);
+    out.set(service.name, serviceSettings(service, env));
+  }
+  return out;
+}
+
+/** Parses one service's variables; an error names the variable. */
+export function serviceSettings(service: ServiceModule<any>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const values = Object.fromEntries(service.env.map((v) => [v.name, nonEmpty(env[v.name])]));
+  const result = service.settings.safeParse(values);
+  if (result.success) return result.data as Record<string, unknown>;
+  const issue = result.error.issues[0];
+  const name = String(issue.path[0] ?? service.apiKeyVar);
+  throw new ConfigError(`${name}: ${issue.message}${values[name] !== undefined && !service.env.find((v) => v.name === name)?.secret ? ` (got "${values[name]}")` : ""}`);
+}
+
+function parseToolsets(raw: string, services: Map<string, unknown> | undefined): string[] {
+  const names = raw.split(",").map((s) => s.trim()).filter(Boolean);
+  const known = ALL_TOOLSETS.map((t) => t.id);
+  if (names.length === 0) throw new ConfigError(`--toolsets is empty: name one or more of ${known.join(", ")}, or all`);
+  if (names.includes("all")) return ALL_TOOLSETS.filter((t) => !services || services.has(t.service)).map((t) => t.id);
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length) throw new ConfigError(`unknown toolset ${unknown.join(", ")}; the toolsets are ${known.join(", ")}, or all`);
+  if (services) {
+    for (const name of names) {
+      const service = SERVICES.find((s) => s.toolsets.some((t) => t.id === name))!;
+      if (!services.has(service.name)) throw new ConfigError(`toolset ${name} needs the ${service.title}: set ${service.apiKeyVar}${service.env.find((v) => v.name === service.baseUrlVar)?.default ? "" : ` and ${service.baseUrlVar}`}, or start with --sandbox`);
+    }
+  }
+  return names;
+}
+
+/** Toolsets to register: the requested ones, or the default ones of every configured service. */
+export function enabledToolsets(config: Pick<Config, "toolsets">, services: Iterable<string>): string[] {
+  const configured = new Set(services);
+  const available = ALL_TOOLSETS.filter((t) => configured.has(t.service));
+  return config.toolsets ? available.filter((t) => config.toolsets!.includes(t.id)).map((t) => t.id) : available.filter((t) => t.default).map((t) => t.id);
+}
+
+function check<T extends z.ZodType>(schema: T, raw: unknown, names: Record<string, string>): z.infer<T> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = String(issue.path[0] ?? "");
+  const label = names[field];
+  throw new ConfigError(label ? `${label}: ${issue.message}` : issue.message);
 }
 
 function parseFaults(raw: string | undefined): Config["sandboxFaults"] {
@@ -173,27 +225,6 @@ function parseFaults(raw: string | undefined): Config["sandboxFaults"] {
   }
 }
 
-function nonEmpty(v: string | undefined): string | undefined {
+export function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v.trim();
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
-
-/** Which services have what they need to be registered. */
-export function configuredServices(config: Config): Set<ServiceName> {
-  const services = new Set<ServiceName>();
-  if (config.build.apiKey) services.add("build");
-  if (config.sizing.apiKey && config.sizing.baseUrl) services.add("sizing");
-  if (config.drones.apiKey && config.drones.baseUrl) services.add("drones");
-  return services;
-}
-
-/** Toolsets to register: the requested ones (or all) whose service is configured. */
-export function enabledToolsets(config: Config): Toolset[] {
-  const services = configuredServices(config);
-  const wanted = config.toolsets ?? [...TOOLSETS];
-  return wanted.filter((t) => services.has(TOOLSET_SERVICE[t]));
 }

@@ -3,36 +3,38 @@ import { UpstreamError } from "./upstream.js";
 /** Per-service advice keyed by errorCode: what the caller should do next. */
 export type HintTable = Record<string, string>;
 
-const serviceHints = new Map<string, { keyVariable: string; hints: HintTable }>();
-
-/** Each service registers the variable that holds its key and its errorCode hints. */
-export function registerServiceHints(service: string, keyVariable: string, hints: HintTable): void {
-  serviceHints.set(service, { keyVariable, hints });
+/** What errors.ts needs to know about each service to advise on its failures. */
+export interface ServiceAdvice {
+  keyVariable: string;
+  hints: HintTable;
 }
 
 /**
  * Turns any failure into one message for an isError result: what happened (service, HTTP
- * status, errorCode, the upstream's words) and what to do next.
+ * status, errorCode, the upstream's words and details) and what to do next.
  */
-export function describeError(err: unknown, verify?: string): string {
-  if (err instanceof UpstreamError) return describeUpstream(err, verify);
+export function describeError(err: unknown, advice: ReadonlyMap<string, ServiceAdvice>, verify?: string): string {
+  if (err instanceof UpstreamError) return describeUpstream(err, advice.get(err.service), verify);
   if (err instanceof Error && err.name === "ToolError") return err.message;
-  if (err instanceof Error && err.name === "AbortError") return "Cancelled by the client; nothing more will be done for this call.";
+  if (isAbort(err)) return "Cancelled by the client; nothing more will be done for this call.";
   const message = err instanceof Error ? err.message : String(err);
   return `Internal error in switchboard-mcp: ${message}. This is a bug; please report it with the tool name and arguments.`;
 }
 
-function describeUpstream(err: UpstreamError, verify?: string): string {
+export function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === "AbortError" || /cancelled by the client|task cancelled|server shutting down/i.test(err.message));
+}
+
+function describeUpstream(err: UpstreamError, advice: ServiceAdvice | undefined, verify?: string): string {
   const status = err.status === undefined ? "no HTTP answer" : `HTTP ${err.status}`;
   const details = err.details && Object.keys(err.details).length ? `\nDetails: ${Object.entries(err.details).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(", ")}` : "";
   const head = `The ${err.service} service failed (${status}, ${err.code}) on ${err.request.method} ${err.request.path}: ${err.message}${details}`;
-  const next = nextStep(err, verify);
+  const next = nextStep(err, advice, verify);
   return next ? `${head}\nNext step: ${next}` : head;
 }
 
-function nextStep(err: UpstreamError, verify?: string): string | undefined {
-  const entry = serviceHints.get(err.service);
-  const specific = entry?.hints[err.code];
+function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?: string): string | undefined {
+  const specific = advice?.hints[err.code];
   if (specific) return specific;
   const write = !err.request.idempotent;
   if (err.code === "CANCELLED") return "none; the call was cancelled.";
@@ -40,7 +42,7 @@ function nextStep(err: UpstreamError, verify?: string): string | undefined {
     const check = verify ?? "read the resource again";
     return `this request changes state or spends credits, so it was not retried automatically and may or may not have taken effect. Check first (${check}), then retry only if it did not.`;
   }
-  if (err.status === 401) return `the API key was rejected: check ${entry?.keyVariable ?? "the service's API key variable"} (and that it belongs to this service).`;
+  if (err.status === 401) return `the API key was rejected: check ${advice?.keyVariable ?? "the service's API key variable"} (and that it belongs to this service).`;
   if (err.status === 403) return "the account is not allowed to do this (plan limit or permissions); check the account's plan.";
   if (err.status === 404) return "check the identifier; list the items to find a valid one.";
   if (err.status === 429) {

@@ -1,7 +1,7 @@
-import type { SecretRegistry } from "./redact.js";
+import type { Egress } from "./egress.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+export const LOG_LEVEL_ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface Logger {
   debug(message: string, fields?: Record<string, unknown>): void;
@@ -10,38 +10,32 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** Extra places a log line goes (the MCP logging channel of connected sessions), each with its own level. */
-export interface LogSink {
-  accepts(level: LogLevel): boolean;
-  send(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
-}
-
-export const LOG_LEVEL_ORDER = ORDER;
+/** Where a log line also goes besides stderr: the MCP log stream of the one request that caused it. */
+export type LogEcho = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
 
 /**
- * One-line JSON logs on stderr. stdout belongs to the stdio transport and must carry only
- * protocol messages, so nothing here ever writes to it. Every line passes the secret scrubber.
+ * One-line JSON logs on stderr. stdout belongs to the stdio transport and must carry only protocol
+ * messages, so nothing here ever writes to it. Every line passes the egress scrubber. A logger made
+ * for one request (`withEcho`) also sends its lines to that request's client, and to no one else.
  */
-export function createLogger(level: LogLevel, secrets: SecretRegistry, sinks: Set<LogSink> = new Set()): Logger & { sinks: Set<LogSink> } {
+export function createLogger(level: LogLevel, egress: Egress, echo?: LogEcho): Logger & { withEcho(echo: LogEcho): Logger } {
   const write = (lvl: LogLevel, message: string, fields?: Record<string, unknown>) => {
-    const toStderr = ORDER[lvl] >= ORDER[level];
-    const listening = [...sinks].filter((s) => s.accepts(lvl));
-    if (!toStderr && listening.length === 0) return;
-    const clean = fields ? secrets.scrub(fields) : undefined;
-    if (toStderr) process.stderr.write(`${secrets.scrubText(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...clean }))}\n`);
-    for (const sink of listening) {
-      try {
-        sink.send(lvl, secrets.scrubText(message), clean);
-      } catch {
-        // a disconnected session must not break logging for the others
-      }
+    const clean = fields ? egress.json(fields) : undefined;
+    const text = egress.text(message);
+    if (LOG_LEVEL_ORDER[lvl] >= LOG_LEVEL_ORDER[level]) {
+      process.stderr.write(`${egress.text(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: text, ...clean }))}\n`);
+    }
+    try {
+      echo?.(lvl, text, clean);
+    } catch {
+      // a client that went away must not break logging
     }
   };
   return {
-    sinks,
     debug: (m, f) => write("debug", m, f),
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warn", m, f),
     error: (m, f) => write("error", m, f),
+    withEcho: (next) => createLogger(level, egress, next),
   };
 }

@@ -1,35 +1,54 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { describeError } from "./errors.js";
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from "@modelcontextprotocol/server";
 import { UpstreamError } from "./upstream.js";
 
-/** MCP's code for an unknown resource. */
-export const RESOURCE_NOT_FOUND = -32002;
-
-export function notFound(uri: URL, message: string): McpError {
-  return new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${message}`, { uri: uri.href });
+/** One entry of a resource list. */
+export interface ListedResource {
+  uri: string;
+  name: string;
+  description?: string;
 }
 
 /**
- * Reads one JSON resource. An upstream 404 becomes MCP's "resource not found"; any other failure
- * an internal error carrying the same explanation a tool would give.
+ * A resource as a service declares it: no SDK types. `uri` is a fixed URI or an RFC 6570
+ * template (`build://projects/{projectId}`); `read` returns JSON data (or, with `mimeType` set to
+ * a text type, a string). Registration, error codes and scrubbing are core's job.
  */
-export async function jsonResource(uri: URL, read: () => Promise<unknown>) {
-  let data: unknown;
-  try {
-    data = await read();
-  } catch (err) {
-    if (err instanceof McpError) throw err;
-    if (err instanceof UpstreamError && err.status === 404) throw notFound(uri, err.message);
-    throw new McpError(ErrorCode.InternalError, describeError(err), { uri: uri.href });
-  }
-  return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(data, null, 2) }] };
+export interface ResourceDef {
+  name: string;
+  title: string;
+  description: string;
+  uri: string;
+  mimeType?: string;
+  list?(signal: AbortSignal): Promise<ListedResource[]>;
+  complete?: Record<string, (value: string) => Promise<string[]>>;
+  read(uri: URL, variables: Record<string, string>, signal: AbortSignal): Promise<unknown>;
+  /** Extra fields of the resource's metadata (MCP Apps views declare their CSP here). */
+  meta?: Record<string, unknown>;
+}
+
+/** Something that calls `onChange` whenever the resource behind a URI changes, until stopped. */
+export type ResourceWatcher = (uri: string, onChange: () => void) => (() => void) | undefined;
+
+/** A read failed because the thing does not exist. */
+export function notFound(uri: URL, message: string): ProtocolError {
+  return new ResourceNotFoundError(uri.href, `Resource not found: ${message}`);
+}
+
+/**
+ * An upstream 404 becomes MCP's "resource not found"; any other failure an internal error carrying
+ * the same explanation a tool would give.
+ */
+export function resourceError(uri: URL, err: unknown, describe: (err: unknown) => string): Error {
+  if (err instanceof ProtocolError) return err;
+  if (err instanceof UpstreamError && err.status === 404) return notFound(uri, err.message);
+  return new ProtocolError(ProtocolErrorCode.InternalError, describe(err), { uri: uri.href });
 }
 
 /** Decodes a template variable; a malformed escape is the caller's mistake, not ours. */
 export function decodeVariable(uri: URL, value: unknown): string {
   try {
-    return decodeURIComponent(String(value));
+    return decodeURIComponent(String(Array.isArray(value) ? value[0] : value));
   } catch {
-    throw new McpError(ErrorCode.InvalidParams, `Malformed percent-encoding in ${uri.href}`);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Malformed percent-encoding in ${uri.href}`);
   }
 }

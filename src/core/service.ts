@@ -1,18 +1,69 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ServiceName } from "../config.js";
-import type { ResourceWatcher } from "./subscriptions.js";
+import type { z } from "zod";
+import type { HintTable } from "./errors.js";
+import type { Logger } from "./logger.js";
+import type { PromptDef } from "./prompts.js";
+import type { ResourceDef, ResourceWatcher } from "./resources.js";
 import type { ToolDef } from "./tool.js";
 
+/** A group of tools a user can switch on with --toolsets. */
+export interface ToolsetDecl {
+  id: string;
+  description: string;
+  /** Registered when --toolsets is not given. */
+  default: boolean;
+}
+
+/** One environment variable a service reads: documented, validated and listed in --help. */
+export interface EnvVarDecl {
+  name: string;
+  description: string;
+  /** Its value is a secret: scrubbed from every output, never echoed. */
+  secret?: boolean;
+  /** Shown in --help and the registry files; the zod schema applies it. */
+  default?: string;
+}
+
 /**
- * What each folder under services/ exports: its tools, and how it adds resources and prompts to a
- * session's server. Built once per process (clients and pools are shared by every session).
+ * What a folder under services/ exports. Config parsing, --help, the instructions, the secret
+ * list, smithery.yaml and server.json are derived from these declarations: adding a service is
+ * adding a folder and one line in services/registry.ts.
  */
-export interface Service {
-  name: ServiceName;
+export interface ServiceModule<S extends Record<string, unknown> = Record<string, unknown>> {
+  /** Used in error messages: "The build service failed (...)". */
+  name: string;
+  title: string;
+  toolsets: ToolsetDecl[];
+  /** Every variable the service reads, its base URL and key first. */
+  env: EnvVarDecl[];
+  baseUrlVar: string;
+  apiKeyVar: string;
+  /** Parses the service's variables (keyed by variable name, so errors name the variable). */
+  settings: z.ZodType<S>;
+  /** One paragraph of the server's instructions, shown when the service is enabled. */
+  instructions: string;
+  /** Advice keyed by the upstream's errorCode: what the caller should do next. */
+  hints: HintTable;
+  create(settings: S, runtime: ServiceRuntime): ServiceInstance;
+}
+
+/** What the process gives every service. */
+export interface ServiceRuntime {
+  logger: Logger;
+  upstreamTimeoutMs: number;
+  /** Scrubs known secrets from a string: applied to upstream error snippets before any cut. */
+  redact(text: string): string;
+  /** The base URL is a loopback sandbox (tests, --sandbox): short poll intervals are allowed. */
+  sandbox: boolean;
+}
+
+/** A service built for one process: its clients and pools are shared by every session. */
+export interface ServiceInstance {
   tools: readonly ToolDef<any, any>[];
-  registerResources(server: McpServer): void;
-  registerPrompts(server: McpServer): void;
+  resources: readonly ResourceDef[];
+  prompts: readonly PromptDef<any>[];
   /** Resources that change on their own and can be subscribed to. */
-  watchResource?: ResourceWatcher;
+  watch?: ResourceWatcher;
+  /** How often a client should poll this service's tasks (tasks/get's pollInterval). */
+  taskPollIntervalMs?: number;
   close(): Promise<void>;
 }

@@ -1,16 +1,9 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CreateTaskRequestHandlerExtra } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
-import { ElicitResultSchema, type CallToolResult, type ServerNotification, type ServerRequest, type ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { Toolset } from "../config.js";
-import { describeError } from "./errors.js";
+import type { Egress } from "./egress.js";
+import { describeError, isAbort, type ServiceAdvice } from "./errors.js";
 import { fitStructured, fitText } from "./fit.js";
-import { isTaskRequest } from "./sdk-hooks.js";
-import { DEFAULT_WAIT_SECONDS } from "./wait.js";
 import type { Logger } from "./logger.js";
-import type { SecretRegistry } from "./redact.js";
-import type { CancellableTaskStore } from "./tasks.js";
 
 /**
  * What a tool does to the world. It decides the annotations and whether `--read-only` keeps it:
@@ -25,27 +18,29 @@ export interface ProgressUpdate {
   total?: number;
 }
 
-export type ElicitOutcome = { action: "accept"; content: Record<string, unknown> } | { action: "decline" | "cancel" } | { action: "unsupported" };
+/** A yes/no question the user must answer before the tool goes on (spending credits, say). */
+export interface ConfirmRequest {
+  message: string;
+  /** What the answer approves; the answer only counts for these exact values. */
+  binding: Record<string, unknown>;
+}
+
+/** How the user answered; `unsupported` when the client cannot ask anyone (the caller decides then). */
+export type ConfirmOutcome = "approved" | "declined" | "unsupported";
 
 export interface ToolContext {
   /** Aborted when the client cancels the call or its task, or the session ends. */
   signal: AbortSignal;
   /** Sends notifications/progress when the client asked for progress, and updates the task's status. */
   progress(update: ProgressUpdate): Promise<void>;
+  /** Lines go to stderr and to the MCP log stream of this request's client, no one else's. */
   logger: Logger;
   /** Registers a value the caller supplied as secret, so it is scrubbed from every output and log. */
   secret(value: string | undefined): void;
-  /** Asks the user through MCP elicitation; `unsupported` when the client cannot be asked. */
-  elicit(message: string, schema: ElicitSchema): Promise<ElicitOutcome>;
-  /** Tells every connected session that the resource list changed. */
+  /** Asks the user (elicitation, or an input_required round trip on 2026-07-28). */
+  confirm(request: ConfirmRequest): Promise<ConfirmOutcome>;
+  /** Tells clients that the resource list changed (a project was created or deleted). */
   resourcesChanged(): void;
-}
-
-/** The one form this server asks for: yes/no fields. */
-export interface ElicitSchema {
-  type: "object";
-  properties: Record<string, { type: "boolean"; title?: string; description?: string; default?: boolean }>;
-  required?: string[];
 }
 
 type Shape = z.ZodRawShape;
@@ -56,12 +51,15 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
   title: string;
   /** When to use it, what it costs, what comes back. Every token here is paid by every conversation. */
   description: string;
-  toolset: Toolset;
+  toolset: string;
   kind: ToolKind;
   /** Defaults: true for read and destructive (DELETE) tools, false otherwise. */
   idempotent?: boolean;
-  /** Can run for minutes: declares optional MCP task support. */
-  longRunning?: boolean;
+  /**
+   * Can run for minutes. Declares task support; `runsAsTask` says which calls become a task when
+   * the client supports tasks (default: every call).
+   */
+  longRunning?: { runsAsTask?(input: Obj<In>): boolean };
   input: In;
   output: Out;
   /** Runs in the foreground before `run`, even for a task: confirmations and guards that may refuse. */
@@ -71,6 +69,8 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
   render(output: z.infer<Out>, input: Obj<In>): string;
   /** For writes: how to check whether a request whose answer was lost went through. */
   verify?: (input: Obj<In>) => string;
+  /** An MCP Apps view that shows this tool's result (a `ui://` resource URI). */
+  view?: string;
 }
 
 /** Identity function that lets TypeScript infer a tool's input and output types from its schemas. */
@@ -89,9 +89,8 @@ export class ToolError extends Error {
   }
 }
 
-export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent" | "title">): ToolAnnotations {
+export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent">): ToolAnnotations {
   return {
-    title: def.title,
     readOnlyHint: def.kind === "read",
     destructiveHint: def.kind === "destructive",
     idempotentHint: def.idempotent ?? (def.kind === "read" || def.kind === "destructive"),
@@ -99,172 +98,80 @@ export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent" | "title
   };
 }
 
-export interface RegistrationOptions {
-  toolsets: readonly Toolset[];
-  readOnly: boolean;
-  logger: Logger;
-  secrets: SecretRegistry;
-  taskStore: CancellableTaskStore;
-  /** What tasks/get tells clients about how often to poll. */
-  taskPollIntervalMs: number;
-  resourcesChanged(): void;
+/** What running a tool needs from the process: the egress scrubber and each service's advice. */
+export interface ToolRuntime {
+  egress: Egress;
+  advice: ReadonlyMap<string, ServiceAdvice>;
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-const DEFAULT_TASK_TTL_MS = 60 * 60_000;
-const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
-/** A task-capable call that finishes this fast comes back already completed. */
-const QUICK_RESULT_GRACE_MS = 1500;
-const PROGRESS_SETTLE_MS = 25;
-const PLAIN_CALL_POLL_MS = 100;
+/** Input validation with a message that names the field, the same for plain calls and tasks. */
+export function parseInput(def: ToolDef<any, any>, args: unknown): { ok: true; input: Record<string, unknown> } | { ok: false; result: CallToolResult } {
+  const parsed = z.object(def.input).safeParse(args ?? {});
+  if (parsed.success) return { ok: true, input: parsed.data };
+  const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(arguments)"}: ${i.message}`).join("; ");
+  return { ok: false, result: { content: [{ type: "text", text: `Invalid arguments for ${def.name}: ${issues}. Nothing was sent upstream.` }], isError: true } };
+}
 
 /**
- * The one place a tool is registered. Filtering by toolset and read-only mode, annotations,
- * structured content plus text, error mapping, secret scrubbing and task support happen here,
- * the same for every tool.
+ * Runs `before` (unless already done) then `run`, and turns the outcome into a CallToolResult:
+ * scrubbed first, then fitted to a model's context. Never throws, except the control-flow errors
+ * the caller handles (a confirmation that needs input).
  */
-export function registerTools(server: McpServer, tools: readonly ToolDef<any, any>[], options: RegistrationOptions): string[] {
-  const registered: string[] = [];
-  for (const def of tools) {
-    if (!options.toolsets.includes(def.toolset)) continue;
-    if (options.readOnly && def.kind !== "read") continue;
-    const config = {
-      title: def.title,
-      description: def.description,
-      inputSchema: def.input,
-      outputSchema: def.output,
-      annotations: annotationsFor(def),
-    };
-    if (def.longRunning) {
-      server.experimental.tasks.registerToolTask(def.name, { ...config, execution: { taskSupport: "optional" } }, {
-        createTask: ((input: Record<string, unknown>, extra: CreateTaskRequestHandlerExtra) => createTask(def, input, extra, server, options)) as never,
-        getTask: (async (_input: unknown, extra: { taskId: string; taskStore: { getTask(id: string): Promise<unknown> } }) => extra.taskStore.getTask(extra.taskId)) as never,
-        getTaskResult: (async (_input: unknown, extra: { taskId: string; taskStore: { getTaskResult(id: string): Promise<unknown> } }) =>
-          extra.taskStore.getTaskResult(extra.taskId)) as never,
-      });
-    } else {
-      server.registerTool(def.name, config, ((input: Record<string, unknown>, extra: Extra) =>
-        invoke(def, input, contextFor(extra, server, options), options.secrets)) as never);
-    }
-    registered.push(def.name);
-  }
-  return registered;
-}
-
-function contextFor(extra: Extra, server: McpServer, options: RegistrationOptions, overrides: Partial<ToolContext> = {}): ToolContext {
-  return {
-    signal: extra.signal,
-    progress: progressSender(extra, options.secrets),
-    logger: options.logger,
-    secret: (v) => options.secrets.add(v),
-    elicit: (message, schema) => elicit(server, extra, message, schema),
-    resourcesChanged: options.resourcesChanged,
-    ...overrides,
-  };
-}
-
-/** Runs `before` then `run`, and turns the outcome into a CallToolResult. Never throws. */
-async function invoke(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, secrets: SecretRegistry, skipBefore = false): Promise<CallToolResult> {
+export async function runTool(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, runtime: ToolRuntime, skipBefore = false): Promise<CallToolResult> {
   const started = performance.now();
   try {
     if (def.before && !skipBefore) await def.before(input, ctx);
-    return success(def, input, await def.run(input, ctx), ctx, secrets, started);
+    const raw = await def.run(input, ctx);
+    return success(def, input, raw, ctx, runtime, started);
   } catch (err) {
-    return failure(def, input, err, ctx, secrets, started);
+    if (err instanceof NeedsInput) throw err;
+    return failure(def, input, err, ctx, runtime, started);
   }
 }
 
-function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: unknown, ctx: ToolContext, secrets: SecretRegistry, started: number): CallToolResult {
-  const { output, trims } = fitStructured(secrets.scrub(raw) as Record<string, unknown>);
-  ctx.logger.debug("tool call", { tool: def.name, ms: Math.round(performance.now() - started), ok: true });
-  return { content: [{ type: "text", text: fitText(secrets.scrubText(def.render(output, input)), trims) }], structuredContent: output };
+/** Runs only `before`; a refusal comes back as the failure result. */
+export async function runBefore(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, runtime: ToolRuntime): Promise<CallToolResult | undefined> {
+  if (!def.before) return undefined;
+  try {
+    await def.before(input, ctx);
+    return undefined;
+  } catch (err) {
+    if (err instanceof NeedsInput) throw err;
+    return failure(def, input, err, ctx, runtime, performance.now());
+  }
 }
 
-function failure(def: ToolDef<any, any>, input: Record<string, unknown>, err: unknown, ctx: ToolContext, secrets: SecretRegistry, started: number): CallToolResult {
-  const message = secrets.scrubText(describeError(err, def.kind !== "read" ? def.verify?.(input) : undefined));
-  const level = err instanceof ToolError ? "info" : "warn";
-  ctx.logger[level]("tool call failed", { tool: def.name, ms: Math.round(performance.now() - started), error: message });
+function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: unknown, ctx: ToolContext, runtime: ToolRuntime, started: number): CallToolResult {
+  const { egress } = runtime;
+  const { output, trims } = fitStructured(egress.json(raw) as Record<string, unknown>);
+  ctx.logger.debug("tool call", { tool: def.name, ms: Math.round(performance.now() - started), ok: true });
+  return { content: [{ type: "text", text: fitText(egress.text(def.render(output, input)), trims) }], structuredContent: output };
+}
+
+export function failure(def: ToolDef<any, any>, input: Record<string, unknown>, err: unknown, ctx: ToolContext, runtime: ToolRuntime, started: number): CallToolResult {
+  const { egress } = runtime;
+  const message = fitText(egress.text(describeError(err, runtime.advice, def.kind !== "read" ? def.verify?.(input) : undefined)), []);
+  const cancelled = isAbort(err);
+  const fields = { tool: def.name, ms: Math.round(performance.now() - started) };
+  if (cancelled) ctx.logger.info("tool call cancelled", fields);
+  else ctx.logger[err instanceof ToolError ? "info" : "warn"]("tool call failed", { ...fields, error: message });
   const result: CallToolResult = { content: [{ type: "text", text: message }], isError: true };
-  if (err instanceof ToolError && err.structured) result.structuredContent = secrets.scrub(err.structured);
+  if (err instanceof ToolError && err.structured) result.structuredContent = egress.json(err.structured);
   return result;
 }
 
 /**
- * Task path. Guards run while the request is still open (a confirmation needs the user); then the
- * work runs in the background, updating the task's status message on every progress line, until
- * it completes, fails, is cancelled with tasks/cancel, or its TTL runs out.
+ * Thrown by `ctx.confirm` when the answer is not in this round: the registration layer turns it
+ * into an input_required result (served to 2025 clients as an elicitation by the SDK).
  */
-async function createTask(def: ToolDef<any, any>, input: Record<string, unknown>, extra: CreateTaskRequestHandlerExtra, server: McpServer, options: RegistrationOptions) {
-  // A plain call also arrives here (the SDK then polls the store for it): its task must outlive
-  // the whole wait, and is dropped as soon as the answer has been read.
-  const asTask = isTaskRequest(extra.signal);
-  const budgetMs = (typeof input.timeoutSeconds === "number" ? input.timeoutSeconds : DEFAULT_WAIT_SECONDS) * 1000 + 60_000;
-  const ttl = asTask ? Math.min(extra.taskRequestedTtl ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS) : Math.max(DEFAULT_TASK_TTL_MS, budgetMs);
-  const task = await extra.taskStore.createTask({ ttl, pollInterval: options.taskPollIntervalMs });
-  const controller = options.taskStore.track(task, asTask);
-  const signal = AbortSignal.any([controller.signal, extra.signal]);
-  const sendProgress = progressSender(extra, options.secrets);
-  let lastProgressAt = 0;
-  const ctx = contextFor(extra, server, options, {
-    signal,
-    progress: async (update) => {
-      await options.taskStore.updateTaskStatus(task.taskId, "working", options.secrets.scrubText(update.message), extra.sessionId).catch(() => undefined);
-      await sendProgress(update);
-      lastProgressAt = Date.now();
-    },
-  });
-
-  let preflight: CallToolResult | undefined;
-  if (def.before) {
-    try {
-      await def.before(input, ctx);
-    } catch (err) {
-      preflight = failure(def, input, err, ctx, options.secrets, performance.now());
-    }
+export class NeedsInput extends Error {
+  constructor(
+    readonly key: string,
+    readonly request: ConfirmRequest,
+    /** What the next round must carry back, signed, in its requestState. */
+    readonly state: Record<string, unknown>,
+  ) {
+    super("input required");
+    this.name = "NeedsInput";
   }
-  const work = (preflight ? Promise.resolve(preflight) : invoke(def, input, ctx, options.secrets, true))
-    .then(async (result) => {
-      // The SDK client handles progress notifications a tick later than responses, so a final
-      // progress line read in the same chunk as the result would be dropped. Keep them apart.
-      const sinceProgress = Date.now() - lastProgressAt;
-      if (sinceProgress < PROGRESS_SETTLE_MS) await new Promise((r) => setTimeout(r, PROGRESS_SETTLE_MS - sinceProgress));
-      if (signal.aborted) return;
-      await options.taskStore.storeTaskResult(task.taskId, result.isError ? "failed" : "completed", result, extra.sessionId);
-      if (!asTask) setTimeout(() => options.taskStore.forget(task.taskId), options.taskPollIntervalMs * 2 + 1_000).unref();
-    })
-    .catch((err) => options.logger.debug("task ended without a stored result", { task: task.taskId, reason: String(err) }))
-    .finally(() => options.taskStore.release(task.taskId));
-
-  // The SDK polls the store for a plain call every pollInterval: giving quick work a moment to
-  // finish returns it at once instead of one poll interval later.
-  if (!asTask) await Promise.race([work, new Promise((r) => setTimeout(r, QUICK_RESULT_GRACE_MS).unref())]);
-  const current = (await extra.taskStore.getTask(task.taskId)) ?? task;
-  // For a plain call this task goes only to the SDK's own loop, which reads the local store at the
-  // pollInterval it is given: a short one answers soon after the work ends, not up to 12 s later.
-  return { task: asTask ? current : { ...current, pollInterval: Math.min(options.taskPollIntervalMs, PLAIN_CALL_POLL_MS) } };
-}
-
-async function elicit(server: McpServer, extra: Extra, message: string, schema: ElicitSchema): Promise<ElicitOutcome> {
-  if (!server.server.getClientCapabilities()?.elicitation) return { action: "unsupported" };
-  const result = await extra.sendRequest({ method: "elicitation/create", params: { message, requestedSchema: schema } }, ElicitResultSchema);
-  if (result.action === "accept") return { action: "accept", content: (result.content ?? {}) as Record<string, unknown> };
-  return { action: result.action };
-}
-
-function progressSender(extra: Extra, secrets: SecretRegistry): ToolContext["progress"] {
-  const token = extra._meta?.progressToken;
-  let counter = 0;
-  return async ({ message, progress, total }) => {
-    if (token === undefined || extra.signal.aborted) return;
-    counter = Math.max(counter + 1, progress ?? 0);
-    try {
-      await extra.sendNotification({
-        method: "notifications/progress",
-        params: { progressToken: token, progress: counter, ...(total !== undefined ? { total } : {}), message: secrets.scrubText(message) },
-      });
-    } catch {
-      // the client went away; the tool notices through its signal
-    }
-  };
 }

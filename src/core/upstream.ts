@@ -251,7 +251,7 @@ export class UpstreamClient {
 }
 
 /** An upstream with the `{ok, data}` envelope and `Authorization: Bearer <key>` (the sizing and drone APIs). */
-export function bearerClient(options: { service: string; baseUrl: string; apiKey: string | undefined; keyVariable: string; timeoutMs: number; logger: Logger }): UpstreamClient {
+export function bearerClient(options: { service: string; baseUrl: string; apiKey: string | undefined; keyVariable: string; timeoutMs: number; logger: Logger; redact?: (text: string) => string }): UpstreamClient {
   const { apiKey, ...rest } = options;
   return new UpstreamClient({ ...rest, headers: { authorization: `Bearer ${apiKey ?? ""}` }, envelope: "ok-data" });
 }

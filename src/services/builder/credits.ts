@@ -35,7 +35,9 @@ export class CreditGuard {
   ) {}
 
   async check(estimate: SpendEstimate, ctx: ToolContext): Promise<void> {
-    const [{ credits }, table] = await Promise.all([this.balance(ctx.signal), this.costTable(ctx.signal)]);
+    // The reads are shared by concurrent callers, so they run on their own lifetime (the client's
+    // timeout); each caller only stops waiting for them when it is cancelled itself.
+    const [{ credits }, table] = await untilAborted(Promise.all([this.balance(), this.costTable()]), ctx.signal);
     const items = estimate.items.filter(([, count]) => count > 0);
     const fixed = items.reduce((sum, [op, count]) => sum + (table[op] ?? 0) * count, 0);
     const breakdown = items.map(([op, count]) => `${op} ${table[op] ?? 0}${count !== 1 ? ` × ${count}` : ""}`).join(" + ");
@@ -53,13 +55,8 @@ export class CreditGuard {
     const price = items.length ? `costs ${fixed} credits (${breakdown})` : "has no fixed price";
     const variable = estimate.variable ? `${items.length ? ", plus" : ":"} ${estimate.variable.description}` : "";
     const message = `${estimate.operation}: ${price}${variable}. Balance ${credits} → ${after} credits after${items.length ? "" : " the fixed part"}. Proceed?`;
-    const answer = await ctx.elicit(message, {
-      type: "object",
-      properties: { confirm: { type: "boolean", title: "Spend the credits", description: message, default: false } },
-      required: ["confirm"],
-    });
-    if (answer.action === "unsupported") return this.spent();
-    if (answer.action === "accept" && answer.content.confirm === true) return this.spent();
+    const answer = await ctx.confirm({ message, binding: numbers });
+    if (answer === "unsupported" || answer === "approved") return this.spent();
     throw new ToolError(`Not done: the user did not approve spending ${fixed} credits on ${estimate.operation}. Nothing was sent or spent.`, {
       declined: true,
       ...numbers,
@@ -71,21 +68,31 @@ export class CreditGuard {
     this.account = undefined;
   }
 
-  private balance(signal: AbortSignal): Promise<{ credits: number }> {
+  private balance(): Promise<{ credits: number }> {
     if (!this.account || Date.now() - this.account.at > ACCOUNT_TTL_MS) {
-      const value = this.client.getAccount(signal);
+      const value = this.client.getAccount();
       this.account = { at: Date.now(), value };
       value.catch(() => (this.account = undefined));
     }
     return this.account.value;
   }
 
-  private costTable(signal: AbortSignal): Promise<Record<string, number>> {
+  private costTable(): Promise<Record<string, number>> {
     if (!this.costs || Date.now() - this.costs.at > COSTS_TTL_MS) {
-      const value = this.client.getCreditCosts(signal).then((c) => c.creditCosts);
+      const value = this.client.getCreditCosts().then((c) => c.creditCosts);
       this.costs = { at: Date.now(), value };
       value.catch(() => (this.costs = undefined));
     }
     return this.costs.value;
   }
+}
+
+/** Resolves with the promise, or rejects as soon as this caller's signal aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason ?? new Error("aborted"));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason ?? new Error("aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }

@@ -1,21 +1,14 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { definePrompt } from "../../core/prompts.js";
 
-export function registerBuildPrompts(server: McpServer): void {
-  server.registerPrompt(
-    "launch_and_track",
-    {
-      title: "Launch and track a project",
-      description: "Launch a project from an idea, follow the build to the end, and deploy it",
-      argsSchema: { idea: z.string().describe("What the app should do"), projectId: z.string().optional().describe("Preferred project id") },
-    },
-    ({ idea, projectId }) => ({
-      messages: [
-        {
-          role: "user",
-          content: {
-            type: "text",
-            text: [
+export const builderPrompts = [
+  definePrompt({
+    name: "launch_and_track",
+    title: "Launch and track a project",
+    description: "Launch a project from an idea, follow the build to the end, and deploy it",
+    args: { idea: z.string().describe("What the app should do"), projectId: z.string().optional().describe("Preferred project id") },
+    text: ({ idea, projectId }) =>
+      [
               `Build this app with the build service: ${idea}`,
               "",
               "Work like this:",
@@ -25,9 +18,5 @@ export function registerBuildPrompts(server: McpServer): void {
               "4. When the run is done, summarise what was built from build_get_conversation, then deploy with build_deploy { wait: true } and give me the production URL.",
               "5. If anything fails, quote the error, say what it cost, and propose the next step; never retry a paid call without asking me.",
             ].join("\n"),
-          },
-        },
-      ],
-    }),
-  );
-}
+  }),
+];

@@ -1,5 +1,5 @@
 import type { SharedPoller } from "../../core/poller.js";
-import type { ResourceWatcher } from "../../core/subscriptions.js";
+import type { ResourceWatcher } from "../../core/resources.js";
 import type { ProjectDetails } from "./schemas.js";
 
 const PROJECT_URI = /^build:\/\/projects\/([a-z][a-z0-9-]{3,34})$/;

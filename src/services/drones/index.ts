@@ -1,16 +1,32 @@
-import type { Config } from "../../config.js";
-import { registerServiceHints } from "../../core/errors.js";
-import type { Logger } from "../../core/logger.js";
-import type { Service } from "../../core/service.js";
+import { z } from "zod";
+import type { ServiceModule } from "../../core/service.js";
+import { httpUrl, secret } from "../../core/settings.js";
 import { bearerClient } from "../../core/upstream.js";
 import { DronesClient } from "./client.js";
-import { registerDronesPrompts } from "./prompts.js";
-import { registerDronesResources } from "./resources.js";
 import { fleetTools } from "./tools/fleet.js";
 import { keyTools } from "./tools/keys.js";
 import { recordTools } from "./tools/records.js";
+import { dronesResources } from "./resources.js";
+import { dronesPrompts } from "./prompts.js";
 
-registerServiceHints("drones", "DRONES_API_KEY", {
+const settings = z.object({
+  DRONES_API_BASE_URL: httpUrl,
+  DRONES_API_KEY: secret,
+});
+
+export const drones: ServiceModule<z.infer<typeof settings>> = {
+  name: "drones",
+  title: "drone fleet data API",
+  toolsets: [{ id: "drones", description: "drones, missions, alerts, API keys; fleet summary and nearest drone", default: true }],
+  env: [
+    { name: "DRONES_API_BASE_URL", description: "base URL of the drone fleet data API" },
+    { name: "DRONES_API_KEY", description: "API key of the drone fleet data API (sent as Authorization: Bearer)", secret: true },
+  ],
+  baseUrlVar: "DRONES_API_BASE_URL",
+  apiKeyVar: "DRONES_API_KEY",
+  settings,
+  instructions: "Drones: fleet questions (counts, low battery, nearest drone) are answered by drones_fleet_summary and drones_find_nearest.",
+  hints: {
   NOT_FOUND:
     "no drone, mission or alert has that _id (or, if the message says \"No route\", DRONES_API_BASE_URL is wrong): find a valid _id with drones_list_drones, drones_list_missions or drones_list_alerts.",
   VALIDATION_ERROR:
@@ -18,18 +34,15 @@ registerServiceHints("drones", "DRONES_API_KEY", {
   INVALID_JSON: "the request body was not valid JSON; this is a bug in switchboard-mcp, please report it.",
   RATE_LIMITED: "the service is rate-limiting: wait a minute before trying again.",
   UNEXPECTED_SHAPE: "the service answered in a shape this server does not know: check that DRONES_API_BASE_URL points at the fleet data API.",
-});
-
-export function createDronesService(config: Config, logger: Logger): Service {
-  const { baseUrl, apiKey } = config.drones;
-  if (!baseUrl) throw new Error("The drones service needs DRONES_API_BASE_URL");
-  const http = bearerClient({ service: "drones", baseUrl, apiKey, keyVariable: "DRONES_API_KEY", timeoutMs: config.upstreamTimeoutMs, logger });
-  const client = new DronesClient(http);
-  return {
-    name: "drones",
-    tools: [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
-    registerResources: (server) => registerDronesResources(server, client),
-    registerPrompts: (server) => registerDronesPrompts(server),
-    close: () => http.close(),
-  };
-}
+},
+  create(s, runtime) {
+    const http = bearerClient({ service: "drones", baseUrl: s.DRONES_API_BASE_URL, apiKey: s.DRONES_API_KEY, keyVariable: "DRONES_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact });
+    const client = new DronesClient(http);
+    return {
+      tools: [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
+      resources: dronesResources(client),
+      prompts: dronesPrompts,
+      close: () => http.close(),
+    };
+  },
+};

@@ -1,5 +1,4 @@
-import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { decodeVariable, jsonResource } from "../../core/resources.js";
+import type { ResourceDef } from "../../core/resources.js";
 import type { DronesClient, Json } from "./client.js";
 
 /** Listing and completion fetch a whole list; a short cache keeps typing from hammering the service. */
@@ -41,7 +40,7 @@ function completer(list: () => Promise<Json[]>, label: (r: Json) => string) {
   };
 }
 
-export function registerDronesResources(server: McpServer, client: DronesClient): void {
+export function dronesResources(client: DronesClient): ResourceDef[] {
   const kinds: Kind[] = [
     {
       name: "drones-drone",
@@ -75,24 +74,16 @@ export function registerDronesResources(server: McpServer, client: DronesClient)
     },
   ];
 
-  for (const kind of kinds) {
-    server.registerResource(
-      kind.name,
-      new ResourceTemplate(`drones://${kind.segment}/{id}`, {
-        list: async () => ({
-          resources: (await kind.list())
-            .filter((r) => typeof r._id === "string")
-            .map((r) => ({
-              uri: `drones://${kind.segment}/${encodeURIComponent(String(r._id))}`,
-              name: kind.label(r),
-              description: kind.detail(r),
-              mimeType: "application/json",
-            })),
-        }),
-        complete: { id: completer(kind.list, kind.label) },
-      }),
-      { title: kind.title, description: kind.description, mimeType: "application/json" },
-      (uri, { id }) => jsonResource(uri, () => kind.get(decodeVariable(uri, id))),
-    );
-  }
+  return kinds.map((kind) => ({
+    name: kind.name,
+    uri: `drones://${kind.segment}/{id}`,
+    title: kind.title,
+    description: kind.description,
+    list: async () =>
+      (await kind.list())
+        .filter((r) => typeof r._id === "string")
+        .map((r) => ({ uri: `drones://${kind.segment}/${encodeURIComponent(String(r._id))}`, name: kind.label(r), description: kind.detail(r) })),
+    complete: { id: completer(kind.list, kind.label) },
+    read: (_uri, { id }) => kind.get(id),
+  }));
 }

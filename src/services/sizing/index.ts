@@ -1,14 +1,30 @@
-import type { Config } from "../../config.js";
-import { registerServiceHints } from "../../core/errors.js";
-import type { Logger } from "../../core/logger.js";
-import type { Service } from "../../core/service.js";
+import { z } from "zod";
+import type { ServiceModule } from "../../core/service.js";
+import { httpUrl, secret } from "../../core/settings.js";
 import { bearerClient } from "../../core/upstream.js";
 import { SizingClient } from "./client.js";
-import { registerSizingPrompts } from "./prompts.js";
-import { registerSizingResources } from "./resources.js";
 import { sizingTools } from "./tools.js";
+import { sizingResources } from "./resources.js";
+import { sizingPrompts } from "./prompts.js";
 
-registerServiceHints("sizing", "SIZING_API_KEY", {
+const settings = z.object({
+  SIZING_API_BASE_URL: httpUrl,
+  SIZING_API_KEY: secret,
+});
+
+export const sizing: ServiceModule<z.infer<typeof settings>> = {
+  name: "sizing",
+  title: "garment size recommendation API",
+  toolsets: [{ id: "sizing", description: "catalog, size recommendation, virtual try-on", default: true }],
+  env: [
+    { name: "SIZING_API_BASE_URL", description: "base URL of the garment size recommendation API, with its v1 segment" },
+    { name: "SIZING_API_KEY", description: "API key of the garment size recommendation API (sent as Authorization: Bearer)", secret: true },
+  ],
+  baseUrlVar: "SIZING_API_BASE_URL",
+  apiKeyVar: "SIZING_API_KEY",
+  settings,
+  instructions: "Sizing: get the catalog, then recommend a size from body measurements (assumed to be cm and kg).",
+  hints: {
   RATE_LIMITED:
     "the plan's requests-per-minute limit is used up (Free 60, Professional 600): wait the seconds the message names (at most a minute), then retry; a rate-limited request is not processed.",
   TRY_ON_LIMIT_REACHED:
@@ -19,18 +35,15 @@ registerServiceHints("sizing", "SIZING_API_KEY", {
     "the service rejected an argument: correct the field the message names (measurements are non-negative numbers; the item's size chart decides which of chest, waist, hips count) and call again.",
   INVALID_JSON: "the request body was not valid JSON; this is a bug in switchboard-mcp, please report it.",
   UNEXPECTED_SHAPE: "the service answered in a shape this server does not know: check that SIZING_API_BASE_URL points at the v1 API.",
-});
-
-export function createSizingService(config: Config, logger: Logger): Service {
-  const { baseUrl, apiKey } = config.sizing;
-  if (!baseUrl) throw new Error("The sizing service needs SIZING_API_BASE_URL");
-  const http = bearerClient({ service: "sizing", baseUrl, apiKey, keyVariable: "SIZING_API_KEY", timeoutMs: config.upstreamTimeoutMs, logger });
-  const client = new SizingClient(http);
-  return {
-    name: "sizing",
-    tools: sizingTools(client),
-    registerResources: (server) => registerSizingResources(server, client),
-    registerPrompts: (server) => registerSizingPrompts(server),
-    close: () => http.close(),
-  };
-}
+},
+  create(s, runtime) {
+    const http = bearerClient({ service: "sizing", baseUrl: s.SIZING_API_BASE_URL, apiKey: s.SIZING_API_KEY, keyVariable: "SIZING_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact });
+    const client = new SizingClient(http);
+    return {
+      tools: sizingTools(client),
+      resources: sizingResources(client),
+      prompts: sizingPrompts,
+      close: () => http.close(),
+    };
+  },
+};

@@ -1,10 +1,9 @@
-import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { decodeVariable, jsonResource, notFound } from "../../core/resources.js";
+import { notFound, type ResourceDef } from "../../core/resources.js";
 import type { Json, SizingClient } from "./client.js";
 /** Listing and completion ask for the whole catalog; a short cache spares the per-minute rate limit while someone types. */
 const CACHE_MS = 10_000;
 
-export function registerSizingResources(server: McpServer, client: SizingClient): void {
+export function sizingResources(client: SizingClient): ResourceDef[] {
   let cache: { at: number; items: Promise<Json[]> } | undefined;
   const catalog = (): Promise<Json[]> => {
     if (!cache || Date.now() - cache.at > CACHE_MS) {
@@ -15,19 +14,20 @@ export function registerSizingResources(server: McpServer, client: SizingClient)
     return cache.items;
   };
 
-  server.registerResource(
-    "sizing-catalog-item",
-    new ResourceTemplate("sizing://catalog/{id}", {
-      list: async () => ({
-        resources: (await catalog())
+  return [
+    {
+      name: "sizing-catalog-item",
+      uri: "sizing://catalog/{id}",
+      title: "Catalog item",
+      description: "One clothing item of the retailer's catalog, with its size chart",
+      list: async () =>
+        (await catalog())
           .filter((i) => typeof i._id === "string")
           .map((i) => ({
             uri: `sizing://catalog/${encodeURIComponent(String(i._id))}`,
             name: String(i.name ?? i._id),
             description: [i.brand, i.category, i.gender, typeof i.price === "number" ? String(i.price) : undefined].filter(Boolean).join(" · ") || undefined,
-            mimeType: "application/json",
           })),
-      }),
       complete: {
         id: async (value) => {
           const items = await catalog();
@@ -35,17 +35,14 @@ export function registerSizingResources(server: McpServer, client: SizingClient)
           const byId = ids.filter((id) => id.startsWith(value));
           const needle = value.toLowerCase();
           const byName = value ? items.filter((i) => typeof i.name === "string" && i.name.toLowerCase().startsWith(needle)).map((i) => String(i._id)) : [];
-          return [...new Set([...byId, ...byName])].slice(0, 100);
+          return [...new Set([...byId, ...byName])];
         },
       },
-    }),
-    { title: "Catalog item", description: "One clothing item of the retailer's catalog, with its size chart", mimeType: "application/json" },
-    (uri, { id }) =>
-      jsonResource(uri, async () => {
-        const wanted = decodeVariable(uri, id);
-        const item = (await client.getCatalog({})).find((i) => i._id === wanted);
-        if (!item) throw notFound(uri, `no catalog item has _id ${wanted}`);
+      read: async (uri, { id }) => {
+        const item = (await client.getCatalog({})).find((i) => i._id === id);
+        if (!item) throw notFound(uri, `no catalog item has _id ${id}`);
         return item;
-      }),
-  );
+      },
+    },
+  ];
 }

@@ -33,7 +33,7 @@ export function agentTools(deps: BuildDeps) {
         "Send a prompt to a project's AI build agent (5-40 min run, 10-40 credits charged as it runs). Fails with 409 while another run, deployment or recovery is active. wait: true blocks with progress until it ends.",
       toolset: "build",
       kind: "spend",
-      longRunning: true,
+      longRunning: { runsAsTask: (input) => input.wait === true },
       input: {
         projectId: s.projectId,
         prompt: z.string().trim().min(1, "prompt must not be empty"),
@@ -122,7 +122,7 @@ export function agentTools(deps: BuildDeps) {
         "Block until a project's agent run, deployment, version recovery or import ends, with progress on every poll; returns the final project details. On timeout it returns the state so far (the work goes on): call again.",
       toolset: "build",
       kind: "read",
-      longRunning: true,
+      longRunning: {},
       input: {
         projectId: s.projectId,
         until: z.enum(["agent", "deployment", "versionRecovery", "import"]).describe("Which work to wait for"),

@@ -103,7 +103,7 @@ export function projectTools(deps: BuildDeps) {
         "Create a project and start its first AI build from a prompt in one call. Spends CREATE_PROJECT plus UPLOAD_FILE per uploaded file, then agent-run credits. Builds take 5-40 min: pass wait: true to block with progress, or follow later with build_wait.",
       toolset: "build",
       kind: "spend",
-      longRunning: true,
+      longRunning: { runsAsTask: (input) => input.wait === true },
       input: { ...s.launchFields, ...waitInput },
       output: s.launchResult,
       verify: ({ projectId }) => listed(projectId),

@@ -1,0 +1,105 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** The origins a browser on this machine sends, for a server bound to loopback. */
+export const LOOPBACK_ORIGINS = ["http://localhost", "http://127.0.0.1", "http://[::1]", "https://localhost", "https://127.0.0.1", "https://[::1]"];
+
+/** Host header check against DNS rebinding: a loopback bind answers loopback names only. */
+export function hostAllowed(host: string | undefined, loopbackOnly: boolean): boolean {
+  if (!loopbackOnly) return true; // a non-loopback bind requires the bearer token instead
+  if (!host) return false;
+  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0];
+  return isLoopbackHost(name);
+}
+
+/** `http://[::1]:5173` matches `http://[::1]` (any port) or itself. */
+export function originAllowed(origin: string, allowed: string[]): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    return false;
+  }
+  // URL keeps IPv6 hostnames in brackets already: never add a second pair.
+  const withoutPort = `${parsed.protocol}//${parsed.hostname}`;
+  const withPort = `${parsed.protocol}//${parsed.host}`;
+  return allowed.includes("*") || allowed.includes(withPort) || allowed.includes(withoutPort) || allowed.includes(origin);
+}
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** Compares digests so neither the length nor the content of the token leaks through timing. */
+export function tokenChecker(token: string | undefined): ((authorization: string | undefined) => boolean) | undefined {
+  if (!token) return undefined;
+  const expected = digest(token);
+  return (authorization) => {
+    const m = /^Bearer\s+(.+)$/i.exec(authorization ?? "");
+    return m !== null && timingSafeEqual(digest(m[1].trim()), expected);
+  };
+}
+
+export async function readJson(req: IncomingMessage, max: number): Promise<{ value?: unknown; error?: string; status: number; code: number }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > max) {
+      // Stop reading an endless body: answer, then drop the connection.
+      req.destroy();
+      return { error: `Request body larger than ${max} bytes`, status: 413, code: -32600 };
+    }
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return { value: JSON.parse(Buffer.concat(chunks).toString("utf8")), status: 200, code: 0 };
+  } catch {
+    return { error: "Parse error: the body is not valid JSON", status: 400, code: -32700 };
+  }
+}
+
+export function plain(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+export function rpcError(res: ServerResponse, status: number, code: number, message: string, headers?: Record<string, string>): void {
+  plain(res, status, { jsonrpc: "2.0", error: { code, message }, id: null }, headers);
+}
+
+/** A web Request for the SDK's fetch-shaped entries, from a node request whose body we already read. */
+export function toWebRequest(req: IncomingMessage, body: unknown, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  const url = `http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`;
+  const method = req.method ?? "GET";
+  return new Request(url, { method, headers, signal, ...(body !== undefined && method !== "GET" && method !== "HEAD" ? { body: JSON.stringify(body) } : {}) });
+}
+
+/** Streams a web Response back through node's response (SSE streams included). */
+export async function sendWebResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => (headers[name] = value));
+  res.writeHead(response.status, headers);
+  if (!response.body) return void res.end();
+  const reader = response.body.getReader();
+  res.once("close", () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  } catch {
+    // the client went away mid-stream
+  } finally {
+    res.end();
+  }
+}

@@ -1,0 +1,29 @@
+import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
+
+type Handler = (request: any, ctx: ServerContext) => Promise<any>;
+
+/**
+ * McpServer offers no hook around its own request handlers. The places that need one (shaping
+ * tools/list per protocol revision, turning a tools/call into a task, noticing logging/setLevel)
+ * wrap the handler in the SDK's map, and the task path runs the SDK's multi-round-trip seam
+ * itself. The SDK version is pinned; test/e2e tests fail if a wrap stops taking effect. Check
+ * these on every SDK upgrade.
+ */
+interface ServerInternals {
+  _requestHandlers: Map<string, Handler>;
+  _invokeInputRequiredCapableHandler(method: string, handler: Handler, request: unknown, ctx: ServerContext): Promise<any>;
+}
+
+const internals = (server: McpServer) => server.server as unknown as ServerInternals;
+
+export function wrapRequestHandler(server: McpServer, method: string, wrap: (original: Handler) => Handler): void {
+  const handlers = internals(server)._requestHandlers;
+  const original = handlers.get(method);
+  if (!original) throw new Error(`switchboard-mcp: the SDK has no ${method} handler to wrap; check core/mcp/sdk-internals.ts after an SDK upgrade`);
+  handlers.set(method, wrap(original));
+}
+
+/** Runs a tools/call handler through the SDK's input_required seam (requestState check, legacy shim). */
+export function withInputRequired(server: McpServer, handler: Handler, request: unknown, ctx: ServerContext): Promise<any> {
+  return internals(server)._invokeInputRequiredCapableHandler.call(server.server, "tools/call", handler, request, ctx);
+}

@@ -1,0 +1,270 @@
+import {
+  inputRequired,
+  isTaskAugmentedRequestParams,
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceTemplate,
+  type CallToolResult,
+  type ServerCapabilities,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { LogLevel } from "../logger.js";
+import { LOG_LEVEL_ORDER } from "../logger.js";
+import { decodeVariable, resourceError } from "../resources.js";
+import { describeError } from "../errors.js";
+import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
+import { annotationsFor, failure, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
+import type { McpRuntime } from "./runtime.js";
+import { watchResource } from "./runtime.js";
+import { withInputRequired, wrapRequestHandler } from "./sdk-internals.js";
+import { shapeTool } from "./tool-list.js";
+
+export type Era = "legacy" | "modern";
+export const MODERN_REVISION = "2026-07-28";
+
+/** Tools, prompts and the discovery answer are the same for every caller of a deployment. */
+const CACHE_HINTS = {
+  "tools/list": { ttlMs: 300_000, cacheScope: "public" },
+  "prompts/list": { ttlMs: 300_000, cacheScope: "public" },
+  "resources/templates/list": { ttlMs: 300_000, cacheScope: "public" },
+  "server/discover": { ttlMs: 300_000, cacheScope: "public" },
+} as const;
+
+/**
+ * Builds one server instance for one era: per request (2026-07-28 HTTP), per session (2025
+ * HTTP), or per connection (stdio). Cheap: everything heavy lives in the shared runtime.
+ */
+export function createMcpServer(rt: McpRuntime, era: Era): McpServer {
+  const hasTaskTools = rt.tools.some((t) => t.longRunning);
+  const capabilities: ServerCapabilities = {
+    logging: {},
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    prompts: { listChanged: true },
+    ...(hasTaskTools && era === "legacy" ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+    ...(hasTaskTools && era === "modern" ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+  } as ServerCapabilities;
+  const server = new McpServer(rt.info, {
+    instructions: rt.instructions,
+    capabilities,
+    cacheHints: CACHE_HINTS,
+    requestState: { verify: rt.confirmations.verify },
+  });
+  const session = { logLevelSet: false };
+  for (const def of rt.tools) registerTool(server, rt, def, session);
+  for (const def of rt.resources) registerResource(server, rt, def);
+  for (const def of rt.prompts) {
+    server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: z.object(def.args) }, (args: Record<string, unknown>) => ({
+      messages: [{ role: "user" as const, content: { type: "text" as const, text: rt.egress.text(def.text(args as never)) } }],
+    }));
+  }
+  shapeToolList(server, rt);
+  interceptToolCalls(server, rt, era);
+  if (hasTaskTools) registerTaskMethods(server, rt, era);
+  if (era === "legacy") {
+    enableLegacySubscriptions(server, rt);
+    wrapRequestHandler(server, "logging/setLevel", (original) => async (request, ctx) => {
+      session.logLevelSet = true;
+      return original(request, ctx);
+    });
+  }
+  return server;
+}
+
+function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, session: { logLevelSet: boolean }): void {
+  const config = {
+    title: def.title,
+    description: def.description,
+    inputSchema: z.object(def.input),
+    outputSchema: def.output,
+    annotations: annotationsFor(def),
+    ...(def.view ? { _meta: { ui: { resourceUri: def.view } } } : {}),
+  };
+  server.registerTool(def.name, config, (async (input: Record<string, unknown>, ctx: ServerContext) => {
+    const toolCtx = requestContext(server, rt, def, input, ctx, session);
+    try {
+      return await runTool(def, input, toolCtx, rt.toolRuntime);
+    } catch (err) {
+      if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
+      throw err;
+    }
+  }) as never);
+}
+
+/** A tool's context for a request that is still open: progress, logs and questions go to its client. */
+function requestContext(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ServerContext, session: { logLevelSet: boolean }): ToolContext {
+  const modern = ctx.mcpReq.envelope !== undefined;
+  return {
+    signal: ctx.mcpReq.signal,
+    progress: progressSender(rt, ctx),
+    logger: rt.logger.withEcho((level, message, fields) => {
+      // 2025: the level the client set, else LOG_LEVEL. 2026: the request's own logLevel (absent: none).
+      if (!modern && !session.logLevelSet && LOG_LEVEL_ORDER[level] < LOG_LEVEL_ORDER[rt.logLevel]) return;
+      void ctx.mcpReq.log(mcpLevel(level), { message, ...fields }, "switchboard-mcp").catch(() => undefined);
+    }),
+    secret: (value) => rt.egress.addSupplied(value),
+    confirm: async (request) => {
+      const canAsk = modern
+        ? (ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { elicitation?: unknown } | undefined)?.elicitation !== undefined
+        : server.server.getClientCapabilities()?.elicitation !== undefined;
+      return rt.confirmations.confirm(ctx, def.name, input, request, canAsk);
+    },
+    resourcesChanged: () => rt.changes.resourcesChanged(),
+  };
+}
+
+const mcpLevel = (level: LogLevel) => (level === "warn" ? "warning" : level);
+
+function progressSender(rt: McpRuntime, ctx: ServerContext): ToolContext["progress"] {
+  const token = ctx.mcpReq._meta?.progressToken;
+  let counter = 0;
+  return async ({ message, progress, total }) => {
+    if (token === undefined || ctx.mcpReq.signal.aborted) return;
+    counter = Math.max(counter + 1, progress ?? 0);
+    await ctx.mcpReq
+      .notify({ method: "notifications/progress", params: { progressToken: token, progress: counter, ...(total !== undefined ? { total } : {}), message: rt.egress.text(message) } })
+      .catch(() => undefined);
+  };
+}
+
+/** A confirmation the user has not answered yet: ask in-band, with a signed single-use state. */
+async function askForInput(rt: McpRuntime, need: NeedsInput, ctx: ServerContext) {
+  const schema = { type: "object" as const, properties: { confirm: { type: "boolean" as const, title: "Spend the credits", description: need.request.message, default: false } }, required: ["confirm"] };
+  return inputRequired({
+    inputRequests: { [need.key]: inputRequired.elicit({ message: rt.egress.text(need.request.message), requestedSchema: schema }) },
+    requestState: await rt.confirmations.mint(need.state as never, ctx),
+  });
+}
+
+/**
+ * tools/call, before the SDK's own handler: one clear field error for invalid arguments, and the
+ * task path. A long-running tool becomes a task when the client asks for one (2025: `params.task`)
+ * or supports them (2026: the tasks extension declared on the request); everything else, and
+ * every other tool, goes to the SDK's blocking path with progress.
+ */
+function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
+  const byName = new Map(rt.tools.map((t) => [t.name, t]));
+  wrapRequestHandler(server, "tools/call", (original) => async (request, ctx) => {
+    const def = byName.get(request.params?.name);
+    if (!def) return original(request, ctx);
+    const legacyTaskRequest = era === "legacy" && isTaskAugmentedRequestParams(request.params);
+    if (legacyTaskRequest && !def.longRunning) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `Tool ${def.name} does not support task-augmented execution; call it without "task"`);
+    const parsed = parseInput(def, request.params?.arguments);
+    if (!parsed.ok) return parsed.result;
+    const asTask = def.longRunning && (legacyTaskRequest || (era === "modern" && declaresTasks(ctx) && (def.longRunning.runsAsTask?.(parsed.input) ?? true)));
+    if (!asTask) return original(request, ctx);
+    return withInputRequired(server, (req, c) => startTask(server, rt, def, parsed.input, req, c, era), request, ctx);
+  });
+}
+
+async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, input: Record<string, unknown>, request: any, ctx: ServerContext, era: Era) {
+  const toolCtx = requestContext(server, rt, def, input, ctx, { logLevelSet: true });
+  let refused: CallToolResult | undefined;
+  try {
+    refused = await runBefore(def, input, toolCtx, rt.toolRuntime);
+  } catch (err) {
+    if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
+    refused = failure(def, input, err, toolCtx, rt.toolRuntime, performance.now());
+  }
+  // A refusal before any work (too few credits, a declined confirmation) is the call's answer.
+  if (refused) return refused;
+  const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
+  const record = await rt.tasks.start({
+    owner: rt.owner(ctx),
+    def,
+    input,
+    ttlMs: requestedTtl ?? undefined,
+    context: (signal, onProgress) => ({
+      ...toolCtx,
+      signal,
+      logger: rt.logger,
+      progress: (update) => onProgress(update.message),
+      confirm: async () => "unsupported",
+    }),
+  });
+  return era === "legacy" ? { task: legacyTask(record) } : { resultType: "task", ...modernTask(record) };
+}
+
+/** tools/list shaped per revision and trimmed; computed once per revision. */
+function shapeToolList(server: McpServer, rt: McpRuntime): void {
+  const taskCapable = new Set(rt.tools.filter((t) => t.longRunning).map((t) => t.name));
+  const cache = new Map<string, Record<string, unknown>[]>();
+  wrapRequestHandler(server, "tools/list", (original) => async (request, ctx) => {
+    const modern = ctx.mcpReq.envelope !== undefined;
+    const revision = modern ? MODERN_REVISION : (server.server.getNegotiatedProtocolVersion() ?? "2025-11-25");
+    let tools = cache.get(revision);
+    if (!tools) {
+      const answer = (await original(request, ctx)) as { tools: Record<string, unknown>[] };
+      tools = answer.tools.map((t) => shapeTool(t, revision, taskCapable.has(String(t.name))));
+      cache.set(revision, tools);
+    }
+    return modern ? { tools, ...CACHE_HINTS["tools/list"] } : { tools };
+  });
+}
+
+function registerResource(server: McpServer, rt: McpRuntime, def: McpRuntime["resources"][number]): void {
+  const mimeType = def.mimeType ?? "application/json";
+  const describe = (err: unknown) => rt.egress.text(describeError(err, rt.toolRuntime.advice));
+  const read = async (uri: URL, variables: Record<string, string>, ctx: ServerContext) => {
+    let data: unknown;
+    try {
+      data = await def.read(uri, variables, ctx.mcpReq.signal);
+    } catch (err) {
+      throw resourceError(uri, err, describe);
+    }
+    const text = typeof data === "string" ? data : JSON.stringify(rt.egress.json(data), null, 2);
+    return { contents: [{ uri: uri.href, mimeType, text: rt.egress.text(text), ...(def.meta ? { _meta: def.meta } : {}) }] };
+  };
+  const metadata = { title: def.title, description: def.description, mimeType, ...(def.meta ? { _meta: def.meta } : {}) };
+  if (!def.uri.includes("{")) {
+    server.registerResource(def.name, def.uri, metadata, (uri, ctx) => read(uri, {}, ctx));
+    return;
+  }
+  const list = def.list;
+  const template = new ResourceTemplate(def.uri, {
+    list: list
+      ? async (ctx) => {
+          try {
+            return { resources: rt.egress.json(await list(ctx.mcpReq.signal)).map((r) => ({ ...r, mimeType })) };
+          } catch (err) {
+            throw new ProtocolError(ProtocolErrorCode.InternalError, describe(err));
+          }
+        }
+      : undefined,
+    complete: def.complete
+      ? Object.fromEntries(Object.entries(def.complete).map(([name, fn]) => [name, async (value: string) => rt.egress.json(await fn(value)).slice(0, 100)]))
+      : undefined,
+  });
+  server.registerResource(def.name, template, metadata, (uri, variables, ctx) =>
+    read(uri, Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, decodeVariable(uri, v)])), ctx),
+  );
+}
+
+/**
+ * 2025 resources/subscribe for one session: a subscription lasts until unsubscribe or the end of
+ * the session; list changes reach every session through the runtime's change hub.
+ */
+function enableLegacySubscriptions(server: McpServer, rt: McpRuntime): void {
+  const active = new Map<string, () => void>();
+  server.server.setRequestHandler("resources/subscribe", async ({ params: { uri } }) => {
+    if (!active.has(uri)) active.set(uri, watchResource(rt, uri, () => void server.server.sendResourceUpdated({ uri }).catch(() => undefined)));
+    return {};
+  });
+  server.server.setRequestHandler("resources/unsubscribe", async ({ params: { uri } }) => {
+    active.get(uri)?.();
+    active.delete(uri);
+    return {};
+  });
+  const stopListChanges = rt.changes.add(() => {
+    if (server.isConnected()) server.sendResourceListChanged();
+  });
+  const previous = server.server.onclose;
+  server.server.onclose = () => {
+    for (const stop of active.values()) stop();
+    active.clear();
+    stopListChanges();
+    previous?.();
+  };
+}

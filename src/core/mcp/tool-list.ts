@@ -1,0 +1,49 @@
+/**
+ * The tools/list answer, shaped for the protocol revision that asked and trimmed of what carries
+ * no meaning for a model (every conversation pays for it in tokens):
+ * - `$schema` lines and empty `additionalProperties: {}` the schema generator adds;
+ * - zod's safe-integer bounds, true of every JSON number a client sends anyway;
+ * - output schemas deeper than their top level: the full zod schema still validates every
+ *   structuredContent; the published copy names the top-level fields and their types;
+ * - fields the revision does not define: `title` and `outputSchema` before 2025-06-18, `execution`
+ *   (task support) before 2025-11-25 and after it (2026-07-28 tasks are an extension).
+ */
+type JsonSchema = { type?: unknown; properties?: Record<string, JsonSchema>; [k: string]: unknown };
+type Tool = Record<string, unknown>;
+
+export function shapeTool(tool: Tool, revision: string, taskCapable: boolean): Tool {
+  const out: Tool = { ...tool, inputSchema: clean(tool.inputSchema) };
+  delete out.execution;
+  if (tool.outputSchema) out.outputSchema = shallow(clean(tool.outputSchema) as JsonSchema);
+  if (revision < "2025-06-18") {
+    delete out.title;
+    delete out.outputSchema;
+  }
+  if (revision === "2025-11-25" && taskCapable) out.execution = { taskSupport: "optional" };
+  if (out._meta === undefined) delete out._meta;
+  if (out.icons === undefined) delete out.icons;
+  return out;
+}
+
+function clean(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(clean);
+  if (!schema || typeof schema !== "object") return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "$schema") continue;
+    if (k === "additionalProperties" && v && typeof v === "object" && Object.keys(v).length === 0) continue;
+    if ((k === "maximum" && v === Number.MAX_SAFE_INTEGER) || (k === "minimum" && v === Number.MIN_SAFE_INTEGER)) continue;
+    out[k] = clean(v);
+  }
+  return out;
+}
+
+function shallow(schema: JsonSchema): JsonSchema {
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties ?? {}).map(([name, prop]) => {
+      const type = prop.type ?? (Array.isArray(prop.anyOf) ? (prop.anyOf as JsonSchema[]).map((p) => p.type).filter(Boolean) : undefined);
+      return [name, type ? { type } : {}];
+    }),
+  );
+  return { type: "object", properties };
+}

@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { isLoopbackHost } from "./http/guards.js";
+
+/** Building blocks for a service's settings schema (keyed by variable name, so errors name it). */
+export const httpUrl = z
+  .string()
+  .url("must be an http(s) URL, like https://api.example.com")
+  .refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL, like https://api.example.com")
+  .transform((u) => u.replace(/\/+$/, ""));
+
+export const positiveInt = z.coerce.number({ error: "must be a number" }).int("must be a whole number").positive("must be positive");
+
+export const secret = z.string().min(1, "must not be empty");
+
+/** A base URL on this machine: the sandbox, or a test double. Short poll intervals are fine there. */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    return isLoopbackHost(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,88 @@
+import { CancelTaskRequestSchema, GetTaskPayloadRequestSchema, GetTaskRequestSchema, ListTasksRequestSchema } from "@modelcontextprotocol/core";
+import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { McpRuntime } from "../mcp/runtime.js";
+import { TERMINAL, type TaskRecord } from "./store.js";
+
+/** The 2026-07-28 tasks extension (SEP-2663). */
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+
+/** Did this 2026-07-28 request declare the tasks extension? */
+export function declaresTasks(ctx: ServerContext): boolean {
+  const caps = ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { extensions?: Record<string, unknown> } | undefined;
+  return caps?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+/** 2025-11-25's Task: a bare status, its TTL as `ttl`, its interval as `pollInterval`. */
+export function legacyTask(r: TaskRecord) {
+  // A tool result with isError ended the work in failure, which 2025-11-25 calls "failed".
+  const status = r.status === "completed" && r.result?.isError ? "failed" : r.status;
+  return { taskId: r.taskId, status, statusMessage: r.statusMessage, createdAt: r.createdAt, lastUpdatedAt: r.lastUpdatedAt, ttl: r.ttlMs, pollInterval: r.pollIntervalMs };
+}
+
+/** 2026-07-28's task handle (`resultType: "task"` is added by the caller). */
+export function modernTask(r: TaskRecord) {
+  return { taskId: r.taskId, status: r.status, statusMessage: r.statusMessage, createdAt: r.createdAt, lastUpdatedAt: r.lastUpdatedAt, ttlMs: r.ttlMs, pollIntervalMs: r.pollIntervalMs };
+}
+
+/** A DetailedTask: the handle plus the result or error, inline, once the task has ended. */
+function detailedTask(r: TaskRecord) {
+  const base = modernTask(r);
+  if (r.status === "completed" && r.result) return { ...base, result: r.result };
+  if (r.status === "failed") return { ...base, error: r.error ?? { code: -32603, message: r.statusMessage ?? "The task failed." } };
+  return base;
+}
+
+const notFound = (taskId: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found (${taskId}); it may have expired`);
+const taskIdParams = z.looseObject({ taskId: z.string().min(1) });
+
+/**
+ * tasks/* for the era an instance serves. 2025: get, result, list, cancel (the SDK v2 no longer
+ * implements them; the deprecated wire schemas it still exports validate the requests). 2026:
+ * get, update, cancel of the extension, refused (-32021) to a request that did not declare it.
+ */
+export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "legacy" | "modern"): void {
+  const tasks = rt.tasks;
+  const find = async (taskId: string, ctx: ServerContext) => (await tasks.get(taskId, rt.owner(ctx))) ?? Promise.reject(notFound(taskId));
+  const s = server.server;
+  if (era === "legacy") {
+    s.setRequestHandler("tasks/get", { params: GetTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => legacyTask(await find(taskId, ctx)));
+    s.setRequestHandler("tasks/list", { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() }, async (_params, ctx) => ({
+      tasks: (await tasks.store.list(rt.owner(ctx))).map(legacyTask),
+    }));
+    s.setRequestHandler("tasks/cancel", { params: CancelTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => {
+      const before = await find(taskId, ctx);
+      if (TERMINAL.has(before.status)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task ${taskId}: it is already ${legacyTask(before).status}`);
+      return legacyTask((await tasks.cancel(taskId, rt.owner(ctx))) ?? before);
+    });
+    s.setRequestHandler("tasks/result", { params: GetTaskPayloadRequestSchema.shape.params }, async ({ taskId }, ctx) => {
+      await find(taskId, ctx);
+      const done = await tasks.whenTerminal(taskId, ctx.mcpReq.signal);
+      if (!done) throw notFound(taskId);
+      const meta = { [RELATED_TASK]: { taskId } };
+      if (done.result) return { ...done.result, _meta: { ...done.result._meta, ...meta } };
+      throw new ProtocolError(done.error?.code ?? ProtocolErrorCode.InternalError, done.error?.message ?? `Task ${taskId} was ${done.status} before it produced a result`);
+    });
+    return;
+  }
+  const requireExtension = (ctx: ServerContext) => {
+    if (!declaresTasks(ctx)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } }, "Missing required client capability: the tasks extension");
+  };
+  s.setRequestHandler("tasks/get", { params: taskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension(ctx);
+    return detailedTask(await find(taskId, ctx));
+  });
+  s.setRequestHandler("tasks/update", { params: taskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension(ctx);
+    // No tool here asks for input mid-task; answers to requests it never made are ignored (spec).
+    await find(taskId, ctx);
+    return {};
+  });
+  s.setRequestHandler("tasks/cancel", { params: taskIdParams }, async ({ taskId }, ctx) => {
+    requireExtension(ctx);
+    await find(taskId, ctx);
+    await tasks.cancel(taskId, rt.owner(ctx));
+    return {};
+  });
+}

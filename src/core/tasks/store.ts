@@ -1,0 +1,77 @@
+import type { CallToolResult } from "@modelcontextprotocol/server";
+
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+
+/**
+ * One task, as stored. Nothing in it refers to the request or session that created it, so any
+ * server instance (a fresh per-request one, another replica) can answer for it.
+ */
+export interface TaskRecord {
+  taskId: string;
+  /** Who may see it: the tenant behind the credentials ("local" in single-account mode). */
+  owner: string;
+  tool: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number;
+  pollIntervalMs: number;
+  /** The tool's result once completed (an isError result counts as completed on 2026-07-28). */
+  result?: CallToolResult;
+  /** A JSON-RPC error, for a task that failed outside the tool (rare: the server stopped, say). */
+  error?: { code: number; message: string };
+}
+
+export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
+
+/** Where tasks live: in process by default, a shared store for replicas (the hosted mode). */
+export interface TaskStore {
+  create(record: TaskRecord): Promise<void>;
+  get(taskId: string): Promise<TaskRecord | undefined>;
+  /** Applies a change unless the task is already terminal; returns the task as it now is. */
+  update(taskId: string, change: Partial<Pick<TaskRecord, "status" | "statusMessage" | "result" | "error">>): Promise<TaskRecord | undefined>;
+  list(owner: string): Promise<TaskRecord[]>;
+  /** Calls `listener` whenever a task changes (its status line, its end). */
+  onChange(listener: (record: TaskRecord) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** The embedded store: a map with expiry at each task's TTL. */
+export class MemoryTaskStore implements TaskStore {
+  private readonly tasks = new Map<string, { record: TaskRecord; expiry: NodeJS.Timeout }>();
+  private readonly listeners = new Set<(record: TaskRecord) => void>();
+
+  async create(record: TaskRecord): Promise<void> {
+    const expiry = setTimeout(() => this.tasks.delete(record.taskId), record.ttlMs);
+    expiry.unref();
+    this.tasks.set(record.taskId, { record, expiry });
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    return this.tasks.get(taskId)?.record;
+  }
+
+  async update(taskId: string, change: Partial<TaskRecord>): Promise<TaskRecord | undefined> {
+    const entry = this.tasks.get(taskId);
+    if (!entry) return undefined;
+    if (TERMINAL.has(entry.record.status)) return entry.record;
+    entry.record = { ...entry.record, ...change, lastUpdatedAt: new Date().toISOString() };
+    for (const listener of this.listeners) listener(entry.record);
+    return entry.record;
+  }
+
+  async list(owner: string): Promise<TaskRecord[]> {
+    return [...this.tasks.values()].map((e) => e.record).filter((r) => r.owner === owner);
+  }
+
+  onChange(listener: (record: TaskRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    for (const { expiry } of this.tasks.values()) clearTimeout(expiry);
+    this.tasks.clear();
+  }
+}
