@@ -17,12 +17,23 @@ const summaryLine: Reporter = {
   },
 };
 
+const e2e = { testTimeout: 30_000, hookTimeout: 30_000 };
+
+/**
+ * unit: no process spawned. e2e-2025 / e2e-2026: the end-to-end suites, once per protocol era
+ * (test/harness.ts reads SWITCHBOARD_ERA). e2e-once: suites that pick their own peers (the
+ * conformance suite, the Inspector, a browser) and run once.
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
     pool: "forks",
     reporters: ["default", summaryLine],
+    projects: [
+      { test: { name: "unit", include: ["test/unit/**/*.test.ts"], testTimeout: 10_000 } },
+      // *.2025.e2e.test.ts and *.2026.e2e.test.ts hold what only one era has (2025 tasks, listen streams).
+      { test: { name: "e2e-2025", include: ["test/e2e/*.e2e.test.ts"], exclude: ["test/e2e/*.2026.e2e.test.ts"], env: { SWITCHBOARD_ERA: "legacy" }, ...e2e } },
+      { test: { name: "e2e-2026", include: ["test/e2e/*.e2e.test.ts"], exclude: ["test/e2e/*.2025.e2e.test.ts"], env: { SWITCHBOARD_ERA: "modern" }, ...e2e } },
+      { test: { name: "e2e-once", include: ["test/e2e/once/*.test.ts"], ...e2e, testTimeout: 120_000, hookTimeout: 120_000 } },
+    ],
   },
 });

@@ -1,12 +1,26 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { startSandbox, type Sandbox, type SandboxOptions } from "../src/sandbox/index.js";
 
 export const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+
+/**
+ * Which protocol era the end-to-end suites speak: vitest runs them once per era (vitest.config.ts,
+ * projects e2e-2025 and e2e-2026). 2025: the initialize handshake (2025-11-25). 2026: an SDK v2
+ * client pinned to 2026-07-28 (server/discover, per-request _meta, input_required, listen).
+ */
+export type Era = "legacy" | "modern";
+export const ERA: Era = process.env.SWITCHBOARD_ERA === "modern" ? "modern" : "legacy";
+export const MODERN = ERA === "modern";
+
+type ClientOptions = NonNullable<ConstructorParameters<typeof Client>[1]>;
+
+/** A client of the suite's era (or the one asked for). */
+export function newClient(options: ClientOptions = {}, era: Era = ERA): Client {
+  return new Client({ name: "switchboard-tests", version: "1.0.0" }, { ...options, ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) });
+}
 
 /** Environment that points the server at a sandbox started by the test itself. */
 export function sandboxEnv(sandbox: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
@@ -37,24 +51,19 @@ export interface StdioConnection {
   close(): Promise<void>;
 }
 
-/** Spawns `node dist/cli.js` and connects an SDK client over stdio. */
-export async function connectStdio(env: Record<string, string>, args: string[] = [], capabilities: ConstructorParameters<typeof Client>[1] = {}): Promise<StdioConnection> {
+/** Spawns `node dist/cli.js` and connects an SDK client of the suite's era over stdio. */
+export async function connectStdio(env: Record<string, string>, args: string[] = [], options: ClientOptions = {}, era: Era = ERA): Promise<StdioConnection> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], env, stderr: "pipe" });
   let err = "";
   transport.stderr?.on("data", (chunk: Buffer) => {
     err += chunk.toString();
   });
   const stray: string[] = [];
-  const client = new Client({ name: "switchboard-tests", version: "1.0.0" }, capabilities);
+  const client = newClient(options, era);
   // The SDK reports stdout lines that are not JSON-RPC through onerror; collect them.
   client.onerror = (e) => stray.push(String(e.message));
   await client.connect(transport);
-  return {
-    client,
-    stderr: () => err,
-    strayStdout: () => stray,
-    close: () => client.close(),
-  };
+  return { client, stderr: () => err, strayStdout: () => stray, close: () => client.close() };
 }
 
 export interface HttpServerProcess {
@@ -98,8 +107,8 @@ export async function spawnHttpServer(env: Record<string, string>, args: string[
   };
 }
 
-export async function connectHttp(url: string, headers: Record<string, string> = {}, capabilities: ConstructorParameters<typeof Client>[1] = {}): Promise<Client> {
-  const client = new Client({ name: "switchboard-tests", version: "1.0.0" }, capabilities);
+export async function connectHttp(url: string, headers: Record<string, string> = {}, options: ClientOptions = {}, era: Era = ERA): Promise<Client> {
+  const client = newClient(options, era);
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   return client;
 }
@@ -122,6 +131,17 @@ export async function ok<T = Record<string, unknown>>(client: Client, name: stri
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `probe` until `accept` holds, or fails with the last value. */
+export async function until<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (accept(v)) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met: ${JSON.stringify(v)}`);
+    await sleep(25);
+  }
 }
 
 /**

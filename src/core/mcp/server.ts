@@ -168,8 +168,9 @@ async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, an
     if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
     refused = failure(def, input, err, toolCtx, rt.toolRuntime, performance.now());
   }
-  // A refusal before any work (too few credits, a declined confirmation) is the call's answer.
-  if (refused) return refused;
+  // A refusal before any work (too few credits, a declined confirmation) is the call's answer: as
+  // is on 2026-07-28 (the server decides whether to make a task), as an ended task on 2025.
+  if (refused) return era === "legacy" ? { task: legacyTask(await rt.tasks.settled(rt.owner(ctx), def, refused)) } : refused;
   const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
   const record = await rt.tasks.start({
     owner: rt.owner(ctx),

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import { runTool, type ToolContext, type ToolDef, type ToolRuntime } from "../tool.js";
 import { TERMINAL, type TaskRecord, type TaskStore } from "./store.js";
@@ -66,6 +67,14 @@ export class TaskRunner {
         clearTimeout(expiry);
         this.running.delete(taskId);
       });
+    return record;
+  }
+
+  /** A task that ended before any work began (a refused spend asked for as a 2025 task). */
+  async settled(owner: string, def: ToolDef<any, any>, result: CallToolResult): Promise<TaskRecord> {
+    const now = new Date().toISOString();
+    const record: TaskRecord = { taskId: randomUUID(), owner, tool: def.name, status: "completed", result, createdAt: now, lastUpdatedAt: now, ttlMs: DEFAULT_TASK_TTL_MS, pollIntervalMs: this.pollIntervalMs };
+    await this.store.create(record);
     return record;
   }
 

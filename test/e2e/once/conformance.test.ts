@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const CLI = join(ROOT, "dist", "cli.js");
 const TOOLS = join(ROOT, "tools", "conformance");
 const SUITE_ENTRY = join(TOOLS, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const CLI = join(ROOT, "dist", "cli.js");
 const INSPECTOR_PKG = join(ROOT, "node_modules", "@modelcontextprotocol", "inspector-cli");
 // The `mcp-inspector-cli` bin (build/cli.js) prints a deprecation banner and re-spawns build/index.js
