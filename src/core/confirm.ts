@@ -5,7 +5,7 @@ import { NeedsInput, type ConfirmOutcome, type ConfirmRequest } from "./tool.js"
 /** What a confirmation round trip carries in its signed requestState. */
 export interface ConfirmState {
   kind: "confirm";
-  /** Hash of the tool, its arguments and what was shown: the answer approves exactly these. */
+  /** Hash of the tool, its arguments and what the user approves (operation, cost): the answer approves exactly these. */
   digest: string;
   /** Single use: a replayed state is refused. */
   nonce: string;
@@ -81,5 +81,5 @@ export class ReplayedConfirmation extends Error {
 }
 
 function digestOf(tool: string, input: unknown, request: ConfirmRequest): string {
-  return createHash("sha256").update(JSON.stringify([tool, input, request.message, request.binding])).digest("base64url");
+  return createHash("sha256").update(JSON.stringify([tool, input, request.binding])).digest("base64url");
 }

@@ -29,7 +29,8 @@ export function modernTask(r: TaskRecord) {
 /** A DetailedTask: the handle plus the result or error, inline, once the task has ended. */
 function detailedTask(r: TaskRecord) {
   const base = modernTask(r);
-  if (r.status === "completed" && r.result) return { ...base, result: r.result };
+  // The inline result is the tools/call result as the wire would carry it, discriminator included.
+  if (r.status === "completed" && r.result) return { ...base, result: { ...r.result, resultType: "complete" } };
   if (r.status === "failed") return { ...base, error: r.error ?? { code: -32603, message: r.statusMessage ?? "The task failed." } };
   return base;
 }

@@ -55,7 +55,7 @@ export class CreditGuard {
     const price = items.length ? `costs ${fixed} credits (${breakdown})` : "has no fixed price";
     const variable = estimate.variable ? `${items.length ? ", plus" : ":"} ${estimate.variable.description}` : "";
     const message = `${estimate.operation}: ${price}${variable}. Balance ${credits} → ${after} credits after${items.length ? "" : " the fixed part"}. Proceed?`;
-    const answer = await ctx.confirm({ message, binding: numbers });
+    const answer = await ctx.confirm({ message, binding: { operation: estimate.operation, cost: fixed, breakdown, variable: estimate.variable?.upTo ?? 0 } });
     if (answer === "unsupported" || answer === "approved") return this.spent();
     throw new ToolError(`Not done: the user did not approve spending ${fixed} credits on ${estimate.operation}. Nothing was sent or spent.`, {
       declined: true,
