@@ -71,6 +71,8 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
   verify?: (input: Obj<In>) => string;
   /** An MCP Apps view that shows this tool's result (a `ui://` resource URI). */
   view?: string;
+  /** The upstream operation it calls (`GET /projects/{projectId}`), for the README's tables. */
+  upstream?: string;
 }
 
 /** Identity function that lets TypeScript infer a tool's input and output types from its schemas. */

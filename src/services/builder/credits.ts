@@ -1,3 +1,4 @@
+import { credits as plural } from "../../core/text.js";
 import { ToolError, type ToolContext } from "../../core/tool.js";
 import type { BuildClient } from "./client.js";
 
@@ -44,7 +45,7 @@ export class CreditGuard {
     const numbers = { operation: estimate.operation, cost: fixed, balance: credits, breakdown };
     if (fixed > credits) {
       throw new ToolError(
-        `Not enough credits: ${estimate.operation} costs ${fixed} credits (${breakdown}) and the balance is ${credits}. Nothing was sent or spent.\nNext step: top up the account, then try again (build_get_account shows the balance).`,
+        `Not enough credits: ${estimate.operation} costs ${plural(fixed)} (${breakdown}) and the balance is ${credits}. Nothing was sent or spent.\nNext step: top up the account, then try again (build_get_account shows the balance).`,
         { refused: true, ...numbers },
       );
     }
@@ -52,12 +53,12 @@ export class CreditGuard {
     if (this.policy === "never" || (typeof this.policy === "number" && worst <= this.policy)) return this.spent();
 
     const after = Math.round((credits - fixed) * 100) / 100;
-    const price = items.length ? `costs ${fixed} credits (${breakdown})` : "has no fixed price";
+    const price = items.length ? `costs ${plural(fixed)} (${breakdown})` : "has no fixed price";
     const variable = estimate.variable ? `${items.length ? ", plus" : ":"} ${estimate.variable.description}` : "";
-    const message = `${estimate.operation}: ${price}${variable}. Balance ${credits} → ${after} credits after${items.length ? "" : " the fixed part"}. Proceed?`;
+    const message = `${estimate.operation}: ${price}${variable}. Balance ${credits} → ${plural(after)} after${items.length ? "" : " the fixed part"}. Proceed?`;
     const answer = await ctx.confirm({ message, binding: { operation: estimate.operation, cost: fixed, breakdown, variable: estimate.variable?.upTo ?? 0 } });
     if (answer === "unsupported" || answer === "approved") return this.spent();
-    throw new ToolError(`Not done: the user did not approve spending ${fixed} credits on ${estimate.operation}. Nothing was sent or spent.`, {
+    throw new ToolError(`Not done: the user did not approve spending ${plural(fixed)} on ${estimate.operation}. Nothing was sent or spent.`, {
       declined: true,
       ...numbers,
     });

@@ -1,5 +1,5 @@
 import type { ProjectDetails, WaitResult } from "./schemas.js";
-import { trimLine } from "../../core/text.js";
+import { credits as creditsText, trimLine } from "../../core/text.js";
 
 /** Short text summaries of build-service objects. Upstream free text is quoted, never bare. */
 
@@ -25,7 +25,7 @@ export function projectSummary(p: ProjectDetails): string {
 }
 
 export function waitSummary(w: WaitResult): string {
-  const credits = w.creditsSpent !== undefined ? `, ${w.creditsSpent} credits` : "";
+  const credits = w.creditsSpent !== undefined ? `, ${creditsText(w.creditsSpent)}` : "";
   return `${w.message} (waited ${w.elapsedSeconds}s over ${w.polls} polls${credits})\n${projectSummary(w.project)}`;
 }
 

@@ -1,6 +1,6 @@
 import type { SharedPoller } from "../../core/poller.js";
 import { DEFAULT_WAIT_SECONDS, formatElapsed, waitUntilDone, type Phase } from "../../core/wait.js";
-import { trimLine } from "../../core/text.js";
+import { credits as creditsText, trimLine } from "../../core/text.js";
 import { ToolError, type ToolContext } from "../../core/tool.js";
 import type { BuildClient } from "./client.js";
 import { withScheme } from "./render.js";
@@ -63,7 +63,7 @@ export function secretsNeeded(conversation: ConversationMessage[] | undefined): 
 
 function agentLine(status: AgentStatus, elapsedMs: number): string {
   const parts = [status.status === "init" ? "Agent running" : `Agent ${status.status}`, formatElapsed(elapsedMs)];
-  if (typeof status.creditsSpent === "number") parts.push(`${status.creditsSpent} credits`);
+  if (typeof status.creditsSpent === "number") parts.push(creditsText(status.creditsSpent));
   const last = latestAgentMessage(status.realtimeConversation);
   if (last?.message) parts.push(`agent: "${trimLine(last.message)}"`);
   const needed = secretsNeeded(status.realtimeConversation);
@@ -116,7 +116,7 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
 
 function finishedLine(p: ProjectDetails, elapsedMs: number, credits: number | undefined): string {
   const parts = ["Agent finished", formatElapsed(elapsedMs)];
-  if (credits !== undefined) parts.push(`${credits} credits`);
+  if (credits !== undefined) parts.push(creditsText(credits));
   if (p.previewImageUrl) parts.push(`preview: ${p.previewImageUrl}`);
   if (p.productionProjectUrl) parts.push(`production: ${withScheme(p.productionProjectUrl)}`);
   return parts.join(" · ");

@@ -19,6 +19,7 @@ export function sizingTools(client: SizingClient) {
   return [
     defineTool({
       name: "sizing_get_catalog",
+      upstream: "GET /api/retailer/catalog",
       title: "Clothing catalog",
       description:
         "List the retailer's clothing items (_id, name, brand, price, category, gender, available_sizes, size_chart), filtered by category and gender. Paged: limit (default 50) and offset. Use an item's _id with sizing_recommend_size.",
@@ -62,6 +63,7 @@ export function sizingTools(client: SizingClient) {
 
     defineTool({
       name: "sizing_recommend_size",
+      upstream: "POST /api/retailer/recommend",
       title: "Recommend a size",
       description:
         "Recommend a size of one catalog item from body measurements (cm): recommended_size, confidence_score, alternative_size, fit_notes, size_breakdown. Changes nothing and uses no try-on allowance.",
@@ -83,6 +85,7 @@ export function sizingTools(client: SizingClient) {
 
     defineTool({
       name: "sizing_create_try_on",
+      upstream: "POST /api/retailer/try-on",
       title: "Create try-on session",
       description:
         "Run a virtual try-on of one catalog item for a customer: returns a recommendation and saves the session for the retailer's analytics. Each call stores a new session and counts against the plan's monthly try-on allowance (Free: 100). Use sizing_recommend_size for advice only.",

@@ -28,6 +28,7 @@ export function agentTools(deps: BuildDeps) {
   return [
     defineTool({
       name: "build_start_agent",
+      upstream: "POST …/agent/start",
       title: "Start agent run",
       description:
         "Send a prompt to a project's AI build agent (5-40 min run, 10-40 credits charged as it runs). Fails with 409 while another run, deployment or recovery is active. wait: true blocks with progress until it ends.",
@@ -57,6 +58,7 @@ export function agentTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_get_agent_status",
+      upstream: "GET …/agent/status",
       title: "Agent status",
       description: "Status of a project's current or last agent run (init = running, done, idle), credits it spent, and its latest messages.",
       toolset: "build",
@@ -81,6 +83,7 @@ export function agentTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_get_conversation",
+      upstream: "GET …/agent/full-conversation",
       title: "Agent conversation",
       description: "Full conversation between the user and the build agent of a project (newest last). Use limit to read only the latest messages.",
       toolset: "build",
@@ -101,6 +104,7 @@ export function agentTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_stop_agent",
+      upstream: "POST …/agent/stop",
       title: "Stop agent run",
       description: "Stop the running agent run of a project.",
       toolset: "build",
@@ -117,6 +121,7 @@ export function agentTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_wait",
+      upstream: "polls …/agent/status or the project",
       title: "Wait for build work",
       description:
         "Block until a project's agent run, deployment, version recovery or import ends, with progress on every poll; returns the final project details. On timeout it returns the state so far (the work goes on): call again.",

@@ -24,6 +24,7 @@ export function operationTools(deps: BuildDeps) {
   return [
     defineTool({
       name: "build_deploy",
+      upstream: "POST …/deployments/deploy",
       title: "Deploy project",
       description:
         "Deploy the project's latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits; 409 SERVER_NOT_READY means the dev server was down and is being started (START_SERVER): retry in a minute. wait: true blocks with progress.",
@@ -46,6 +47,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_get_deployment_status",
+      upstream: "GET …/deployments/status",
       title: "Deployment status",
       description: "Status of a project's latest deployment: deploying, success, error, or null when never deployed.",
       toolset: "build",
@@ -58,6 +60,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_list_versions",
+      upstream: "GET …/versions",
       title: "List versions",
       description: "Saved versions of a project (one per finished prompt), newest first, for build_recover_version.",
       toolset: "build_admin",
@@ -75,6 +78,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_recover_version",
+      upstream: "POST …/versions/{versionId}/recover",
       title: "Recover version",
       description: "Restore a project to an earlier version (from build_list_versions). Spends RECOVER_VERSION credits. wait: true blocks until the recovery ends.",
       toolset: "build_admin",
@@ -95,6 +99,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_get_logs",
+      upstream: "GET …/backend/dev/logs",
       title: "Dev server logs",
       description: "Recent logs of a project's development backend server (tail; long logs are trimmed to the last 20,000 characters).",
       toolset: "build_admin",
@@ -111,6 +116,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_restart_server",
+      upstream: "POST …/agent/server/start-or-restart",
       title: "Restart dev server",
       description: "Start or restart a project's development server (needed before deploying when it is archived or down). Spends START_SERVER credits.",
       toolset: "build_admin",
@@ -125,6 +131,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_set_secret",
+      upstream: "POST …/secrets",
       title: "Set secret",
       description: "Create or replace an encrypted environment variable of a project. The value is stored upstream and never shown again.",
       toolset: "build_admin",
@@ -147,6 +154,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_delete_secret",
+      upstream: "DELETE …/secrets/{secretId}",
       title: "Delete secret",
       description: "Delete a project secret by its _id (from build_get_project).",
       toolset: "build_admin",
@@ -162,6 +170,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_set_domain",
+      upstream: "PUT …/domain",
       title: "Set custom domain",
       description: "Attach a custom domain to a project; returns the DNS records to add. Spends ADD_CUSTOM_DOMAIN credits.",
       toolset: "build_admin",
@@ -191,6 +200,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_remove_domain",
+      upstream: "DELETE …/domain",
       title: "Remove custom domain",
       description: "Detach the custom domain of a project.",
       toolset: "build_admin",
@@ -206,6 +216,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_get_database_schema",
+      upstream: "GET …/database/tables-structure",
       title: "Database tables",
       description: "Tables of a project's database with their properties (columns), for build_query_database.",
       toolset: "build_admin",
@@ -223,6 +234,7 @@ export function operationTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_query_database",
+      upstream: "POST …/database/query",
       title: "Query database",
       description: "Read records of one table of a project's database. queryOptions: _limit, _offset, _sort {field: 1|-1}, _filter {field: value}. Read-only.",
       toolset: "build_admin",

@@ -16,6 +16,7 @@ export function projectTools(deps: BuildDeps) {
   return [
     defineTool({
       name: "build_get_account",
+      upstream: "GET /account",
       title: "Credit balance",
       description: "Credit balance of the build-service account (total, monthly plan, purchased). Check before spending credits.",
       toolset: "build",
@@ -28,6 +29,7 @@ export function projectTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_get_credit_costs",
+      upstream: "GET /credit-costs",
       title: "Credit costs",
       description: "Price in credits of each paid build-service operation (CREATE_PROJECT, CREATE_DEPLOYMENT, ...). Agent runs cost 10-40 credits as they run.",
       toolset: "build",
@@ -40,6 +42,7 @@ export function projectTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_list_projects",
+      upstream: "GET /projects",
       title: "List projects",
       description: "List projects, newest first by default; filter by text, group or creation dates, page with limit/skip.",
       toolset: "build",
@@ -68,6 +71,7 @@ export function projectTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_get_project",
+      upstream: "GET /projects/{projectId}",
       title: "Project details",
       description: "Full state of one project: agent and dev-server status, latest deployment, recovery, import, secrets (names only), custom domain.",
       toolset: "build",
@@ -80,6 +84,7 @@ export function projectTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_create_project",
+      upstream: "POST /projects",
       title: "Create empty project",
       description: "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken id gets a suffix: use the returned projectId.",
       toolset: "build",
@@ -98,6 +103,7 @@ export function projectTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_launch_project",
+      upstream: "POST /projects/launch",
       title: "Launch project",
       description:
         "Create a project and start its first AI build from a prompt in one call. Spends CREATE_PROJECT plus UPLOAD_FILE per uploaded file, then agent-run credits. Builds take 5-40 min: pass wait: true to block with progress, or follow later with build_wait.",
@@ -141,6 +147,7 @@ export function projectTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_delete_project",
+      upstream: "DELETE /projects/{projectId}",
       title: "Delete project",
       description: "Permanently delete a project, its database and deployments. Cannot be undone.",
       toolset: "build_admin",

@@ -34,29 +34,36 @@ export function fleetTools(client: DronesClient) {
   return [
     defineTool({
       name: "drones_list_drones",
+      upstream: "GET /api/drones",
       title: "List drones",
       description:
         "List the fleet's drones (_id, name, status, battery_level in percent, latitude/longitude in degrees). Filters status, minBattery, maxBattery are applied here; paged with limit (default 50) and offset.",
       toolset: "drones",
       kind: "read",
       input: { ...droneFilters, ...s.paging },
-      output: s.dronePage,
+      output: s.dronePage.extend({ statusesInFleet: z.array(z.string()).optional().describe("when nothing matched a status: the statuses the fleet has") }),
       run: async ({ status, minBattery, maxBattery, limit, offset }, ctx) => {
         const filter = { status, minBattery, maxBattery };
         checkRange(filter);
         const all = await client.listDrones(ctx.signal);
         const page = paginate(all.filter((d) => matchesDrone(d, filter)), offset ?? 0, limit ?? s.DEFAULT_LIMIT);
         const { items, ...rest } = page;
-        return { drones: items as s.Drone[], total: all.length, ...rest };
+        // The spec names no status values: when a status matches nothing, say which ones exist.
+        const statusesInFleet = page.matched === 0 && status !== undefined ? [...new Set(all.map((d) => d.status).filter((v): v is string => typeof v === "string"))].sort() : undefined;
+        return { drones: items as s.Drone[], total: all.length, ...rest, ...(statusesInFleet ? { statusesInFleet } : {}) };
       },
       render: (r, input) => {
-        if (r.matched === 0) return `No drones${filterText(input)} (of ${r.total}).`;
+        if (r.matched === 0) {
+          const known = r.statusesInFleet?.length ? ` The fleet's statuses are: ${r.statusesInFleet.join(", ")}.` : "";
+          return `No drones${filterText(input)} (of ${r.total}).${known}`;
+        }
         return `${pageFooter(r, `drone(s)${filterText(input)}`)}\n${r.drones.map(droneLine).join("\n")}`;
       },
     }),
 
     defineTool({
       name: "drones_get_drone",
+      upstream: "GET /api/drones/:id",
       title: "Drone details",
       description: "One drone by _id, with every field the service sends (status, battery_level in percent, position in degrees, ...).",
       toolset: "drones",
@@ -69,6 +76,7 @@ export function fleetTools(client: DronesClient) {
 
     defineTool({
       name: "drones_fleet_summary",
+      upstream: "computed from GET /api/drones",
       title: "Fleet summary",
       description:
         "Fleet overview computed from the drone list: drone counts by status, drones below a battery threshold (default 20%), average battery (%), and the bounding box of all positions (degrees).",
@@ -84,6 +92,7 @@ export function fleetTools(client: DronesClient) {
 
     defineTool({
       name: "drones_find_nearest",
+      upstream: "computed from GET /api/drones",
       title: "Nearest drones",
       description:
         "Drones nearest to a point, by great-circle (haversine) distance in km, nearest first; optional status and minBattery filters. Each result carries distanceKm.",

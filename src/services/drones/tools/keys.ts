@@ -22,6 +22,7 @@ export function keyTools(client: DronesClient) {
   return [
     defineTool({
       name: "drones_list_api_keys",
+      upstream: "GET /api/api-keys",
       title: "List API keys",
       description:
         "List the drone service's API keys (name, scopes, last use, webhook). Key values and other secrets are masked to a prefix and the last four characters (dfk_live_…a1b2); full values are never returned.",

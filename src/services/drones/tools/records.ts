@@ -17,6 +17,7 @@ export function recordTools(client: DronesClient) {
   return [
     defineTool({
       name: "drones_list_missions",
+      upstream: "GET /api/missions",
       title: "List missions",
       description:
         "List missions as the service sends them. Optional filters status (e.g. in_progress) and drone_id are applied here; paged with limit (default 50) and offset.",
@@ -38,6 +39,7 @@ export function recordTools(client: DronesClient) {
 
     defineTool({
       name: "drones_get_mission",
+      upstream: "GET /api/missions/:id",
       title: "Mission details",
       description: "One mission by _id, with every field the service sends.",
       toolset: "drones",
@@ -50,6 +52,7 @@ export function recordTools(client: DronesClient) {
 
     defineTool({
       name: "drones_list_alerts",
+      upstream: "GET /api/alerts",
       title: "List alerts",
       description:
         "List alerts as the service sends them. Optional filters status (e.g. open), severity (e.g. critical) and drone_id are applied here; paged with limit (default 50) and offset.",
@@ -76,6 +79,7 @@ export function recordTools(client: DronesClient) {
 
     defineTool({
       name: "drones_get_alert",
+      upstream: "GET /api/alerts/:id",
       title: "Alert details",
       description: "One alert by _id, with every field the service sends.",
       toolset: "drones",
@@ -88,6 +92,7 @@ export function recordTools(client: DronesClient) {
 
     defineTool({
       name: "drones_update_alert",
+      upstream: "PUT /api/alerts/:id",
       title: "Update alert",
       description:
         'Update one alert: `changes` is sent untouched as the PUT body and merged into the alert, e.g. {"status": "acknowledged"} (the sandbox accepts status open, acknowledged, resolved). Returns the updated alert.',

@@ -1,0 +1,115 @@
+// What the repository derives from the service registry and the tool definitions: smithery.yaml,
+// server.json's environment list, the README's tool tables and the tool snapshots. The tests in
+// test/unit/generated.test.ts fail when a checked-in copy drifts; `npm run generate` rewrites them.
+import { Client } from "@modelcontextprotocol/client";
+import { InMemoryTransport } from "@modelcontextprotocol/server";
+import { ALL_TOOLSETS, SERVER_ENV, type Config } from "../src/config.js";
+import { createMcpServer } from "../src/core/mcp/server.js";
+import type { ToolDef } from "../src/core/tool.js";
+import { createApp } from "../src/server.js";
+import { SERVICES } from "../src/services/registry.js";
+
+/** Every service configured against an address nothing listens on: definitions only, no traffic. */
+export function allServicesConfig(): Config {
+  const services = new Map<string, Record<string, unknown>>();
+  for (const s of SERVICES) {
+    const env = { [s.baseUrlVar]: `http://127.0.0.1:9/${s.name}`, [s.apiKeyVar]: "definitions-only-key" };
+    services.set(s.name, s.settings.parse(Object.fromEntries(s.env.map((v) => [v.name, env[v.name]]))) as Record<string, unknown>);
+  }
+  return {
+    transport: "stdio", host: "127.0.0.1", port: 0, upstreamTimeoutMs: 1000, maxSessions: 1, sessionIdleMs: 1000,
+    allowedOrigins: [], logLevel: "error", sandbox: false, readOnly: false, toolsets: ALL_TOOLSETS.map((t) => t.id), services, warnings: [],
+  };
+}
+
+/** The tools/list answer of every toolset, as a 2025-11-25 client sees it, and the definitions behind it. */
+export async function publishedTools(): Promise<{ listed: Array<Record<string, any>>; defs: readonly ToolDef<any, any>[] }> {
+  const app = createApp(allServicesConfig());
+  const server = createMcpServer(app.runtime, "legacy");
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "manifest", version: "1" });
+  await client.connect(clientSide);
+  const { tools } = await client.listTools();
+  await client.close();
+  await app.close();
+  return { listed: tools as Array<Record<string, any>>, defs: app.runtime.tools };
+}
+
+export function smitheryYaml(): string {
+  const vars = SERVICES.flatMap((s) => s.env.filter((v) => v.name === s.apiKeyVar || v.name === s.baseUrlVar));
+  const camel = (name: string) => name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  const props = vars.map((v) => [`      ${camel(v.name)}:`, "        type: string", ...(v.default ? [`        default: ${v.default}`] : []), `        description: ${cap(v.description)}`].join("\n"));
+  return `# Smithery configuration: how to start switchboard-mcp over stdio from the user's settings.
+# Generated from src/services/registry.ts by \`npm run generate\`; do not edit by hand.
+startCommand:
+  type: stdio
+  configSchema:
+    type: object
+    properties:
+${props.join("\n")}
+      toolsets:
+        type: string
+        description: Comma-separated toolsets to enable (${ALL_TOOLSETS.map((t) => t.id).join(",")}) or all; default the default toolsets of every configured service
+      readOnly:
+        type: boolean
+        default: false
+        description: Register only tools that change nothing and spend no credits
+      sandbox:
+        type: boolean
+        default: false
+        description: Use the built-in simulators instead of real services (no keys needed)
+  commandFunction: |-
+    (config) => ({
+      command: "npx",
+      args: ["-y", "switchboard-mcp",
+        ...(config.sandbox ? ["--sandbox"] : []),
+        ...(config.readOnly ? ["--read-only"] : []),
+        ...(config.toolsets ? ["--toolsets", config.toolsets] : [])],
+      env: Object.fromEntries(Object.entries({
+${vars.map((v) => `        ${v.name}: config.${camel(v.name)},`).join("\n")}
+      }).filter(([, v]) => v !== undefined && v !== ""))
+    })
+`;
+}
+
+/** server.json with its environment list derived from the registry, the rest kept as it is. */
+export function serverJson(existing: Record<string, any>): string {
+  const env = [...SERVICES.flatMap((s) => s.env), ...SERVER_ENV.filter((v) => !v.name.startsWith("SANDBOX_") && v.name !== "MCP_STATE_URL")].map((v) => ({
+    name: v.name,
+    description: cap(v.description),
+    ...(v.secret ? { isSecret: true } : {}),
+    ...(v.default && !/ /.test(v.default) ? { default: v.default } : {}),
+  }));
+  const packages = (existing.packages as Array<Record<string, any>>).map((p) => ({ ...p, environmentVariables: env }));
+  return `${JSON.stringify({ ...existing, packages }, null, 2)}\n`;
+}
+
+const KIND_MARK: Record<string, string> = { spend: " 💳", destructive: " ⚠️", write: " ✏️", read: "" };
+
+/** One markdown table per toolset: the tool, what it does (its description's first sentence), its upstream. */
+export function toolTables(defs: readonly ToolDef<any, any>[]): string {
+  const out: string[] = [];
+  for (const service of SERVICES) {
+    for (const toolset of service.toolsets) {
+      const tools = defs.filter((d) => d.toolset === toolset.id);
+      if (tools.length === 0) continue;
+      out.push(`### \`${toolset.id}\`${toolset.default ? "" : " (off by default)"}`, "", `${cap(toolset.description)}.`, "", "| tool | does | upstream |", "|---|---|---|");
+      for (const t of tools) {
+        const marks = `${KIND_MARK[t.kind]}${t.longRunning ? " ⏳" : ""}`;
+        out.push(`| \`${t.name}\`${marks} | ${firstSentence(t.description)} | ${t.upstream ?? "computed"} |`);
+      }
+      out.push("");
+    }
+  }
+  return out.join("\n").trimEnd();
+}
+
+function firstSentence(text: string): string {
+  const m = /^(.+?[.!?])(\s|$)/.exec(text);
+  return (m ? m[1] : text).replace(/\|/g, "\\|");
+}
+
+function cap(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
