@@ -1,6 +1,5 @@
 import {
   inputRequired,
-  isTaskAugmentedRequestParams,
   McpServer,
   ProtocolError,
   ProtocolErrorCode,
@@ -149,7 +148,8 @@ function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
   wrapRequestHandler(server, "tools/call", (original) => async (request, ctx) => {
     const def = byName.get(request.params?.name);
     if (!def) return original(request, ctx);
-    const legacyTaskRequest = era === "legacy" && isTaskAugmentedRequestParams(request.params);
+    // 2025-11-25: a task-augmented call carries `task` (its TTL) in the params.
+    const legacyTaskRequest = era === "legacy" && typeof request.params?.task === "object" && request.params.task !== null;
     if (legacyTaskRequest && !def.longRunning) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `Tool ${def.name} does not support task-augmented execution; call it without "task"`);
     const parsed = parseInput(def, request.params?.arguments);
     if (!parsed.ok) return parsed.result;
