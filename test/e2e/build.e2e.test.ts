@@ -68,7 +68,6 @@ describe("build service over stdio", () => {
           wait: true,
         },
       },
-      undefined,
       { onprogress: (p) => progress.push(p), timeout: 30_000 },
     );
     expect(result.isError).toBeFalsy();
@@ -138,7 +137,7 @@ describe("build service over stdio", () => {
 
   it("deploys with wait: true and reads the deployment status", async () => {
     const progress: string[] = [];
-    const result = await conn.client.callTool({ name: "build_deploy", arguments: { projectId: "e2e-launch", wait: true } }, undefined, {
+    const result = await conn.client.callTool({ name: "build_deploy", arguments: { projectId: "e2e-launch", wait: true } }, {
       onprogress: (p) => progress.push(p.message ?? ""),
     });
     expect(result.isError).toBeFalsy();
@@ -244,7 +243,7 @@ describe("build service over stdio", () => {
     const key = `GET ${API}/projects/:projectId/agent/status`;
     const controller = new AbortController();
     const progress: number[] = [];
-    const pending = conn.client.callTool({ name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } }, undefined, {
+    const pending = conn.client.callTool({ name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } }, {
       signal: controller.signal,
       onprogress: (p) => progress.push(p.progress),
     });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { ALERTS, API_KEYS, CITIES, FLEET, LIVE_KEY_PREFIX, MISSIONS, type Drone } from "../../src/sandbox/simulators/drones/index.js";
 import { call, connectHttp, connectStdio, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "../harness.js";

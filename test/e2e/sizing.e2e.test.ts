@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { CATALOG } from "../../src/sandbox/simulators/sizing/index.js";
 import { call, connectHttp, connectStdio, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "../harness.js";
