@@ -3,16 +3,17 @@ import type { Logger } from "./logger.js";
 import type { SharedPoller } from "./poller.js";
 import { UpstreamError } from "./upstream.js";
 
-export type Phase = "running" | "done" | "failed";
+/** `idle`: nothing is running to wait for (never started, or the start never showed). */
+export type Phase = "running" | "done" | "failed" | "idle";
 
 export interface WaitSpec<T> {
   /** The shared poller and the key to follow on it. */
   poller: SharedPoller<T>;
   key: string;
-  /** Where the work stands; `message` explains a failure. */
-  check(state: T): { phase: Phase; message?: string };
-  /** One line for a person: what is happening now. */
-  describe(state: T, elapsedMs: number): string;
+  /** Where the work stands; `message` explains a failure; called once per answer. */
+  check(state: T): { phase: Phase; message?: string; line?: string };
+  /** One line for a person: what is happening now (given what `check` said of this answer). */
+  describe(state: T, elapsedMs: number, verdict: { phase: Phase; line?: string }): string;
   timeoutMs: number;
   signal: AbortSignal;
   onProgress(message: string, poll: number): Promise<void>;
@@ -22,7 +23,7 @@ export interface WaitSpec<T> {
 }
 
 export interface PollOutcome<T> {
-  outcome: "done" | "failed" | "timed_out";
+  outcome: "done" | "failed" | "timed_out" | "idle";
   state: T;
   polls: number;
   elapsedMs: number;
@@ -78,9 +79,10 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
       failures = 0;
       const state = result.value as T;
       last = state;
-      const { phase, message } = spec.check(state);
+      const verdict = spec.check(state);
+      const { phase, message } = verdict;
       const elapsedMs = Date.now() - started;
-      const sent = progress(spec.describe(state, elapsedMs));
+      const sent = progress(spec.describe(state, elapsedMs, verdict));
       if (phase !== "running") {
         ending = true;
         const count = polls;

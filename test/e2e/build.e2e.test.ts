@@ -355,7 +355,7 @@ describe("build service over stdio", () => {
       const creates = hits(`POST ${API}/projects`);
       const refused = await call(conn.client, "build_create_project", { projectId: "too-poor" });
       expect(refused.isError).toBe(true);
-      expect(text(refused)).toMatch(/Not enough credits: Create project too-poor costs 1 credits \(CREATE_PROJECT 1\) and the balance is 0/);
+      expect(text(refused)).toMatch(/Not enough credits: Create project too-poor costs 1 credit \(CREATE_PROJECT 1\) and the balance is 0/);
       expect(hits(`POST ${API}/projects`)).toBe(creates);
       // An agent run has no fixed price, so only the upstream can refuse it.
       const r = await call(conn.client, "build_start_agent", { projectId: "acme-storefront", prompt: "More features" });

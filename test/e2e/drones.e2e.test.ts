@@ -112,8 +112,10 @@ describe("drone fleet over stdio", () => {
 
     const none = await call(conn.client, "drones_list_drones", { status: "crashed" });
     expect(none.isError).toBeFalsy();
-    expect(none.structuredContent).toMatchObject({ drones: [], matched: 0 });
-    expect(text(none)).toBe(`No drones matching status crashed (of ${FLEET.length}).`);
+    // A status that matches nothing names the statuses the fleet has.
+    const statuses = [...new Set(FLEET.map((d) => d.status))].sort();
+    expect(none.structuredContent).toMatchObject({ drones: [], matched: 0, statusesInFleet: statuses });
+    expect(text(none)).toBe(`No drones matching status crashed (of ${FLEET.length}). The fleet's statuses are: ${statuses.join(", ")}.`);
   });
 
   it("reads one drone with every field", async () => {

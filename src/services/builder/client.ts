@@ -30,6 +30,17 @@ export class BuildClient {
   listProjects(query: ListProjectsQuery, signal?: AbortSignal) {
     return this.http.request<Json[]>({ method: "GET", path: `${API}/projects`, query: { ...query }, signal });
   }
+  /** A page of projects with the paging headers (X-Total-Count, X-Has-More, X-Limit, X-Skip). */
+  async listProjectsPage(query: ListProjectsQuery, signal?: AbortSignal) {
+    const { data, headers } = await this.http.requestFull<Json[]>({ method: "GET", path: `${API}/projects`, query: { ...query }, signal });
+    const header = (name: string) => {
+      const v = headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const number = (name: string) => (header(name) !== undefined && Number.isFinite(Number(header(name))) ? Number(header(name)) : undefined);
+    const hasMore = header("x-has-more");
+    return { projects: data, total: number("x-total-count"), limit: number("x-limit"), skip: number("x-skip"), hasMore: hasMore === undefined ? undefined : hasMore === "true" };
+  }
   getProject(projectId: string, signal?: AbortSignal) {
     return this.http.request<ProjectDetails>({ method: "GET", path: p(projectId), signal });
   }

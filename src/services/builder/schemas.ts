@@ -6,7 +6,8 @@ import { z } from "zod";
  * server. Outputs are loose: fields the specs do not show pass through untouched.
  */
 
-export const projectId = z
+/** The rule for a new project's id (create, launch). A taken id gets 2-6 characters appended. */
+export const newProjectId = z
   .string()
   .min(4, "projectId must be 4-35 characters")
   .max(35, "projectId must be 4-35 characters")
@@ -19,6 +20,12 @@ export const pathId = (field: string) =>
     .min(1, `${field} is required`)
     .max(200, `${field} is too long`)
     .refine((v) => v.isWellFormed(), `${field} must be valid Unicode (no lone surrogates)`);
+
+/**
+ * An existing project's id: whatever create or launch returned. A suffixed id can be longer than
+ * the 35 characters a new id may have, so lookups check only that it is a usable path segment.
+ */
+export const projectId = pathId("projectId");
 
 export const description = z.string().max(500, "description must be at most 500 characters");
 export const label = z.string().max(80, "label must be at most 80 characters");
@@ -54,11 +61,15 @@ export const launchSecret = z.object({
 
 const creditLimit = z.number().positive("a credit limit must be a positive number or null").nullable().optional();
 
+/** A prompt runs exactly as sent: checked for content, never trimmed. */
+export const prompt = z.string().refine((p) => p.trim().length > 0, "prompt must not be empty");
+
 export const launchFields = {
-  projectId,
-  prompt: z.string().trim().min(1, "prompt must not be empty").describe("First prompt for the build agent"),
-  model: z.enum(["opus", "sonnet"]).optional().describe("Default opus"),
-  effort: z.enum(["low", "medium", "high", "xhigh"]).optional(),
+  projectId: newProjectId,
+  prompt: prompt.describe("First prompt for the build agent"),
+  // The service ignores an unknown model or effort and reports it in agent.warnings: pass them on.
+  model: z.string().min(1).optional().describe("opus (default) or sonnet"),
+  effort: z.string().min(1).optional().describe("low, medium, high or xhigh"),
   fastMode: z.boolean().optional().describe("Opus only"),
   description: description.optional(),
   label: label.optional(),
@@ -73,7 +84,7 @@ export const launchFields = {
     .max(50, "at most 50 secrets")
     .refine((list) => new Set(list.map((s) => s.secretName)).size === list.length, "secret names must be unique")
     .optional(),
-  design: z.object({ token: z.string().min(1, "design.token is required") }).optional().describe("Connect a design tool account"),
+  figma: z.object({ token: z.string().min(1, "figma.token is required") }).optional().describe("Connect a Figma account (personal access token)"),
 };
 
 // ---- outputs ----
@@ -137,7 +148,9 @@ export const agentStatus = z.looseObject({
 export type AgentStatus = z.infer<typeof agentStatus>;
 
 export const waitResult = z.object({
-  outcome: z.enum(["done", "failed", "timed_out"]).describe("done: finished; failed: ended in error; timed_out: still running, call build_wait again"),
+  outcome: z
+    .enum(["done", "failed", "timed_out", "idle"])
+    .describe("done: finished; failed: ended in error; timed_out: still running, call build_wait again; idle: nothing was running"),
   until: z.enum(["agent", "deployment", "versionRecovery", "import"]),
   elapsedSeconds: z.number(),
   polls: z.number().int(),
@@ -158,7 +171,7 @@ export const launchResult = z.looseObject({
   creditLimits: z.looseObject({}).optional(),
   files: z.array(z.looseObject({ name: z.string(), imageDescription: z.string().optional(), url: z.string().optional() })).optional(),
   secrets: z.array(z.looseObject({ _id: z.string().optional(), secretName: z.string(), environment: z.string().optional() })).optional(),
-  design: z.looseObject({ connected: z.boolean().optional() }).optional(),
+  figma: z.looseObject({ connected: z.boolean().optional() }).optional(),
   agent: z.looseObject({ started: z.boolean(), warnings: z.array(z.string()).optional(), status: z.string().optional(), message: z.string().optional() }).optional(),
   warnings: z.array(z.looseObject({ step: z.string().optional(), errorCode: z.string().optional(), errorMessage: z.string().optional() })).optional(),
   wait: waitResult.optional().describe("present with wait: true"),

@@ -1,10 +1,13 @@
 import type { SharedPoller } from "../../core/poller.js";
-import { DEFAULT_WAIT_SECONDS, formatElapsed, waitUntilDone, type Phase } from "../../core/wait.js";
+import { DEFAULT_WAIT_SECONDS, formatElapsed, waitUntilDone } from "../../core/wait.js";
 import { credits as creditsText, trimLine } from "../../core/text.js";
 import { ToolError, type ToolContext } from "../../core/tool.js";
 import type { BuildClient } from "./client.js";
 import { withScheme } from "./render.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails, WaitResult } from "./schemas.js";
+import { agentTracker, deploymentTracker, importTracker, latestAgentMessage, recoveryTracker } from "./trackers.js";
+
+export { latestAgentMessage };
 
 export type Until = WaitResult["until"];
 
@@ -15,44 +18,6 @@ export interface WaitDeps {
   projectPoller: SharedPoller<ProjectDetails>;
 }
 
-const FAILED_MESSAGE_TYPES = new Set(["error", "limit-reached"]);
-
-/** What ends each kind of wait, per the signals the spec defines. */
-const projectChecks: Record<Exclude<Until, "agent">, (p: ProjectDetails) => { phase: Phase; message?: string; line: string }> = {
-  deployment: (p) => {
-    const status = p.deployment?.status ?? null;
-    if (status === "deploying") return { phase: "running", line: "Deploying" };
-    if (status === "error") return { phase: "failed", message: "The deployment ended in error.", line: "Deployment failed" };
-    if (status === "success") return { phase: "done", line: `Deployed${p.productionProjectUrl ? ` to ${p.productionProjectUrl}` : ""}` };
-    return { phase: "done", line: "No deployment in progress" };
-  },
-  versionRecovery: (p) => {
-    const r = p.versionRecovery;
-    if (!r) return { phase: "done", line: "No recovery in progress" };
-    if (r.status === "error") return { phase: "failed", message: r.errorMessage ?? "The version recovery failed.", line: "Recovery failed" };
-    return { phase: "running", line: `Recovering version ${r.versionId ?? ""}`.trim() };
-  },
-  import: (p) => {
-    const i = p.importInProgress;
-    if (!i) return { phase: "done", line: "No import in progress" };
-    if (i.errorMessage) return { phase: "failed", message: i.errorMessage, line: "Import failed" };
-    return { phase: "running", line: "Importing and rebuilding" };
-  },
-};
-
-export function agentPhase(status: AgentStatus): { phase: Phase; message?: string } {
-  if (status.status === "init") return { phase: "running" };
-  const last = latestAgentMessage(status.realtimeConversation);
-  if (last && FAILED_MESSAGE_TYPES.has(last.messageType ?? "")) return { phase: "failed", message: last.message ?? "The agent run failed." };
-  return { phase: "done" };
-}
-
-export function latestAgentMessage(conversation: ConversationMessage[] | undefined): ConversationMessage | undefined {
-  if (!conversation) return undefined;
-  for (let i = conversation.length - 1; i >= 0; i--) if (conversation[i].author !== "user") return conversation[i];
-  return undefined;
-}
-
 /** Secrets the run asked for that are still not provided; a later message may mark one provided. */
 export function secretsNeeded(conversation: ConversationMessage[] | undefined): Array<{ name: string; description?: string }> {
   const state = new Map<string, { isProvided?: boolean; description?: string }>();
@@ -61,8 +26,8 @@ export function secretsNeeded(conversation: ConversationMessage[] | undefined): 
 }
 
 
-function agentLine(status: AgentStatus, elapsedMs: number): string {
-  const parts = [status.status === "init" ? "Agent running" : `Agent ${status.status}`, formatElapsed(elapsedMs)];
+function agentLine(status: AgentStatus, elapsedMs: number, line: string): string {
+  const parts = [line, formatElapsed(elapsedMs)];
   if (typeof status.creditsSpent === "number") parts.push(creditsText(status.creditsSpent));
   const last = latestAgentMessage(status.realtimeConversation);
   if (last?.message) parts.push(`agent: "${trimLine(last.message)}"`);
@@ -71,11 +36,20 @@ function agentLine(status: AgentStatus, elapsedMs: number): string {
   return parts.join(" · ");
 }
 
+const PROJECT_TRACKERS = { deployment: deploymentTracker, versionRecovery: recoveryTracker, import: importTracker };
+
+export interface WaitOptions {
+  timeoutSeconds?: number;
+  /** When the work was started (ms): state older than this is the previous work's (traps T1-T4). */
+  since?: number;
+}
+
 /**
  * Blocks until the project's agent run, deployment, recovery or import ends, sending a progress
  * notification on every poll. Timing out is not an error: the result says the work goes on.
  */
-export async function waitFor(deps: WaitDeps, projectId: string, until: Until, ctx: ToolContext, timeoutSeconds = DEFAULT_WAIT_SECONDS): Promise<WaitResult> {
+export async function waitFor(deps: WaitDeps, projectId: string, until: Until, ctx: ToolContext, options: WaitOptions = {}): Promise<WaitResult> {
+  const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
   const common = {
     key: projectId,
     timeoutMs: timeoutSeconds * 1000,
@@ -87,18 +61,14 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
   let creditsSpent: number | undefined;
   let project: ProjectDetails;
   if (until === "agent") {
-    outcome = await waitUntilDone({ ...common, poller: deps.agentPoller, check: agentPhase, describe: agentLine });
+    const check = agentTracker(options.since);
+    outcome = await waitUntilDone<AgentStatus>({ ...common, poller: deps.agentPoller, check, describe: (st, elapsed, v) => agentLine(st, elapsed, v.line ?? "Agent") });
     creditsSpent = outcome.state.creditsSpent;
     project = await deps.client.getProject(projectId, ctx.signal);
     if (outcome.outcome === "done") await ctx.progress({ message: finishedLine(project, outcome.elapsedMs, creditsSpent) });
   } else {
-    const check = projectChecks[until];
-    outcome = await waitUntilDone<ProjectDetails>({
-      ...common,
-      poller: deps.projectPoller,
-      check,
-      describe: (p, elapsed) => `${check(p).line} · ${formatElapsed(elapsed)}`,
-    });
+    const check = PROJECT_TRACKERS[until](options.since);
+    outcome = await waitUntilDone<ProjectDetails>({ ...common, poller: deps.projectPoller, check, describe: (_p, elapsed, v) => `${v.line} · ${formatElapsed(elapsed)}` });
     project = outcome.state;
   }
   const result: WaitResult = {
@@ -126,6 +96,7 @@ const NOUN: Record<Until, string> = { agent: "agent run", deployment: "deploymen
 
 function summarize(until: Until, outcome: WaitResult["outcome"], failure: string | undefined, timeoutSeconds: number): string {
   const noun = NOUN[until];
+  if (outcome === "idle") return failure ?? `No ${noun} is running: nothing to wait for.`;
   if (outcome === "failed") return `The ${noun} failed: ${failure ?? "no reason given"}`;
   if (outcome === "timed_out") return `Still running after ${timeoutSeconds}s of waiting; the ${noun} goes on. Call build_wait again to keep following it.`;
   return `The ${noun} has ended.`;

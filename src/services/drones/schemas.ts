@@ -49,7 +49,7 @@ export const drone = z.looseObject({
   _id: z.string(),
   name: z.string().optional(),
   status: z.string().optional(),
-  battery_level: z.number().nullable().optional().describe("percent, 0-100"),
+  battery_level: z.number().nullable().optional().describe("units not documented; assumed percent, 0-100"),
   latitude: z.number().nullable().optional().describe("degrees"),
   longitude: z.number().nullable().optional().describe("degrees"),
 });

@@ -18,10 +18,11 @@ const measure = (name: string, unit: string) =>
     .optional()
     .describe(`${name}, ${unit}`);
 
+// The spec gives no units: those of the item's size_chart, assumed cm (and kg for weight).
 const measureFields = {
-  chest: measure("chest", "cm"),
-  waist: measure("waist", "cm"),
-  hips: measure("hips", "cm"),
+  chest: measure("chest", "cm (assumed)"),
+  waist: measure("waist", "cm (assumed)"),
+  hips: measure("hips", "cm (assumed)"),
   height: measure("height", "cm (assumed)"),
   weight: measure("weight", "kg (assumed)"),
 };
@@ -29,20 +30,17 @@ const measureFields = {
 function measurementsObject<K extends keyof typeof measureFields>(names: readonly K[]) {
   const shape = Object.fromEntries(names.map((n) => [n, measureFields[n]])) as Pick<typeof measureFields, K>;
   const list = names.join(", ");
+  // Members the spec does not list are passed on as numbers: the service decides what they mean.
   return z
-    .strictObject(shape, {
-      error: (issue) =>
-        issue.code === "unrecognized_keys"
-          ? `measurements accepts only ${list} (got ${issue.keys.join(", ")})`
-          : `measurements must be an object of numbers, e.g. {"chest": 96, "waist": 82}`,
-    })
+    .object(shape, { error: () => `measurements must be an object of numbers, e.g. {"chest": 96, "waist": 82}` })
+    .catchall(z.number({ error: "every measurement must be a number" }))
     .refine((m) => names.some((n) => (m as Record<string, unknown>)[n] !== undefined), `measurements needs at least one of ${list}`);
 }
 
 export const recommendMeasurements = measurementsObject(MEASUREMENTS).describe(
-  "Body measurements (chest, waist, hips in cm; height, weight optional); at least one, ideally those in the item's size_chart",
+  "Body measurements in the size_chart's units (assumed cm): chest, waist, hips, optionally height, weight; at least one",
 );
-export const tryOnMeasurements = measurementsObject(BODY_MEASUREMENTS).describe("Body measurements in cm: chest, waist, hips (at least one; give all three when known)");
+export const tryOnMeasurements = measurementsObject(BODY_MEASUREMENTS).describe("Body measurements in the size_chart's units (assumed cm): chest, waist, hips (at least one)");
 
 export const clothingItemId = z
   .string({ error: "clothing_item_id must be a string (an _id from sizing_get_catalog)" })
@@ -50,9 +48,8 @@ export const clothingItemId = z
   .min(1, "clothing_item_id must be an _id from sizing_get_catalog")
   .describe("_id of a catalog item (from sizing_get_catalog)");
 
-export const preferredFit = z
-  .enum(PREFERRED_FITS, { error: `preferred_fit must be one of ${PREFERRED_FITS.join(", ")}` })
-  .describe("Default regular");
+// The spec does not list the values: passed on as given.
+export const preferredFit = z.string().trim().min(1, "preferred_fit must not be empty").describe(`Values not documented; e.g. ${PREFERRED_FITS.join(", ")}`);
 
 // ---- outputs ----
 

@@ -14,7 +14,7 @@ const MAX_MESSAGES = 50;
 const inputFile = z.object({
   name: z.string().min(1, "inputFiles[].name is required"),
   url: z.string().url("inputFiles[].url must be an http(s) URL").regex(/^https?:\/\//i, "inputFiles[].url must be an http(s) URL"),
-  imageDescription: z.string().optional(),
+  imageDescription: z.string().describe("What the file shows (the agent reads it)"),
 });
 
 function conversationText(messages: s.ConversationMessage[]): string {
@@ -37,23 +37,24 @@ export function agentTools(deps: BuildDeps) {
       longRunning: { runsAsTask: (input) => input.wait === true },
       input: {
         projectId: s.projectId,
-        prompt: z.string().trim().min(1, "prompt must not be empty"),
-        inputFiles: z.array(inputFile).max(10, "at most 10 inputFiles").optional().describe("Files for the agent, by public URL"),
+        prompt: s.prompt,
+        inputFiles: z.array(inputFile).optional().describe("Files for the agent, by public URL (or a files/upload URL)"),
         ...waitInput,
       },
-      output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), wait: s.waitResult.optional() }),
+      output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_agent_status for "${projectId}"`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Start an agent run on ${projectId}`, items: [], variable: AGENT_RUN_COST }, ctx),
       run: async ({ projectId, prompt, inputFiles, wait, timeoutSeconds }, ctx) => {
+        const since = Date.now();
         const started = await client.startAgent(projectId, { prompt, ...(inputFiles ? { inputFiles } : {}) }, ctx.signal);
-        const result = { ...started, projectId: String(started.projectId ?? projectId) };
+        const result = { ...started, projectId: String(started.projectId ?? projectId), startedAt: new Date(since).toISOString() };
         if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "agent", ctx, timeoutSeconds) };
+        return { ...result, wait: await waitFor(deps, projectId, "agent", ctx, { timeoutSeconds, since }) };
       },
       render: (r) =>
         r.wait
           ? waitSummary(r.wait)
-          : `Agent run started on ${r.projectId} (${r.status ?? "init"}). Follow it with build_wait { projectId: "${r.projectId}", until: "agent" }.`,
+          : `Agent run started on ${r.projectId} (${r.status ?? "init"}). Follow it with build_wait { projectId: "${r.projectId}", until: "agent", since: "${r.startedAt}" }.`,
     }),
 
     defineTool({
@@ -132,9 +133,10 @@ export function agentTools(deps: BuildDeps) {
         projectId: s.projectId,
         until: z.enum(["agent", "deployment", "versionRecovery", "import"]).describe("Which work to wait for"),
         timeoutSeconds: waitInput.timeoutSeconds,
+        since: z.iso.datetime({ offset: true, error: "since must be an ISO 8601 time, like the startedAt a tool returned" }).optional().describe("When the work was started (the startedAt a tool returned): older states are the previous work's"),
       },
       output: s.waitResult,
-      run: ({ projectId, until, timeoutSeconds }, ctx) => waitFor(deps, projectId, until, ctx, timeoutSeconds),
+      run: ({ projectId, until, timeoutSeconds, since }, ctx) => waitFor(deps, projectId, until, ctx, { timeoutSeconds, since: since ? Date.parse(since) : undefined }),
       render: waitSummary,
     }),
   ];

@@ -8,7 +8,6 @@ import { waitFor } from "../waits.js";
 import { isObject } from "../../../core/json.js";
 
 const MAX_LOG_CHARS = 20_000;
-const MAX_ROWS = 200;
 
 /** Table properties' shape is not shown upstream: accept an array of {name} or a name-keyed map. */
 function propertyNames(properties: unknown): string[] {
@@ -32,17 +31,18 @@ export function operationTools(deps: BuildDeps) {
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true },
       input: { projectId: s.projectId, ...waitInput },
-      output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), wait: s.waitResult.optional() }),
+      output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}"`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Deploy ${projectId}`, items: [["CREATE_DEPLOYMENT", 1]] }, ctx),
       run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
+        const since = Date.now();
         const data = await client.deploy(projectId, ctx.signal);
-        const result = { ...data, projectId };
+        const result = { ...data, projectId, startedAt: new Date(since).toISOString() };
         if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "deployment", ctx, timeoutSeconds) };
+        return { ...result, wait: await waitFor(deps, projectId, "deployment", ctx, { timeoutSeconds, since }) };
       },
       render: (r) =>
-        r.wait ? waitSummary(r.wait) : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with build_wait { until: "deployment" }.`,
+        r.wait ? waitSummary(r.wait) : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with build_wait { projectId: "${r.projectId}", until: "deployment", since: "${r.startedAt}" }.`,
     }),
 
     defineTool({
@@ -65,7 +65,7 @@ export function operationTools(deps: BuildDeps) {
       description: "Saved versions of a project (one per finished prompt), newest first, for build_recover_version.",
       toolset: "build_admin",
       kind: "read",
-      input: { projectId: s.projectId, limit: z.number().int().min(1).max(100).optional().describe("Default 50"), skip: z.number().int().min(0).optional() },
+      input: { projectId: s.projectId, limit: z.number().int().min(1).optional().describe("Default 20"), skip: z.number().int().min(0).optional() },
       output: z.object({ versions: z.array(s.version), totalCount: z.number().int().optional() }),
       run: ({ projectId, limit, skip }, ctx) => client.listVersions(projectId, { limit, skip }, ctx.signal) as never,
       render: (r) =>
@@ -85,16 +85,18 @@ export function operationTools(deps: BuildDeps) {
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true },
       input: { projectId: s.projectId, versionId: s.pathId("versionId"), ...waitInput },
-      output: z.looseObject({ projectId: z.string(), versionId: z.string(), wait: s.waitResult.optional() }),
+      output: z.looseObject({ projectId: z.string(), versionId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
       before: ({ projectId, versionId }, ctx) => deps.guard.check({ operation: `Recover ${projectId} to version ${versionId}`, items: [["RECOVER_VERSION", 1]] }, ctx),
       run: async ({ projectId, versionId, wait, timeoutSeconds }, ctx) => {
+        const since = Date.now();
         const data = passthrough(await client.recoverVersion(projectId, versionId, ctx.signal));
-        const result = { ...data, projectId, versionId };
+        const result = { ...data, projectId, versionId, startedAt: new Date(since).toISOString() };
         if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "versionRecovery", ctx, timeoutSeconds) };
+        return { ...result, wait: await waitFor(deps, projectId, "versionRecovery", ctx, { timeoutSeconds, since }) };
       },
-      render: (r) => (r.wait ? waitSummary(r.wait) : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with build_wait { until: "versionRecovery" }.`),
+      render: (r) =>
+        r.wait ? waitSummary(r.wait) : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with build_wait { projectId: "${r.projectId}", until: "versionRecovery", since: "${r.startedAt}" }.`,
     }),
 
     defineTool({
@@ -132,11 +134,11 @@ export function operationTools(deps: BuildDeps) {
     defineTool({
       name: "build_set_secret",
       upstream: "POST …/secrets",
-      title: "Set secret",
-      description: "Create or replace an encrypted environment variable of a project. The value is stored upstream and never shown again.",
+      title: "Add secret",
+      description:
+        "Add an encrypted environment variable to a project. Each call creates a new secret (there is no update: delete the old one first with build_delete_secret); a secret added during a run reaches the next run. The value is never shown again.",
       toolset: "build_admin",
       kind: "write",
-      idempotent: true,
       input: {
         projectId: s.projectId,
         secretName: z.string().min(1, "secretName is required").describe("Environment variable name"),
@@ -236,22 +238,30 @@ export function operationTools(deps: BuildDeps) {
       name: "build_query_database",
       upstream: "POST …/database/query",
       title: "Query database",
-      description: "Read records of one table of a project's database. queryOptions: _limit, _offset, _sort {field: 1|-1}, _filter {field: value}. Read-only.",
+      description:
+        'Read records of one table of a project\'s database. queryOptions: _filter {field: value | {gte|lte|gt|lt|ne|in|nin|regex|contains|startsWith|endsWith: v}}, _sort {field: "asc"|"desc"}, _limit (default 50, max 1000), _offset, _count, _select/_omit, _aggregate, _groupBy, relation expansion. Read-only.',
       toolset: "build_admin",
       kind: "read",
       input: {
         projectId: s.projectId,
         tableName: z.string().min(1, "tableName is required"),
-        queryOptions: z.looseObject({ _limit: z.number().int().min(1).max(MAX_ROWS).optional(), _offset: z.number().int().min(0).optional() }).optional(),
+        queryOptions: z
+          .looseObject({
+            _limit: z.number().int().min(1, "_limit must be 1-1000").max(1000, "_limit must be 1-1000").optional(),
+            _offset: z.number().int().min(0).optional(),
+            _sort: z.record(z.string(), z.enum(["asc", "desc"], { error: '_sort values must be "asc" or "desc"' })).optional(),
+          })
+          .optional(),
       },
-      output: z.object({ results: z.array(z.looseObject({})), count: z.number().int(), omitted: z.number().int() }),
+      output: z.looseObject({ results: z.array(z.looseObject({})), count: z.number().int() }),
       run: async ({ projectId, tableName, queryOptions }, ctx) => {
-        const { results = [] } = await client.queryDatabase(projectId, { tableName, queryOptions: { _limit: 50, ...queryOptions } }, ctx.signal);
-        const shown = results.slice(0, MAX_ROWS);
-        return { results: shown, count: shown.length, omitted: results.length - shown.length };
+        // The service's own default page (50) applies when _limit is absent; the answer is held to the context budget.
+        const data = await client.queryDatabase(projectId, { tableName, ...(queryOptions ? { queryOptions } : {}) }, ctx.signal);
+        const results = data.results ?? [];
+        return { ...data, results, count: results.length };
       },
       render: (r) =>
-        `${r.count} record(s)${r.omitted ? ` (${r.omitted} more omitted: page with _offset)` : ""}:\n${r.results
+        `${r.count} record(s):\n${r.results
           .slice(0, 20)
           .map((row) => `- ${JSON.stringify(row).slice(0, 200)}`)
           .join("\n")}${r.count > 20 ? `\n… ${r.count - 20} more in structuredContent` : ""}`,

@@ -7,7 +7,11 @@ import { projectLine, projectSummary, waitSummary } from "../render.js";
 import { waitFor } from "../waits.js";
 
 /** Agent runs have no fixed price; the public docs give this range. */
-export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 credits, charged as it runs)", upTo: 40 };
+/**
+ * Agent runs have no fixed price: typically 10-40 credits, and a run that uses its whole time
+ * budget is billed a flat 50, or 60 on a healthy balance (reference §1.7): 60 is the most one costs.
+ */
+export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 credits, charged as it runs; at most 60 if it runs to its time limit)", upTo: 60 };
 
 const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
 
@@ -57,15 +61,25 @@ export function projectTools(deps: BuildDeps) {
         createdFrom: z.string().min(1).optional().describe("Inclusive; ISO instant or bare day (UTC)"),
         createdTo: z.string().min(1).optional().describe("Inclusive; a bare day covers the whole day"),
       },
-      output: z.object({ projects: z.array(s.projectListItem), count: z.number().int(), skip: z.number().int(), limit: z.number().int() }),
+      output: z.object({
+        projects: z.array(s.projectListItem),
+        count: z.number().int(),
+        skip: z.number().int(),
+        limit: z.number().int(),
+        total: z.number().int().optional().describe("X-Total-Count: projects matching the filters"),
+        hasMore: z.boolean().optional().describe("X-Has-More: another page exists"),
+      }),
       run: async (input, ctx) => {
-        const projects = s.projectListItem.array().parse(await client.listProjects(input, ctx.signal));
-        return { projects, count: projects.length, skip: input.skip ?? 0, limit: input.limit ?? 100 };
+        const page = await client.listProjectsPage(input, ctx.signal);
+        const projects = s.projectListItem.array().parse(page.projects);
+        // The headers say what the service applied (a larger limit is clamped to 100).
+        return { projects, count: projects.length, skip: page.skip ?? input.skip ?? 0, limit: page.limit ?? input.limit ?? 100, total: page.total, hasMore: page.hasMore };
       },
       render: (r) => {
-        if (r.count === 0) return "No projects match.";
-        const more = r.count === r.limit ? `\nThis page is full: call again with skip ${r.skip + r.limit} for more.` : "";
-        return `${r.count} project(s):\n${r.projects.map(projectLine).join("\n")}${more}`;
+        if (r.count === 0) return r.total ? `No projects on this page (skip ${r.skip}); ${r.total} match in all.` : "No projects match.";
+        const of = r.total !== undefined ? ` of ${r.total}` : "";
+        const more = r.hasMore ? `\nMore: call again with skip ${r.skip + r.count}.` : "";
+        return `${r.count}${of} project(s):\n${r.projects.map(projectLine).join("\n")}${more}`;
       },
     }),
 
@@ -89,7 +103,7 @@ export function projectTools(deps: BuildDeps) {
       description: "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken id gets a suffix: use the returned projectId.",
       toolset: "build",
       kind: "spend",
-      input: { projectId: s.projectId, description: s.description.optional(), label: s.label.optional(), groupId: z.string().min(1).optional() },
+      input: { projectId: s.newProjectId, description: s.description.optional(), label: s.label.optional(), groupId: z.string().min(1).optional() },
       output: z.looseObject({ projectId: z.string(), requestedProjectId: z.string().optional() }),
       verify: ({ projectId }) => listed(projectId),
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Create project ${projectId}`, items: [["CREATE_PROJECT", 1]] }, ctx),
@@ -127,12 +141,13 @@ export function projectTools(deps: BuildDeps) {
         ),
       run: async ({ wait, timeoutSeconds, ...body }, ctx) => {
         for (const secret of body.secrets ?? []) ctx.secret(secret.secretValue);
-        ctx.secret(body.design?.token);
+        ctx.secret(body.figma?.token);
+        const since = Date.now();
         const launched = s.launchResult.parse(await client.launchProject(body, ctx.signal));
         ctx.resourcesChanged();
-        if (!wait || !launched.agent?.started) return launched;
+        if (!wait || !launched.agent?.started) return { ...launched, startedAt: new Date(since).toISOString() };
         await ctx.progress({ message: `Project ${launched.projectId} created; agent started` });
-        return { ...launched, wait: await waitFor(deps, launched.projectId, "agent", ctx, timeoutSeconds) };
+        return { ...launched, startedAt: new Date(since).toISOString(), wait: await waitFor(deps, launched.projectId, "agent", ctx, { timeoutSeconds, since }) };
       },
       render: (r) => {
         const lines = [`Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`];
@@ -140,7 +155,7 @@ export function projectTools(deps: BuildDeps) {
         for (const w of r.agent?.warnings ?? []) lines.push(`Agent warning: ${w}`);
         for (const w of r.warnings ?? []) lines.push(`Step ${w.step} did not happen (${w.errorCode}): ${w.errorMessage}`);
         if (r.wait) lines.push(waitSummary(r.wait));
-        else if (r.agent?.started) lines.push(`Follow it with build_wait { projectId: "${r.projectId}", until: "agent" }.`);
+        else if (r.agent?.started) lines.push(`Follow it with build_wait { projectId: "${r.projectId}", until: "agent", since: "${r.startedAt}" }.`);
         return lines.join("\n");
       },
     }),

@@ -37,7 +37,7 @@ export function fleetTools(client: DronesClient) {
       upstream: "GET /api/drones",
       title: "List drones",
       description:
-        "List the fleet's drones (_id, name, status, battery_level in percent, latitude/longitude in degrees). Filters status, minBattery, maxBattery are applied here; paged with limit (default 50) and offset.",
+        "List the fleet's drones (_id, name, status, battery_level (assumed percent), latitude/longitude (assumed degrees)). Filters status, minBattery, maxBattery are applied here; paged with limit (default 50) and offset.",
       toolset: "drones",
       kind: "read",
       input: { ...droneFilters, ...s.paging },
@@ -65,7 +65,7 @@ export function fleetTools(client: DronesClient) {
       name: "drones_get_drone",
       upstream: "GET /api/drones/:id",
       title: "Drone details",
-      description: "One drone by _id, with every field the service sends (status, battery_level in percent, position in degrees, ...).",
+      description: "One drone by _id, with every field the service sends (status, battery_level (assumed percent), position).",
       toolset: "drones",
       kind: "read",
       input: { id: s.recordId("drone", "drones_list_drones") },

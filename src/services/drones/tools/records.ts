@@ -95,7 +95,7 @@ export function recordTools(client: DronesClient) {
       upstream: "PUT /api/alerts/:id",
       title: "Update alert",
       description:
-        'Update one alert: `changes` is sent untouched as the PUT body and merged into the alert, e.g. {"status": "acknowledged"} (the sandbox accepts status open, acknowledged, resolved). Returns the updated alert.',
+        'Update one alert: `changes` is sent untouched as the PUT body, e.g. {"status": "acknowledged"} (how the service applies it is not documented). Returns what the service answers.',
       toolset: "drones",
       kind: "write",
       idempotent: true,
