@@ -89,10 +89,16 @@ function analyse(pages) {
   return { tools: tools.length, total, perToolAverage: total / Math.max(1, tools.length), parts, perTool };
 }
 
+/** What a host forwards to the model for one tool: its name, description and input schema. */
+const modelTokens = (pages) => pages.flatMap((p) => p.tools).reduce((sum, t) => sum + tokens({ name: t.name, description: t.description, inputSchema: t.inputSchema }), 0);
+
 export async function contextCost({ sandbox, log }) {
   const result = {};
-  // switchboard-mcp: everything it registers under --sandbox, then one run per toolset.
-  result.switchboard = analyse(await wireToolsList(NODE, [CLI, "--sandbox"]));
+  // switchboard-mcp: the default toolsets, every toolset, then one run per toolset.
+  const defaultPages = await wireToolsList(NODE, [CLI, "--sandbox"]);
+  result.defaults = { ...analyse(defaultPages), model: modelTokens(defaultPages) };
+  const allPages = await wireToolsList(NODE, [CLI, "--sandbox", "--toolsets", "all"]);
+  result.switchboard = { ...analyse(allPages), model: modelTokens(allPages) };
   result.switchboard.toolsets = {};
   for (const ts of TOOLSETS) {
     const a = analyse(await wireToolsList(NODE, [CLI, "--sandbox", "--toolsets", ts]));
@@ -119,8 +125,12 @@ export async function contextCost({ sandbox, log }) {
   const s = result.switchboard;
   const bridgeTokens = new Map(result.bridge.perTool.map((t) => [t.name, t.tokens]));
   for (const t of s.perTool) t.bridgeEquivalent = BRIDGE_EQUIVALENT[t.name] ? { name: BRIDGE_EQUIVALENT[t.name], tokens: bridgeTokens.get(BRIDGE_EQUIVALENT[t.name]) } : undefined;
+  const d = result.defaults;
+  const perToolAll = s.model / Math.max(1, s.tools);
   result.goals = {
-    total: { text: "switchboard all toolsets < 4,500 tokens", value: s.total, met: s.total < 4500 },
+    defaultsModel: { text: "default toolsets: name + description + input schema ≤ 4,000 tokens", value: d.model, met: d.model <= 4000 },
+    defaultsWhole: { text: "default toolsets: the whole tools/list answer ≤ 6,000 tokens", value: d.total, met: d.total <= 6000 },
+    allPerTool: { text: "--toolsets all: name + description + input schema ≤ 130 tokens per tool", value: perToolAll, met: perToolAll <= 130 },
     perTool: { text: "switchboard tokens per tool < bridge's", value: s.perToolAverage, bridge: result.bridge.perToolAverage, met: s.perToolAverage < result.bridge.perToolAverage },
   };
   return result;

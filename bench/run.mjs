@@ -153,7 +153,10 @@ function collectGoals(r) {
   const add = (id, g, value) => g && goals.push({ id, text: g.text, value, met: g.met ?? null, note: g.note });
   if (r.coldStart?.goal) add("1 cold start", r.coldStart.goal, `${fmt(r.coldStart.ratioToEverything, 2)} x`);
   if (r.contextCost?.goals) {
-    add("2 context", r.contextCost.goals.total, `${r.contextCost.goals.total.value} tokens`);
+    const g = r.contextCost.goals;
+    add("2 context", g.defaultsModel, `${g.defaultsModel.value} tokens`);
+    add("2 context", g.defaultsWhole, `${g.defaultsWhole.value} tokens`);
+    add("2 context", g.allPerTool, `${fmt(g.allPerTool.value, 1)} tokens per tool`);
     add("2 context", r.contextCost.goals.perTool, `${fmt(r.contextCost.goals.perTool.value, 0)} vs ${fmt(r.contextCost.goals.perTool.bridge, 0)}`);
   }
   if (r.callOverhead?.goal) {
@@ -209,7 +212,10 @@ function render(r) {
   if (t?.switchboard) {
     const s = t.switchboard;
     const rows = [
-      ["switchboard-mcp, all toolsets", s.tools, s.total, fmt(s.perToolAverage, 0), fmt(s.total / t.everything.total, 2), fmt(s.total / t.bridge.total, 2)],
+      ["switchboard-mcp, default toolsets", t.defaults.tools, t.defaults.total, fmt(t.defaults.perToolAverage, 0), fmt(t.defaults.total / t.everything.total, 2), fmt(t.defaults.total / t.bridge.total, 2)],
+      ["  of which name + description + input (what the model sees)", "", t.defaults.model, fmt(t.defaults.model / t.defaults.tools, 0), "", ""],
+      ["switchboard-mcp, --toolsets all", s.tools, s.total, fmt(s.perToolAverage, 0), fmt(s.total / t.everything.total, 2), fmt(s.total / t.bridge.total, 2)],
+      ["  of which name + description + input (what the model sees)", "", s.model, fmt(s.model / s.tools, 0), "", ""],
       ...Object.entries(s.toolsets).map(([k, v]) => [`  --toolsets ${k}`, v.tools, v.total, fmt(v.perToolAverage, 0), "", ""]),
       [`server-everything ${t.everything.version}`, t.everything.tools, t.everything.total, fmt(t.everything.perToolAverage, 0), "1.00", ""],
       [`openapi-mcp-server ${t.bridge.version}, 3 APIs`, t.bridge.tools, t.bridge.total, fmt(t.bridge.perToolAverage, 0), "", "1.00"],

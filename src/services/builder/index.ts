@@ -88,7 +88,7 @@ export const builder: ServiceModule<z.infer<typeof settings>> = {
   title: "project build service",
   toolsets: [
     { id: "build", description: "launch, follow, iterate and deploy projects; credits", default: true },
-    { id: "build_admin", description: "delete projects, versions, logs, secrets, domains, database", default: true },
+    { id: "build_admin", description: "delete projects, versions and recovery, dev logs, secrets, custom domains, database schema and queries", default: false },
   ],
   env: [
     { name: "BUILD_API_BASE_URL", description: "base URL of the project build service (/api/v1/vcaas/... is appended)", default: DEFAULT_BUILD_BASE_URL },
