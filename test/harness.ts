@@ -51,9 +51,12 @@ export interface StdioConnection {
   close(): Promise<void>;
 }
 
+/** Every toolset unless a test names its own: the suites exercise tools that are off by default. */
+const withToolsets = (args: string[]) => (args.includes("--toolsets") ? args : [...args, "--toolsets", "all"]);
+
 /** Spawns `node dist/cli.js` and connects an SDK client of the suite's era over stdio. */
 export async function connectStdio(env: Record<string, string>, args: string[] = [], options: ClientOptions = {}, era: Era = ERA): Promise<StdioConnection> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], env, stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...withToolsets(args)], env, stderr: "pipe" });
   let err = "";
   transport.stderr?.on("data", (chunk: Buffer) => {
     err += chunk.toString();
@@ -75,7 +78,7 @@ export interface HttpServerProcess {
 
 /** Spawns the server with --transport http on a free port and waits until it is ready. */
 export async function spawnHttpServer(env: Record<string, string>, args: string[] = []): Promise<HttpServerProcess> {
-  const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...withToolsets(args)], { env, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   let out = "";
   child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
