@@ -1,8 +1,8 @@
 import { request } from "node:http";
-import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { LOG_LEVEL_META_KEY, type Client, type StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { connectHttp, MODERN, ok, sandboxEnv, spawnHttpServer, testSandbox, type HttpServerProcess } from "../harness.js";
+import { connectHttp, MODERN, ok, sandboxEnv, sleep, spawnHttpServer, testSandbox, type HttpServerProcess } from "../harness.js";
 
 const INIT = {
   jsonrpc: "2.0",
@@ -163,6 +163,32 @@ describe("Streamable HTTP transport", () => {
       expect(noSession.status).toBe(400);
     });
   }
+
+  it("sends an MCP log line only to the client whose request caused it", async () => {
+    const listen = (client: Client) => {
+      const lines: string[] = [];
+      client.setNotificationHandler("notifications/message", (n) => void lines.push(String((n.params.data as { message?: string })?.message)));
+      return lines;
+    };
+    const [a, b] = await Promise.all([connectHttp(server.url), connectHttp(server.url)]);
+    try {
+      const [gotA, gotB] = [listen(a), listen(b)];
+      // 2025: each session sets its level; 2026-07-28: the level travels with each request.
+      if (!MODERN) await Promise.all([a.setLoggingLevel("debug"), b.setLoggingLevel("debug")]);
+      const debugCall = (client: Client) => client.callTool({ name: "build_get_account", arguments: {}, ...(MODERN ? { _meta: { [LOG_LEVEL_META_KEY]: "debug" as const } } : {}) });
+      await debugCall(a);
+      await sleep(150);
+      expect(gotA).toContain("tool call");
+      expect(gotB).toEqual([]);
+      gotA.length = 0;
+      await debugCall(b);
+      await sleep(150);
+      expect(gotB).toContain("tool call");
+      expect(gotA).toEqual([]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
 
   it("shuts down gracefully on SIGTERM", async () => {
     const extra = await spawnHttpServer(sandboxEnv(sandbox));

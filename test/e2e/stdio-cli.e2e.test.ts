@@ -1,8 +1,85 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { LOG_LEVEL_META_KEY, type LoggingLevel } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { call, CLI, connectStdio, ok, sandboxEnv, testSandbox } from "../harness.js";
+import { call, CLI, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox, text } from "../harness.js";
+
+type Json = Record<string, any>;
+
+/** The per-request envelope of a 2026-07-28 request. */
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/**
+ * `node dist/cli.js` driven with raw lines on stdin, in the suite's era: 2025 opens with
+ * initialize, 2026-07-28 with server/discover and an envelope on every request.
+ */
+class RawStdio {
+  readonly child: ChildProcessWithoutNullStreams;
+  stdout = "";
+  stderr = "";
+
+  constructor(env: Record<string, string>, args: string[] = []) {
+    this.child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
+    this.child.stdout.on("data", (c: Buffer) => (this.stdout += c.toString()));
+    this.child.stderr.on("data", (c: Buffer) => (this.stderr += c.toString()));
+  }
+
+  lines(): Json[] {
+    return this.stdout.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Json);
+  }
+
+  line(text: string): void {
+    this.child.stdin.write(`${text}\n`);
+  }
+
+  send(message: Json): void {
+    this.line(JSON.stringify(message));
+  }
+
+  request(id: number, method: string, params: Json = {}): void {
+    this.send({ jsonrpc: "2.0", id, method, params: MODERN ? { ...params, _meta: { ...ENVELOPE, ...params._meta } } : params });
+  }
+
+  async open(): Promise<Json> {
+    if (MODERN) this.request(0, "server/discover");
+    else this.request(0, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } });
+    const opened = await this.answer(0);
+    if (!MODERN) this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    return opened;
+  }
+
+  /** The answer to request `id` (a result or an error). */
+  async answer(id: number | null, timeoutMs = 15_000): Promise<Json> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.stdout.includes(`"id":${JSON.stringify(id)}`) ? this.lines().find((l) => l.id === id && ("result" in l || "error" in l)) : undefined;
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`no answer to ${id}: ${this.stdout.slice(-500)} ${this.stderr.slice(-500)}`);
+      await sleep(25);
+    }
+  }
+
+  /** Answers without an id (to lines the server could not read), once `n` of them arrived. */
+  async anonymousErrors(n: number, timeoutMs = 15_000): Promise<Json[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.lines().filter((l) => l.id === null && "error" in l);
+      if (found.length >= n) return found;
+      if (Date.now() > deadline) throw new Error(`expected ${n} answers with id null: ${this.stdout.slice(-500)}`);
+      await sleep(25);
+    }
+  }
+
+  async close(): Promise<number | null> {
+    const exited = new Promise<number | null>((resolve) => this.child.once("exit", (code) => resolve(code)));
+    this.child.stdin.end();
+    return exited;
+  }
+}
 
 const CONTRACT_TOOLS: Record<string, string[]> = {
   build: [
@@ -62,7 +139,7 @@ describe("command line", () => {
     const bad = spawnSync(process.execPath, [CLI], { encoding: "utf8", env: { PATH: process.env.PATH, UPSTREAM_TIMEOUT_MS: "-5" } });
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
-    expect(bad.stderr).toMatch(/UPSTREAM_TIMEOUT_MS must be positive/);
+    expect(bad.stderr).toMatch(/UPSTREAM_TIMEOUT_MS: must be positive/);
     expect(bad.stdout).toBe("");
   });
 
@@ -110,32 +187,77 @@ describe("tool catalogue over stdio", () => {
     await conn.close();
   });
 
-  it("sends MCP log messages at the level the client sets, LOG_LEVEL until then", async () => {
-    const conn = await connectStdio(sandboxEnv(sandbox, { LOG_LEVEL: "info" }));
-    const got: Array<{ level: string; message: string }> = [];
-    conn.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-      got.push({ level: n.params.level, message: String((n.params.data as { message?: string })?.message) });
+  if (MODERN) {
+    it("sends MCP log messages only at the level a request carries in its envelope (absent: none)", async () => {
+      const conn = await connectStdio(sandboxEnv(sandbox, { LOG_LEVEL: "debug" }));
+      const got: Array<{ level: string; message: string }> = [];
+      conn.client.setNotificationHandler("notifications/message", (n) => {
+        got.push({ level: n.params.level, message: String((n.params.data as { message?: string })?.message) });
+      });
+      const at = (level: LoggingLevel) => ({ _meta: { [LOG_LEVEL_META_KEY]: level } });
+      await sleep(200);
+      expect(got).toEqual([]); // nothing before the first request
+      await ok(conn.client, "build_get_account");
+      await call(conn.client, "build_get_project", { projectId: "no-such-project" });
+      await sleep(100);
+      expect(got).toEqual([]); // no logLevel in the envelope: no logs, whatever LOG_LEVEL says
+
+      const debug = await conn.client.callTool({ name: "build_get_account", arguments: {}, ...at("debug") });
+      expect(debug.isError).toBeFalsy();
+      await sleep(100);
+      expect(got.some((m) => m.level === "debug" && m.message === "tool call")).toBe(true);
+
+      got.length = 0;
+      await conn.client.callTool({ name: "build_get_project", arguments: { projectId: "no-such-project" }, ...at("warning") });
+      await sleep(100);
+      expect(got.some((m) => m.level === "warning" && m.message === "tool call failed")).toBe(true);
+      expect(got.some((m) => m.level === "debug")).toBe(false);
+
+      got.length = 0;
+      await conn.client.callTool({ name: "build_get_project", arguments: { projectId: "no-such-project" }, ...at("error") });
+      await ok(conn.client, "build_get_account");
+      await sleep(100);
+      expect(got).toEqual([]);
+      await conn.close();
     });
-    await ok(conn.client, "build_get_account"); // logs "tool call" at debug: below LOG_LEVEL=info
-    await call(conn.client, "build_get_project", { projectId: "no-such-project" }); // "tool call failed" at warn
-    await new Promise((r) => setTimeout(r, 100));
-    expect(got.some((m) => m.level === "warning" && m.message === "tool call failed")).toBe(true);
-    expect(got.some((m) => m.level === "debug")).toBe(false);
 
-    await conn.client.setLoggingLevel("debug");
-    got.length = 0;
-    await ok(conn.client, "build_get_account");
-    await new Promise((r) => setTimeout(r, 100));
-    expect(got.some((m) => m.level === "debug" && m.message === "tool call")).toBe(true);
+    it("keeps stderr at LOG_LEVEL whatever a request asks for", async () => {
+      const conn = await connectStdio(sandboxEnv(sandbox, { LOG_LEVEL: "info" }));
+      await conn.client.callTool({ name: "build_get_account", arguments: {}, _meta: { [LOG_LEVEL_META_KEY]: "debug" } });
+      await sleep(100);
+      expect(conn.stderr()).not.toMatch(/"level":"debug"/);
+      await conn.close();
+    });
+  } else {
+    it("sends MCP log messages at the level the client sets, LOG_LEVEL until then, nothing before the first request", async () => {
+      const conn = await connectStdio(sandboxEnv(sandbox, { LOG_LEVEL: "info" }));
+      const got: Array<{ level: string; message: string }> = [];
+      conn.client.setNotificationHandler("notifications/message", (n) => {
+        got.push({ level: n.params.level, message: String((n.params.data as { message?: string })?.message) });
+      });
+      await sleep(200);
+      expect(got).toEqual([]); // the start-up lines stay on stderr
+      await ok(conn.client, "build_get_account"); // logs "tool call" at debug: below LOG_LEVEL=info
+      await call(conn.client, "build_get_project", { projectId: "no-such-project" }); // "tool call failed" at warn
+      await sleep(100);
+      expect(got.some((m) => m.level === "warning" && m.message === "tool call failed")).toBe(true);
+      expect(got.some((m) => m.level === "debug")).toBe(false);
 
-    await conn.client.setLoggingLevel("error");
-    got.length = 0;
-    await call(conn.client, "build_get_project", { projectId: "no-such-project" });
-    await new Promise((r) => setTimeout(r, 100));
-    expect(got).toEqual([]);
-    expect(conn.stderr()).not.toMatch(/"level":"debug"/); // stderr keeps LOG_LEVEL
-    await conn.close();
-  });
+      await conn.client.setLoggingLevel("debug");
+      got.length = 0;
+      await ok(conn.client, "build_get_account");
+      await sleep(100);
+      expect(got.some((m) => m.level === "debug" && m.message === "tool call")).toBe(true);
+
+      await conn.client.setLoggingLevel("error");
+      got.length = 0;
+      await call(conn.client, "build_get_project", { projectId: "no-such-project" });
+      await sleep(100);
+      expect(got).toEqual([]);
+      expect(conn.stderr()).not.toMatch(/"level":"debug"/); // stderr keeps LOG_LEVEL
+      await conn.close();
+    });
+  }
 
   it("--read-only keeps only tools that change nothing", async () => {
     const conn = await connectStdio(sandboxEnv(sandbox), ["--read-only"]);
@@ -157,29 +279,57 @@ describe("tool catalogue over stdio", () => {
     await conn.close();
   });
 
-  it("writes nothing but JSON-RPC on stdout, even at LOG_LEVEL=debug", async () => {
-    const child = spawn(process.execPath, [CLI], { env: sandboxEnv(sandbox, { LOG_LEVEL: "debug" }), stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    const send = (msg: unknown) => child.stdin.write(`${JSON.stringify(msg)}\n`);
-    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "build_get_account", arguments: {} } });
-    send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "build_get_project", arguments: { projectId: "NOT VALID" } } });
-    send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "no_such_tool", arguments: {} } });
-    child.stdin.write("this is not json\n");
-    send({ jsonrpc: "2.0", id: 5, method: "ping" });
-    const deadline = Date.now() + 10_000;
-    while (!stdout.includes('"id":5') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    child.stdin.end();
-    await new Promise((r) => child.once("exit", r));
-    const lines = stdout.split("\n").filter((l) => l.trim());
-    expect(lines.length).toBeGreaterThanOrEqual(5);
+  it("writes nothing but JSON-RPC on stdout, even at LOG_LEVEL=debug, and answers what it cannot serve", async () => {
+    const raw = new RawStdio(sandboxEnv(sandbox, { LOG_LEVEL: "debug" }));
+    await raw.open();
+    raw.request(2, "tools/call", { name: "build_get_account", arguments: {} });
+    raw.request(3, "tools/call", { name: "build_get_project", arguments: { projectId: 42 } });
+    raw.request(4, "tools/call", { name: "no_such_tool", arguments: {} });
+    raw.line("this is not json");
+    raw.line(JSON.stringify({ jsonrpc: "2.0", id: 6, result: "not a request" }).replace('"jsonrpc":"2.0"', '"jsonrpc":"1.0"'));
+    raw.request(5, "tools/list");
+
+    expect((await raw.answer(2)).result.structuredContent).toMatchObject({ credits: sandbox.build.balance().credits });
+    const invalid = (await raw.answer(3)).result;
+    expect(invalid.isError).toBe(true);
+    expect(invalid.content[0].text).toMatch(/^Invalid arguments for build_get_project: projectId: .+\. Nothing was sent upstream\.$/);
+    // An unknown tool is a protocol error, not a tool result.
+    const unknown = await raw.answer(4);
+    expect(unknown.error.code).toBe(-32602);
+    expect(unknown.error.message).toMatch(/no_such_tool/);
+    expect(unknown.result).toBeUndefined();
+    const [notJson] = await raw.anonymousErrors(1);
+    expect(notJson.error.code).toBe(-32700);
+    expect((await raw.answer(6)).error.code).toBe(-32600); // JSON, but not JSON-RPC 2.0: answered with its id
+    expect((await raw.answer(5)).result.tools.length).toBeGreaterThan(20); // still answering
+
+    expect(await raw.close()).toBe(0);
+    const lines = raw.stdout.split("\n").filter((l) => l.trim());
+    expect(lines.length).toBeGreaterThanOrEqual(7);
     for (const line of lines) expect(JSON.parse(line).jsonrpc).toBe("2.0");
-    expect(stderr).toMatch(/"level":"debug"/);
-    expect(stderr).not.toContain(sandbox.keys.build);
+    expect(raw.stderr).toMatch(/"level":"debug"/);
+    expect(raw.stderr).not.toContain(sandbox.keys.build);
+  });
+
+  it("serves a 16 MB line (a launch with a 12 MB attachment), drops one over 20 MiB with -32600, and keeps answering", async () => {
+    const raw = new RawStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never" }));
+    await raw.open();
+    const content = Buffer.alloc(12_000_000, 0x5a).toString("base64");
+    raw.request(2, "tools/call", { name: "build_launch_project", arguments: { projectId: "big-attachment", prompt: "A gallery [minutes=5]", files: [{ name: "photo.bin", content }] } });
+    const launched = await raw.answer(2, 25_000);
+    expect(launched.error).toBeUndefined();
+    // Answered as a tool result: the launch itself, or a refusal about credits.
+    if (launched.result.isError) expect(launched.result.content[0].text).toMatch(/credit/i);
+    else expect(launched.result.structuredContent).toMatchObject({ projectId: "big-attachment" });
+
+    raw.line(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"pad":"${"x".repeat(21 * 1024 * 1024)}"}}`);
+    raw.request(4, "tools/list");
+    const [tooLarge] = await raw.anonymousErrors(1, 25_000);
+    expect(tooLarge.error.code).toBe(-32600);
+    expect(tooLarge.error.message).toMatch(/^Request too large/);
+    expect((await raw.answer(4)).result.tools.length).toBeGreaterThan(20);
+    expect(raw.lines().some((l) => l.id === 3)).toBe(false); // dropped unread
+    expect(await raw.close()).toBe(0);
   });
 });
 
@@ -191,7 +341,6 @@ describe("--sandbox mode", () => {
     const progress: string[] = [];
     const result = await conn.client.callTool(
       { name: "build_launch_project", arguments: { projectId: "sandbox-demo", prompt: "A todo app [minutes=6]", wait: true } },
-      undefined,
       { onprogress: (p) => progress.push(p.message ?? ""), timeout: 30_000 },
     );
     expect(result.isError).toBeFalsy();

@@ -43,17 +43,27 @@ export function tokenChecker(token: string | undefined): ((authorization: string
   };
 }
 
-export async function readJson(req: IncomingMessage, max: number): Promise<{ value?: unknown; error?: string; status: number; code: number }> {
+/** A body that trickles in slower than this is dropped: a client sends its request at once. */
+export const BODY_DEADLINE_MS = 30_000;
+
+export async function readJson(req: IncomingMessage, max: number, deadlineMs = BODY_DEADLINE_MS): Promise<{ value?: unknown; error?: string; status: number; code: number }> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > max) {
-      // Stop reading an endless body: answer, then drop the connection.
-      req.destroy();
-      return { error: `Request body larger than ${max} bytes`, status: 413, code: -32600 };
+  const timer = setTimeout(() => req.destroy(new Error("request body deadline")), deadlineMs);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > max) {
+        // Stop reading an endless body: answer, then drop the connection.
+        req.destroy();
+        return { error: `Request body larger than ${max} bytes`, status: 413, code: -32600 };
+      }
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch {
+    return { error: `Request body not received within ${deadlineMs / 1000} s`, status: 408, code: -32600 };
+  } finally {
+    clearTimeout(timer);
   }
   try {
     return { value: JSON.parse(Buffer.concat(chunks).toString("utf8")), status: 200, code: 0 };

@@ -80,7 +80,11 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     if (!hostAllowed(req.headers.host, loopbackOnly)) return plain(res, 403, { error: "Host not allowed" });
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, options.allowedOrigins)) return plain(res, 403, { error: "Origin not allowed" });
-    if (url.pathname === "/healthz" && req.method === "GET") return plain(res, 200, { status: "ok", sessions: sessions.size, ...options.health() });
+    if (url.pathname === "/healthz" && req.method === "GET") {
+      // Liveness is open; what runs here (version, toolsets, sessions) only for the token's holder.
+      if (tokenOk && !tokenOk(req.headers.authorization)) return plain(res, 200, { status: "ok" });
+      return plain(res, 200, { status: "ok", sessions: sessions.size, ...options.health() });
+    }
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });
     if (tokenOk && !tokenOk(req.headers.authorization)) {
       return rpcError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <MCP_HTTP_TOKEN>", { "www-authenticate": 'Bearer realm="switchboard-mcp"' });
