@@ -1,0 +1,53 @@
+import type { BuildContext } from "./context.js";
+import { chargeProject } from "./credits.js";
+import { fail, type BuildRoutes } from "./routes.js";
+import { SANDBOX_APPS_DOMAIN, SECOND, SERVER_BOOT, iso, type SimProject } from "./state.js";
+
+/** The project's development server and its logs. */
+export function registerServerRoutes(ctx: BuildContext, routes: BuildRoutes): void {
+  routes.onProject("POST", "/agent/server/start-or-restart", (p) => restartServer(ctx, p));
+  routes.onProject("GET", "/backend/dev/logs", (p) => ({ logs: logsText(ctx, p) }));
+  ctx.onAdvance((p, now) => advanceServer(ctx, p, now));
+}
+
+function restartServer(ctx: BuildContext, p: SimProject) {
+  chargeProject(ctx, p, "START_SERVER");
+  startServer(ctx, p, ctx.simNow());
+  const message = "The dev server is starting; it is Active in about a minute";
+  return { projectId: p.projectId, status: p.server.status, message };
+}
+
+function startServer(ctx: BuildContext, p: SimProject, at: number): void {
+  p.server = { status: "Starting", readyAt: at + SERVER_BOOT };
+  ctx.log(p, at, "[server] Starting development server");
+}
+
+/** Starts the server unless it is already on its way up (charging START_SERVER), then answers 409. */
+export function serverNotReady(ctx: BuildContext, p: SimProject): never {
+  const booting = ["Creating", "Starting", "Unarchiving"].includes(p.server.status);
+  if (!booting) {
+    chargeProject(ctx, p, "START_SERVER");
+    startServer(ctx, p, ctx.simNow());
+  }
+  fail(409, "SERVER_NOT_READY", "The dev server is not running; it is being started. Retry the deployment in about a minute");
+}
+
+function advanceServer(ctx: BuildContext, p: SimProject, now: number): void {
+  const { status, readyAt } = p.server;
+  if ((status === "Creating" || status === "Starting" || status === "Unarchiving") && readyAt <= now) {
+    p.server = { status: "Active", readyAt };
+    ctx.log(p, readyAt, `[server] Dev server listening on https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`);
+    ctx.log(p, readyAt + 2 * SECOND, "[api] GET /api/health 200 3ms");
+  }
+}
+
+/** The last 200 lines up to the current simulated time, oldest first. */
+function logsText(ctx: BuildContext, p: SimProject): string {
+  const now = ctx.simNow();
+  return p.logs
+    .filter((l) => l.at <= now)
+    .sort((a, b) => a.at - b.at)
+    .slice(-200)
+    .map((l) => `${iso(l.at)} ${l.line}`)
+    .join("\n");
+}

@@ -1,0 +1,86 @@
+import { SANDBOX_APPS_DOMAIN, iso, productionHost, type Message, type Secret, type SimProject } from "./state.js";
+
+/** JSON views of the simulated state, as the operations answer them. Times are ISO strings. */
+
+export function agentStatusOf(p: SimProject): "idle" | "init" | "done" {
+  if (!p.run) return "idle";
+  return p.run.state === "running" ? "init" : "done";
+}
+
+export function messageView(m: Message) {
+  return { ...m, createdAt: iso(m.createdAt) };
+}
+
+/** Secret values are never shown. */
+export function secretView(s: Secret) {
+  return { _id: s._id, secretName: s.secretName, environment: s.environment };
+}
+
+export function customDomainView(p: SimProject) {
+  const d = p.customDomain!;
+  return {
+    hostname: d.hostname,
+    status: d.status,
+    sslStatus: d.sslStatus,
+    dnsRecordsToAdd: [{ type: "CNAME", name: d.hostname, value: productionHost(p.projectId) }],
+  };
+}
+
+export function importView(p: SimProject, now: number) {
+  const lock = p.importLock;
+  if (!lock) return null;
+  const failed = lock.failAt !== undefined && lock.failAt <= now;
+  return {
+    startedAt: iso(lock.startedAt),
+    errorMessage: failed ? "The import failed while restoring the database; the project was left unchanged" : undefined,
+  };
+}
+
+/** An entry of the project list. */
+export function listItemView(p: SimProject) {
+  return {
+    projectId: p.projectId,
+    description: p.description,
+    plan: p.plan,
+    createdAt: iso(p.createdAt),
+    label: p.label,
+    groupId: p.groupId,
+    previewImageUrl: p.previewImageUrl,
+    lastModifiedAt: iso(p.lastModifiedAt),
+    productionProjectUrl: productionHost(p.projectId),
+  };
+}
+
+/** The project details; `now` is the simulated time (it decides whether an import has failed yet). */
+export function detailsView(p: SimProject, now: number) {
+  return {
+    projectId: p.projectId,
+    label: p.label,
+    groupId: p.groupId,
+    previewImageUrl: p.previewImageUrl,
+    description: p.description,
+    plan: p.plan,
+    createdAt: iso(p.createdAt),
+    lastModifiedAt: iso(p.lastModifiedAt),
+    agentProcessStatus: agentStatusOf(p),
+    agentServerStatus: p.server.status,
+    deployment: p.deployment && {
+      status: p.deployment.status,
+      createdAt: iso(p.deployment.createdAt),
+      versionId: p.deployment.versionId,
+    },
+    versionRecovery: p.recovery && {
+      status: p.recovery.status,
+      versionId: p.recovery.versionId,
+      startedAt: iso(p.recovery.startedAt),
+      errorMessage: p.recovery.errorMessage,
+    },
+    importInProgress: importView(p, now),
+    secrets: p.secrets.map(secretView),
+    customDomain: p.customDomain && customDomainView(p),
+    productionProjectUrl: productionHost(p.projectId),
+    temporalDevelopmentProjectUrl: `https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`,
+    totalCreditsSpent: p.totalCreditsSpent,
+    creditLimits: { ...p.creditLimits },
+  };
+}
