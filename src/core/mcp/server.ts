@@ -79,7 +79,8 @@ function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>,
     inputSchema: z.object(def.input),
     outputSchema: def.output,
     annotations: annotationsFor(def),
-    ...(def.view ? { _meta: { ui: { resourceUri: def.view } } } : {}),
+    // MCP Apps: the view that shows this tool's result (the legacy key too, for older hosts).
+    ...(def.view ? { _meta: { ui: { resourceUri: def.view }, "ui/resourceUri": def.view } } : {}),
   };
   server.registerTool(def.name, config, (async (input: Record<string, unknown>, ctx: ServerContext) => {
     const toolCtx = requestContext(server, rt, def, input, ctx, session);
@@ -188,18 +189,28 @@ async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, an
   return era === "legacy" ? { task: legacyTask(record) } : { resultType: "task", ...modernTask(record) };
 }
 
-/** tools/list shaped per revision and trimmed; computed once per revision. */
+/** MCP Apps (ext-apps): the client declared the UI extension, so views are worth announcing. */
+const UI_EXTENSION = "io.modelcontextprotocol/ui";
+function supportsViews(server: McpServer, ctx: ServerContext): boolean {
+  const modernCaps = ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { extensions?: Record<string, unknown> } | undefined;
+  const caps = modernCaps ?? (server.server.getClientCapabilities() as { extensions?: Record<string, unknown> } | undefined);
+  return caps?.extensions?.[UI_EXTENSION] !== undefined;
+}
+
+/** tools/list shaped per revision (and per MCP Apps support) and trimmed; computed once for each. */
 function shapeToolList(server: McpServer, rt: McpRuntime): void {
   const taskCapable = new Set(rt.tools.filter((t) => t.longRunning).map((t) => t.name));
   const cache = new Map<string, Record<string, unknown>[]>();
   wrapRequestHandler(server, "tools/list", (original) => async (request, ctx) => {
     const modern = ctx.mcpReq.envelope !== undefined;
     const revision = modern ? MODERN_REVISION : (server.server.getNegotiatedProtocolVersion() ?? "2025-11-25");
-    let tools = cache.get(revision);
+    const views = supportsViews(server, ctx);
+    const key = `${revision}|${views}`;
+    let tools = cache.get(key);
     if (!tools) {
       const answer = (await original(request, ctx)) as { tools: Record<string, unknown>[] };
-      tools = answer.tools.map((t) => shapeTool(t, revision, taskCapable.has(String(t.name))));
-      cache.set(revision, tools);
+      tools = answer.tools.map((t) => shapeTool(t, revision, taskCapable.has(String(t.name)), views));
+      cache.set(key, tools);
     }
     return modern ? { tools, ...CACHE_HINTS["tools/list"] } : { tools };
   });

@@ -5,14 +5,20 @@
  * - zod's safe-integer bounds, true of every JSON number a client sends anyway;
  * - output schemas deeper than their top level: the full zod schema still validates every
  *   structuredContent; the published copy names the top-level fields and their types;
+ * - MCP Apps view links, for hosts that did not declare the UI extension;
  * - fields the revision does not define: `title` and `outputSchema` before 2025-06-18, `execution`
  *   (task support) before 2025-11-25 and after it (2026-07-28 tasks are an extension).
  */
 type JsonSchema = { type?: unknown; properties?: Record<string, JsonSchema>; [k: string]: unknown };
 type Tool = Record<string, unknown>;
 
-export function shapeTool(tool: Tool, revision: string, taskCapable: boolean): Tool {
+export function shapeTool(tool: Tool, revision: string, taskCapable: boolean, views = false): Tool {
   const out: Tool = { ...tool, inputSchema: clean(tool.inputSchema) };
+  // A view is announced only to hosts that render MCP Apps; the others get the tool as it was.
+  if (!views && out._meta && typeof out._meta === "object") {
+    const { ui: _ui, "ui/resourceUri": _legacy, ...meta } = out._meta as Record<string, unknown>;
+    out._meta = Object.keys(meta).length ? meta : undefined;
+  }
   delete out.execution;
   if (tool.outputSchema) out.outputSchema = shallow(clean(tool.outputSchema) as JsonSchema);
   if (revision < "2025-06-18") {
