@@ -120,6 +120,9 @@ async function main() {
   const { size } = await stat(outfile);
   const inputs = Object.keys(result.metafile.inputs).length;
   process.stderr.write(`built ${outfile}: ${(size / 1024).toFixed(0)} KiB from ${inputs} modules in ${Math.round(performance.now() - started)} ms\n`);
+  // The MCP Apps views: self-contained HTML files the server reads from beside its bundle.
+  const { buildViews } = await import("./build-views.mjs");
+  await buildViews({ outdir: resolve(outdir, "views"), log: false });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) await main();

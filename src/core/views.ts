@@ -26,7 +26,7 @@ export function viewResource(view: ViewDecl): ResourceDef {
     title: view.title,
     description: view.description,
     mimeType: VIEW_MIME_TYPE,
-    meta: { ui: { csp: { connectDomains: [], resourceDomains: view.resourceDomains ?? [] }, prefersBorder: true } },
+    meta: { ui: { csp: view.resourceDomains?.length ? { resourceDomains: view.resourceDomains } : {}, prefersBorder: true } },
     read: async () => {
       try {
         return await readFile(new URL(`./views/${view.file}.html`, import.meta.url), "utf8");

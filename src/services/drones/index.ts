@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ServiceModule } from "../../core/service.js";
 import { httpUrl, secret } from "../../core/settings.js";
+import { viewResource } from "../../core/views.js";
 import { bearerClient } from "../../core/upstream.js";
 import { DronesClient } from "./client.js";
 import { fleetTools } from "./tools/fleet.js";
@@ -40,7 +41,7 @@ export const drones: ServiceModule<z.infer<typeof settings>> = {
     const client = new DronesClient(http);
     return {
       tools: [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
-      resources: dronesResources(client),
+      resources: [...dronesResources(client), viewResource({ file: "fleet-map", title: "Fleet map", description: "Every drone on a map, coloured by status, sized by battery; the nearest ones and open alerts marked" })],
       prompts: dronesPrompts,
       close: () => http.close(),
     };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ServiceModule } from "../../core/service.js";
 import { httpUrl, secret } from "../../core/settings.js";
+import { viewResource } from "../../core/views.js";
 import { bearerClient } from "../../core/upstream.js";
 import { SizingClient } from "./client.js";
 import { sizingTools } from "./tools.js";
@@ -41,7 +42,7 @@ export const sizing: ServiceModule<z.infer<typeof settings>> = {
     const client = new SizingClient(http);
     return {
       tools: sizingTools(client),
-      resources: sizingResources(client),
+      resources: [...sizingResources(client), viewResource({ file: "fit-card", title: "Fit card", description: "The item's size chart with the person's measurements on it, the recommended and alternative sizes" })],
       prompts: sizingPrompts,
       close: () => http.close(),
     };

@@ -88,6 +88,7 @@ export const recommendation = z.looseObject({
   fit_notes: z.string().optional().describe("the service's explanation"),
   alternative_size: z.string().nullable().optional(),
   size_breakdown: sizeBreakdown.optional(),
+  measurements: z.record(z.string(), z.number()).optional().describe("the measurements asked about"),
 });
 export type Recommendation = z.infer<typeof recommendation>;
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../../core/tool.js";
+import { viewUri } from "../../core/views.js";
 import type { SizingClient } from "./client.js";
 import { catalogText, recommendationText, tryOnText } from "./render.js";
 import * as s from "./schemas.js";
@@ -63,6 +64,7 @@ export function sizingTools(client: SizingClient) {
 
     defineTool({
       name: "sizing_recommend_size",
+      view: viewUri("fit-card"),
       upstream: "POST /api/retailer/recommend",
       title: "Recommend a size",
       description:
@@ -78,7 +80,8 @@ export function sizingTools(client: SizingClient) {
       output: s.recommendation,
       run: async ({ clothing_item_id, measurements, preferred_fit }, ctx) => {
         const data = await client.recommend({ clothing_item_id, measurements, ...(preferred_fit ? { preferred_fit } : {}) }, ctx.signal);
-        return { ...data, clothing_item_id } as s.Recommendation;
+        // The measurements asked about travel with the answer (the fit card places them on the chart).
+        return { ...data, clothing_item_id, measurements } as s.Recommendation;
       },
       render: (r, input) => recommendationText(r, input.preferred_fit),
     }),

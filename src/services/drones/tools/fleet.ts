@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineTool, ToolError } from "../../../core/tool.js";
+import { viewUri } from "../../../core/views.js";
 import type { DronesClient } from "../client.js";
 import { fleetSummary, matchesDrone, paginate, type DroneFilter, type DroneLike } from "../fleet.js";
 import { hasPosition, nearestTo } from "../geo.js";
@@ -34,6 +35,7 @@ export function fleetTools(client: DronesClient) {
   return [
     defineTool({
       name: "drones_list_drones",
+      view: viewUri("fleet-map"),
       upstream: "GET /api/drones",
       title: "List drones",
       description:
@@ -76,6 +78,7 @@ export function fleetTools(client: DronesClient) {
 
     defineTool({
       name: "drones_fleet_summary",
+      view: viewUri("fleet-map"),
       upstream: "computed from GET /api/drones",
       title: "Fleet summary",
       description:
@@ -92,6 +95,7 @@ export function fleetTools(client: DronesClient) {
 
     defineTool({
       name: "drones_find_nearest",
+      view: viewUri("fleet-map"),
       upstream: "computed from GET /api/drones",
       title: "Nearest drones",
       description:
