@@ -38,8 +38,15 @@ export function sandboxEnv(sandbox: Sandbox, extra: Record<string, string> = {})
   };
 }
 
+/**
+ * The build simulator's stale reads (details cached 2 s, a 1 s lag after deploy, recover, import
+ * and restart) and its 60-minute run budget are off unless a test sets them: most suites assume
+ * fresh reads and [minutes=100000] runs that never end. test/e2e/builder-traps turns them on.
+ */
+const TEST_BUILD_OPTIONS = { detailsCacheMs: 0, startLagMs: 0, runBudgetMinutes: Number.POSITIVE_INFINITY };
+
 export async function testSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  return startSandbox({ timeScale: 3000, ...options });
+  return startSandbox({ timeScale: 3000, ...options, build: { ...TEST_BUILD_OPTIONS, ...options.build } });
 }
 
 export interface StdioConnection {

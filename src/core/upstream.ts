@@ -26,7 +26,7 @@ export interface UpstreamOptions {
 }
 
 export interface RequestOptions {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   query?: Record<string, string | number | boolean | undefined | null>;
   body?: unknown;

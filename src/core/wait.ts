@@ -112,7 +112,7 @@ export const waitInput = {
     .min(1)
     .max(7200)
     .optional()
-    .describe("With wait: stop waiting after this many seconds (default 2700); the work goes on"),
+    .describe("Seconds to wait (default 2700); the work goes on after"),
 };
 
 export const DEFAULT_WAIT_SECONDS = 2700;

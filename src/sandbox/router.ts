@@ -9,6 +9,13 @@ export interface SimRequest {
   headers: IncomingHttpHeaders;
   /** Parsed JSON body, or undefined when the request had none. */
   body: unknown;
+  /** A multipart/form-data body (uploads), parsed; a malformed one comes as an empty form. */
+  form?: SimForm;
+}
+
+export interface SimForm {
+  fields: Record<string, string>;
+  files: Record<string, { name: string; type: string; bytes: Buffer }>;
 }
 
 export interface SimResponse {
@@ -128,10 +135,12 @@ export class Router {
     }
     let answer: SimResponse;
     try {
-      const text = await readBody(req);
-      if (text.length > 0) {
+      const bytes = await readBody(req);
+      const type = String(req.headers["content-type"] ?? "");
+      if (/^multipart\/form-data/i.test(type)) simReq.form = await parseForm(bytes, type);
+      else if (bytes.length > 0) {
         try {
-          simReq.body = JSON.parse(text);
+          simReq.body = JSON.parse(bytes.toString("utf8"));
         } catch {
           send(res, this.options.badJson?.(simReq) ?? { status: 400, body: { error: "Body is not JSON" } });
           return;
@@ -184,7 +193,22 @@ function match(pattern: string[], actual: string[]): Record<string, string> | un
   return params;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function parseForm(bytes: Buffer, type: string): Promise<SimForm> {
+  const form: SimForm = { fields: {}, files: {} };
+  let data: FormData;
+  try {
+    data = await new Response(bytes, { headers: { "content-type": type } }).formData();
+  } catch {
+    return form;
+  }
+  for (const [name, value] of data.entries()) {
+    if (typeof value === "string") form.fields[name] = value;
+    else form.files[name] = { name: value.name, type: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
+  }
+  return form;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -192,7 +216,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
     if (size > MAX_BODY_BYTES) throw new Error("Request body too large");
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 function send(res: ServerResponse, answer: SimResponse): void {

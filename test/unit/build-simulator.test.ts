@@ -22,9 +22,10 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
 });
 
+/** The injected clock only moves on advance(): the details cache and the start lag are off unless a test turns them on. */
 async function start(options: Partial<BuildSimulatorOptions> = {}) {
   const clock = { t: T0 };
-  const sim = new BuildSimulator({ apiKey: KEY, timeScale: TIME_SCALE, now: () => clock.t, ...options });
+  const sim = new BuildSimulator({ apiKey: KEY, timeScale: TIME_SCALE, now: () => clock.t, detailsCacheMs: 0, startLagMs: 0, ...options });
   const server = createServer((req, res) => void sim.router.handle(req, res, req.url!));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -131,19 +132,28 @@ describe("create project", () => {
     expect((await data("GET", "/projects/my-shop")).agentServerStatus).toBe("Active");
   });
 
-  it("suffixes a taken id six times, then answers 409", async () => {
-    const { call, data, expectError } = await start();
+  // Reference §3 (replaces "-2".."-7" suffixes on create): create answers 409 for a taken id; launch
+  // appends 2-6 random characters (six candidates), so a 35-character id becomes longer than 35.
+  it("answers 409 on create of a taken id; launch suffixes it six times, then answers 409", async () => {
+    const { sim, call, data, expectError } = await start();
     expect((await data("POST", "/projects", { projectId: "taken-name" })).requestedProjectId).toBeUndefined();
-    for (let n = 2; n <= 7; n++) {
-      const d = await data("POST", "/projects", { projectId: "taken-name" });
-      expect(d).toMatchObject({ projectId: `taken-name-${n}`, requestedProjectId: "taken-name" });
-    }
     await expectError(call("POST", "/projects", { projectId: "taken-name" }), 409, "PROJECT_ALREADY_EXISTS");
+    const lengths: number[] = [];
+    for (let n = 0; n < 6; n++) {
+      const d = await data("POST", "/projects/launch", { projectId: "taken-name", prompt: "x [minutes=1]" });
+      expect(d).toMatchObject({ projectId: expect.stringMatching(/^taken-name-[a-z0-9]{2,6}$/), requestedProjectId: "taken-name" });
+      lengths.push(d.projectId.length - "taken-name-".length);
+    }
+    expect(lengths).toEqual([2, 3, 4, 5, 6, 6]);
+    const before = sim.balance().credits;
+    await expectError(call("POST", "/projects/launch", { projectId: "taken-name", prompt: "x" }), 409, "PROJECT_ALREADY_EXISTS");
+    expect(sim.balance().credits).toBe(before);
 
     const long = "a".repeat(35);
     await data("POST", "/projects", { projectId: long });
-    const d = await data("POST", "/projects", { projectId: long });
-    expect(d.projectId).toBe(`${"a".repeat(33)}-2`);
+    const d = await data("POST", "/projects/launch", { projectId: long, prompt: "x" });
+    expect(d.projectId).toMatch(new RegExp(`^${long}-[a-z0-9]{2}$`));
+    expect((await data("GET", `/projects/${d.projectId}`)).projectId).toBe(d.projectId);
   });
 
   it.each([
@@ -216,14 +226,16 @@ describe("launch", () => {
     ["INVALID_CREDIT_LIMITS", { creditLimits: 5 }],
     ["INVALID_LIMIT", { creditLimits: { maxDevelopmentCreditsPerMonth: 0 } }],
     ["INVALID_LIMIT", { creditLimits: { maxInfrastructureCreditsPerMonth: "10" } }],
-    ["INVALID_DESIGN", { design: "tok" }],
-    ["MISSING_DESIGN_TOKEN", { design: {} }],
-    ["DESIGN_TOKEN_MALFORMED", { design: { token: "figd_abcdefghijklmnopqrstuvwxyz" } }],
-    ["DESIGN_TOKEN_MALFORMED", { design: { token: "dsgn_short" } }],
-    ["DESIGN_TOKEN_INVALID", { design: { token: "dsgn_invalid_0123456789" } }],
-    ["DESIGN_TOKEN_FORBIDDEN", { design: { token: "dsgn_noscope_0123456789" } }],
-    ["DESIGN_UNREACHABLE", { design: { token: "dsgn_unreachable_0123456789" } }],
-    ["DESIGN_RATE_LIMITED", { design: { token: "dsgn_ratelimited_0123456789" } }],
+    // Reference §3/§13: the field is `figma` (not `design`), codes FIGMA_*.
+    ["INVALID_FIGMA", { figma: "tok" }],
+    ["MISSING_FIGMA_TOKEN", { figma: {} }],
+    ["FIGMA_TOKEN_MALFORMED", { figma: { token: "figd_has a space_0123456789" } }],
+    ["FIGMA_TOKEN_MALFORMED", { figma: { token: "figd_short" } }],
+    ["FIGMA_TOKEN_MALFORMED", { figma: { token: "https://www.figma.com/file/abc" } }],
+    ["FIGMA_TOKEN_INVALID", { figma: { token: "figd_invalid_0123456789" } }],
+    ["FIGMA_TOKEN_FORBIDDEN", { figma: { token: "figd_noscope_0123456789" } }],
+    ["FIGMA_UNREACHABLE", { figma: { token: "figd_unreachable_0123456789" } }],
+    ["FIGMA_RATE_LIMITED", { figma: { token: "figd_ratelimited_0123456789" } }],
     ["MISSING_PROJECT_ID", { projectId: undefined }],
     ["INVALID_PROJECT_NAME_LENGTH", { projectId: "ab" }],
     ["INVALID_PROJECT_NAME", { projectId: "-abcd" }],
@@ -238,18 +250,18 @@ describe("launch", () => {
     expect(sim.balance().credits).toBe(500);
   });
 
-  it("rate-limits design token checks to 10 per real minute", async () => {
+  it("rate-limits Figma token checks to 10 per real minute", async () => {
     const { clock, call, expectError } = await start();
-    const body = { ...valid, design: { token: "dsgn_invalid_0123456789" } };
-    for (let i = 0; i < 10; i++) await expectError(call("POST", "/projects/launch", body), 400, "DESIGN_TOKEN_INVALID");
+    const body = { ...valid, figma: { token: "figd_invalid_0123456789" } };
+    for (let i = 0; i < 10; i++) await expectError(call("POST", "/projects/launch", body), 400, "FIGMA_TOKEN_INVALID");
     await expectError(call("POST", "/projects/launch", body), 429, "RATE_LIMITED");
     clock.t += 61_000;
-    await expectError(call("POST", "/projects/launch", body), 400, "DESIGN_TOKEN_INVALID");
+    await expectError(call("POST", "/projects/launch", body), 400, "FIGMA_TOKEN_INVALID");
   });
 
-  it("creates the project with files, secrets and design, never echoing secrets or the token", async () => {
+  it("creates the project with files, secrets and Figma, never echoing secrets or the token", async () => {
     const { sim, call } = await start();
-    const token = "dsgn_live_token_abcdefghijkl";
+    const token = "figd_live_token_abcdefghijkl";
     const r = await call("POST", "/projects/launch", {
       ...valid,
       label: "Todo",
@@ -264,7 +276,7 @@ describe("launch", () => {
         { name: "logo.png", content: `data:image/png;base64,${png}`, imageDescription: "logo" },
       ],
       secrets: [{ secretName: "STRIPE_API_KEY", secretValue: "sk_super_secret_value", environment: "production" }, { secretName: "OTHER", secretValue: "other_secret_value" }],
-      design: { token },
+      figma: { token },
     });
     expect(r.status, r.text).toBe(200);
     expect(r.text).not.toContain("sk_super_secret_value");
@@ -290,16 +302,18 @@ describe("launch", () => {
       ["_id", "environment", "secretName"],
     ]);
     expect(d.secrets[1].environment).toBe("both");
-    expect(d.design.connected).toBe(true);
-    expect(Object.keys(d.design.account).sort()).toEqual(["email", "handle", "id", "imgUrl"]);
+    expect(d.figma.connected).toBe(true);
+    expect(Object.keys(d.figma.account).sort()).toEqual(["email", "handle", "id", "imgUrl"]);
+    expect(d.design).toBeUndefined();
     expect(d.agent.warnings).toHaveLength(2);
     expect(d.agent.warnings.join(" ")).toMatch(/effort/);
     expect(d.agent.warnings.join(" ")).toMatch(/fastMode/);
-    expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.CREATE_PROJECT - CREDIT_COSTS.UPLOAD_FILE);
+    // §1.7: the run's first 10 credits are taken at its start.
+    expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.CREATE_PROJECT - CREDIT_COSTS.UPLOAD_FILE - 10);
     expect(sim.storedSecretValue("launch-one", "STRIPE_API_KEY")).toBe("sk_super_secret_value");
 
     const again = await call("POST", "/projects/launch", { ...valid });
-    expect(again.body.data).toMatchObject({ projectId: "launch-one-2", requestedProjectId: "launch-one" });
+    expect(again.body.data).toMatchObject({ projectId: expect.stringMatching(/^launch-one-[a-z0-9]{2}$/), requestedProjectId: "launch-one" });
     expect(again.body.data.label).toBeUndefined();
     expect(again.body.data.agent.warnings).toBeUndefined();
   });
@@ -366,12 +380,13 @@ describe("agent runs", () => {
     expect((await data("GET", "/projects/realtime")).agentProcessStatus).toBe("done");
   });
 
+  // Reference §1.7 (replaces charging as the run goes): 10 taken at the start, refunded on failure.
   it("refunds a [fail] run", async () => {
     const { sim, data, advance } = await start();
     await data("POST", "/projects/launch", { projectId: "fails", prompt: "Broken [fail] [minutes=5]" });
-    expect(sim.balance().credits).toBe(499);
+    expect(sim.balance().credits).toBe(489);
     advance(4.5);
-    expect(sim.balance().credits).toBeLessThan(499);
+    expect(sim.balance().credits).toBe(489);
     advance(1);
     const status = await data("GET", "/projects/fails/agent/status");
     expect(status.status).toBe("done");
@@ -381,18 +396,38 @@ describe("agent runs", () => {
     expect((await data("GET", "/projects/fails")).totalCreditsSpent).toBe(1);
   });
 
-  it("stops a run at the project's development credit cap with limit-reached", async () => {
-    const { data, advance } = await start();
-    await data("POST", "/projects/launch", {
-      projectId: "capped",
-      prompt: "Big app [minutes=5]",
-      creditLimits: { maxDevelopmentCreditsPerMonth: 3 },
-    });
+  // Reference §17 (replaces a run stopped with limit-reached at the cap): at the cap agent/start is
+  // refused with 403 (launch: a warning of step agent); a run that started finishes, billed up to the cap.
+  it("refuses a run over the project's development credit cap, and bills a started run up to it", async () => {
+    const { call, data, advance, expectError } = await start();
+    const refused = await data("POST", "/projects/launch", { projectId: "capped", prompt: "Big app [minutes=5]", creditLimits: { maxDevelopmentCreditsPerMonth: 3 } });
+    expect(refused.agent.started).toBe(false);
+    expect(refused.warnings).toEqual([expect.objectContaining({ step: "agent", errorCode: "PROJECT_CREDIT_LIMIT_REACHED" })]);
+    await expectError(call("POST", "/projects/capped/agent/start", { prompt: "again" }), 403, "PROJECT_CREDIT_LIMIT_REACHED");
+
+    await data("POST", "/projects/launch", { projectId: "capped-two", prompt: "Big app [minutes=5]", creditLimits: { maxDevelopmentCreditsPerMonth: 12 } });
     advance(5);
-    const status = await data("GET", "/projects/capped/agent/status");
-    expect(status.status).toBe("done");
-    expect(status.realtimeConversation.at(-1).messageType).toBe("limit-reached");
-    expect((await data("GET", "/projects/capped")).totalCreditsSpent).toBeLessThanOrEqual(3);
+    const status = await data("GET", "/projects/capped-two/agent/status");
+    expect(status.realtimeConversation.at(-1).messageType).toBe("finished");
+    expect((await data("GET", "/projects/capped-two")).totalCreditsSpent).toBe(12);
+  });
+
+  it("bills a run that outlasts its time budget a flat 60, or 50 on a low balance, with limit-reached", async () => {
+    const { sim, data, advance } = await start({ runBudgetMinutes: 30 });
+    await data("POST", "/projects/launch", { projectId: "endless", prompt: "Forever [minutes=500]" });
+    expect(sim.balance().credits).toBe(489);
+    advance(30);
+    const status = await data("GET", "/projects/endless/agent/status");
+    expect(status).toMatchObject({ status: "done", creditsSpent: 60 });
+    expect(status.realtimeConversation.at(-1)).toMatchObject({ messageType: "limit-reached", message: expect.stringMatching(/time limit \(30 minutes\)/) });
+    expect(sim.balance().credits).toBe(439);
+    expect((await data("GET", "/projects/endless/versions")).totalCount).toBe(1);
+
+    sim.setCredits(0, 40);
+    await data("POST", "/projects/endless/agent/start", { prompt: "Forever again [minutes=500]" });
+    advance(30);
+    expect((await data("GET", "/projects/endless/agent/status")).creditsSpent).toBe(50);
+    expect(sim.balance().credits).toBe(0); // 10 of the 40 at the start; of the other 40 billed only 30 remain: the shortfall is absorbed
   });
 
   it("asks for secrets with [secrets]", async () => {
@@ -409,9 +444,10 @@ describe("agent runs", () => {
     await data("POST", "/projects/launch", { projectId: "busy-one", prompt: "Long [minutes=30]" });
     await expectError(call("POST", "/projects/busy-one/agent/start", { prompt: "more" }), 409, "AGENT_RUNNING");
     await expectError(call("POST", "/projects/busy-one/deployments/deploy", {}), 409, "AGENT_RUNNING");
-    expect(await data("POST", "/projects/busy-one/agent/stop", {})).toMatchObject({ status: "done" });
+    // Reference §4 (replaces 409 AGENT_NOT_RUNNING and a status answer): {message}, then 400 NO_PROCESS_RUNNING.
+    expect(await data("POST", "/projects/busy-one/agent/stop", {})).toEqual({ message: "Agent stop signal sent" });
     expect((await data("GET", "/projects/busy-one")).agentProcessStatus).toBe("done");
-    await expectError(call("POST", "/projects/busy-one/agent/stop", {}), 409, "AGENT_NOT_RUNNING");
+    await expectError(call("POST", "/projects/busy-one/agent/stop", {}), 400, "NO_PROCESS_RUNNING");
     await expectError(call("POST", "/projects/busy-one/agent/start", { prompt: "" }), 400, "MISSING_PROMPT");
     sim.setCredits(0, 4);
     await expectError(call("POST", "/projects/busy-one/agent/start", { prompt: "again" }), 402, "INSUFFICIENT_CREDITS");
@@ -426,7 +462,8 @@ describe("deployments, recovery, import", () => {
     expect((await data("GET", "/projects/empty-sandbox")).agentServerStatus).toBe("Starting");
     await expectError(call("POST", "/projects/empty-sandbox/deployments/deploy", {}), 409, "SERVER_NOT_READY");
     expect(sim.balance().credits).toBe(497);
-    expect(await data("GET", "/projects/empty-sandbox/deployments/status")).toMatchObject({ status: null, versionId: null });
+    // Reference §5 ([RC]): a never-published project reads {status: null, createdAt: null}.
+    expect(await data("GET", "/projects/empty-sandbox/deployments/status")).toEqual({ projectId: "empty-sandbox", status: null, createdAt: null });
 
     advance(1);
     expect(await data("POST", "/projects/empty-sandbox/deployments/deploy", {})).toMatchObject({ status: "deploying" });
@@ -478,7 +515,8 @@ describe("deployments, recovery, import", () => {
     const { sim, call, data, advance, expectError } = await start();
     sim.startImport("spring-campaign");
     expect((await data("GET", "/projects/spring-campaign")).importInProgress).toEqual({ startedAt: expect.any(String) });
-    await expectError(call("POST", "/projects/spring-campaign/agent/start", { prompt: "x" }), 409, "IMPORT_RUNNING");
+    // Reference §1.6/§4: prompting during an import answers IMPORT_IN_PROGRESS (was our IMPORT_RUNNING).
+    await expectError(call("POST", "/projects/spring-campaign/agent/start", { prompt: "x" }), 409, "IMPORT_IN_PROGRESS");
     advance(4);
     expect((await data("GET", "/projects/spring-campaign")).importInProgress).toBeNull();
 
@@ -500,14 +538,19 @@ describe("secrets, domain, database, demo data", () => {
   it("stores secrets without returning values", async () => {
     const { sim, call, data, expectError } = await start();
     const s = await data("POST", "/projects/booking-app/secrets", { secretName: "API_TOKEN", secretValue: "v1" });
-    expect(s).toEqual({ _id: expect.any(String), secretName: "API_TOKEN", environment: "both" });
-    await data("POST", "/projects/booking-app/secrets", { secretName: "API_TOKEN", secretValue: "v2", environment: "development" });
+    expect(s).toEqual({ _id: expect.any(String), secretName: "API_TOKEN", environment: "both", createdAt: expect.any(String) });
+    // Reference §8 (replaces update by name): no update endpoint; a second POST creates a second secret.
+    const s2 = await data("POST", "/projects/booking-app/secrets", { secretName: "API_TOKEN", secretValue: "v2", environment: "development" });
+    expect(s2._id).not.toBe(s._id);
+    expect((await data("GET", "/projects/booking-app")).secrets.filter((x: Any) => x.secretName === "API_TOKEN")).toHaveLength(2);
     expect(sim.storedSecretValue("booking-app", "API_TOKEN")).toBe("v2");
     const details = await call("GET", "/projects/internal-dashboard");
     expect(details.body.data.secrets).toHaveLength(2);
     expect(details.text).not.toContain("secretValue");
     await expectError(call("POST", "/projects/booking-app/secrets", { secretName: "X" }), 400, "MISSING_SECRET_FIELDS");
     await expectError(call("POST", "/projects/booking-app/secrets", { secretName: "X", secretValue: "y", environment: "qa" }), 400, "INVALID_SECRET_ENVIRONMENT");
+    expect(await data("DELETE", `/projects/booking-app/secrets/${s2._id}`)).toEqual({ success: true });
+    expect(sim.storedSecretValue("booking-app", "API_TOKEN")).toBe("v1");
     await data("DELETE", `/projects/booking-app/secrets/${s._id}`);
     expect(sim.storedSecretValue("booking-app", "API_TOKEN")).toBeUndefined();
     await expectError(call("DELETE", `/projects/booking-app/secrets/${s._id}`), 404, "SECRET_NOT_FOUND");
@@ -577,7 +620,7 @@ describe("list projects", () => {
     expect(items[3].label).toBeUndefined();
   });
 
-  it.each(["limit=0", "limit=101", "limit=abc", "skip=-1", "createdFrom=yesterday"])("rejects %s", async (q) => {
+  it.each(["limit=0", "limit=abc", "skip=-1", "createdFrom=yesterday"])("rejects %s", async (q) => {
     const { call, expectError } = await start();
     await expectError(call("GET", `/projects?${q}`), 400, "LIST_PROJECTS_ERROR");
   });

@@ -53,7 +53,7 @@ export class BuildClient {
   deleteProject(projectId: string, signal?: AbortSignal) {
     return this.http.request<unknown>({ method: "DELETE", path: p(projectId), signal });
   }
-  startAgent(projectId: string, body: { prompt: string; inputFiles?: Json[] }, signal?: AbortSignal) {
+  startAgent(projectId: string, body: { prompt?: string; inputFiles?: Json[]; multiPrompt?: { prompts?: string[]; letTotalumDecide?: boolean } }, signal?: AbortSignal) {
     return this.http.request<Json>({ method: "POST", path: `${p(projectId)}/agent/start`, body, signal });
   }
   getAgentStatus(projectId: string, signal?: AbortSignal) {

@@ -4,6 +4,7 @@ import { SharedPoller } from "../../core/poller.js";
 import type { ServiceModule } from "../../core/service.js";
 import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/settings.js";
 import { UpstreamClient } from "../../core/upstream.js";
+import { viewResource, type ViewDecl } from "../../core/views.js";
 import { BuildClient } from "./client.js";
 import { CreditGuard, type ConfirmPolicy } from "./credits.js";
 import { builderPrompts } from "./prompts.js";
@@ -11,8 +12,20 @@ import { builderResources } from "./resources.js";
 import type { AgentStatus, ProjectDetails } from "./schemas.js";
 import { projectWatcher } from "./subscriptions.js";
 import { agentTools } from "./tools/agent.js";
+import { getRebuildStatus } from "./api/files.js";
+import { getPullStatus } from "./api/github.js";
+import { fileTools } from "./tools/files.js";
+import { githubTools } from "./tools/github.js";
+import { billingTools } from "./tools/billing.js";
+import { figmaTools } from "./tools/figma.js";
+import { logsAndDiffTools } from "./tools/logs-and-diff.js";
 import { operationTools } from "./tools/operations.js";
+import { webhookTools } from "./tools/webhooks.js";
 import { projectTools } from "./tools/projects.js";
+import { databaseTools } from "./tools/database.js";
+import { transferTools } from "./tools/transfer.js";
+import { groupTools } from "./tools/groups.js";
+import { projectAdminTools } from "./tools/project-admin.js";
 import type { WaitDeps } from "./waits.js";
 
 export interface BuildDeps extends WaitDeps {
@@ -55,7 +68,7 @@ const settings = z
 export const BUILD_HINTS: HintTable = {
   INSUFFICIENT_CREDITS: "the balance is too low: check build_get_account and build_get_credit_costs, and top up before retrying.",
   MAX_PROJECTS_REACHED: "the plan's project limit is in use: delete a project (build_delete_project) or upgrade the plan.",
-  PROJECT_ALREADY_EXISTS: "the id and six suffixed variants are taken: choose a different projectId.",
+  PROJECT_ALREADY_EXISTS: "the id is taken (launch also tried six suffixed variants): choose a different projectId, or look for yours with build_list_projects if an earlier attempt may have landed.",
   RATE_LIMIT_EXCEEDED: "projects are being created faster than the plan allows: wait a minute, then retry once.",
   RATE_LIMITED: "too many Figma token checks (10 per minute per account): wait a minute, then retry.",
   FIGMA_RATE_LIMITED: "Figma is throttling the token check: retry shortly.",
@@ -65,7 +78,7 @@ export const BUILD_HINTS: HintTable = {
   FIGMA_TOKEN_MALFORMED: "the value is not a Figma personal access token (they start with figd_): copy the whole token.",
   MISSING_FIGMA_TOKEN: "figma.token is empty: pass the Figma personal access token, or leave figma out.",
   PLAN_LIMIT_REACHED: "the plan's production-log request limit is used up: wait for it to reset, narrow the window (from/to, regexSearch), or upgrade.",
-  PROJECT_CREDIT_LIMIT_REACHED: "the project's monthly credit cap for this kind of spending is reached: raise or remove it (credit limits), or wait for the 1st of the month.",
+  PROJECT_CREDIT_LIMIT_REACHED: "the project's monthly credit cap for this kind of spending is reached: raise or remove it (build_set_credit_limits), or wait for the 1st of the month.",
   NO_DEPLOYMENT: "the project has no successful deployment yet: deploy it first (build_deploy).",
   NO_ACTIVE_SANDBOX: "the project's sandbox is asleep: start the server (build_restart_server, 3 credits) rather than retrying.",
   SANDBOX_NOT_ACTIVE: "the project's sandbox is starting or archived: wait for agentServerStatus Active (build_get_project), or start it with build_restart_server.",
@@ -80,15 +93,64 @@ export const BUILD_HINTS: HintTable = {
   SANDBOX_NOT_REACHABLE:
     "the project's app did not answer. If Details say reason \"starting\", wait a minute and call again; if \"app_error\", the app is broken and waiting will not help: send the agent a prompt to fix it (build_start_agent).",
   PROJECT_NOT_FOUND: "no project has that id: call build_list_projects to find it.",
+  INVALID_PATH: "the path must be relative to the project root, without \"..\", outside node_modules, .next, .git and dist: find it with build_list_files.",
+  FILE_NOT_FOUND: "no file at that path: find it with build_list_files (paths are relative to the project root).",
+  FILE_TOO_LARGE: "the file is over the limit (read 1 MB, write 512 KB, upload 12 MB): for reading, download the whole source with build_get_source_code.",
+  PROJECT_TOO_LARGE: "the project is too large to list: download the whole source with build_get_source_code (1 credit).",
+  FREE_PLAN_NO_SOURCE_EDITING: "writing source files needs a paid plan (reading works on every plan): upgrade, or ask the agent for the change (build_start_agent).",
+  REBUILD_RUNNING: "a rebuild is running: wait for it with build_wait { until: \"rebuild\" }.",
+  REBUILD_LIMIT_REACHED: "the plan's rebuild limit is used up: wait for it to reset, or upgrade the plan.",
+  MISSING_FILE: "the upload carried no file: pass name and base64 content.",
+  UPLOAD_FAILED: "the service's storage failed to keep the file: check build_get_account (a charge means it may have landed), then retry once.",
+  MISSING_GITHUB_FIELDS: "token and repositoryFullName are both required.",
+  INVALID_SYNC_DIRECTION: "syncDirection must be totalum_to_github or github_to_totalum.",
+  GITHUB_VALIDATION_FAILED: "GitHub refused the token or repository: use a fine-grained token (github_pat_…) for only this repo with Contents, Pull requests and Administration read and write, and check owner/repo.",
+  GITHUB_NOT_CONNECTED: "no GitHub repository is connected to this project: connect one with build_connect_github.",
+  GITHUB_SYNC_FAILED: "the first sync failed: a repository with content needs both develop and main branches; fix the repo, then connect again.",
+  GITHUB_SECRET_STORE_ERROR: "the service could not store the GitHub credentials: connect again shortly.",
+  GITHUB_PULL_ERROR: "the pull failed: check the develop branch on GitHub, then pull again.",
+  ENV_DOWNLOAD_ERROR: "the service could not read the environment variables: try again shortly.",
+  WEBHOOK_EVENT_ALREADY_EXISTS: "the account already has a webhook for this event (maybe with another URL): see build_list_webhooks; to change it, delete it (build_delete_webhook), then add it again.",
+  WEBHOOK_NOT_FOUND: "no webhook has that id: it may already be deleted (then nothing is left to do); build_list_webhooks lists the current ones.",
+  PROD_LOGS_WORKER_ERROR: "the log pipeline could not answer this query: narrow from/to or simplify regexSearch, then try once more.",
   LAUNCH_PROJECT_ERROR: "the project could not be created; read the reason above, fix it and launch again.",
+  TABLE_NOT_FOUND: "no table has that name: tableName is a table's type, from build_get_database_schema.",
+  PROJECT_EXPORT_LIMIT_REACHED: "exports are limited to 1 per minute and 5 per hour per account: wait, then export once (never in a loop).",
+  PROJECT_IMPORT_LIMIT_REACHED: "imports are limited to 1 per minute and 5 per hour per account: wait, then import once; the transferId stays valid for its hour.",
+  PROJECT_NOT_IMPORTABLE: "the target has more than 5 tables or more than 1 version: create a fresh empty project (build_create_project) and import into it.",
+  PROJECT_GROUP_NOT_FOUND: "no group has that id (or it is another account's): call build_list_groups to find it.",
+  CREATE_PROJECT_GROUP_ERROR: "the name is empty or over 80 characters, or the account already has 3,000 groups.",
+  NOTHING_TO_UPDATE: "pass at least one of label, description or groupId.",
 };
+
+/**
+ * The build console shows the preview screenshot, an image the host must allow by origin. Only the
+ * sandbox's origin is known; the production one is not documented, so there the host blocks the
+ * image and the view offers the link instead.
+ */
+function buildConsole(baseUrl: string): ViewDecl {
+  return {
+    file: "build-console",
+    title: "Build console",
+    description: "How a build, deployment or recovery is going: phase, time, credits, the agent's latest messages, secrets needed, the preview and links",
+    resourceDomains: isLoopbackUrl(baseUrl) ? ["https://previews.sandbox-apps.example"] : [],
+  };
+}
 
 export const builder: ServiceModule<z.infer<typeof settings>> = {
   name: "build",
   title: "project build service",
   toolsets: [
     { id: "build", description: "launch, follow, iterate and deploy projects; credits", default: true },
-    { id: "build_admin", description: "delete projects, versions and recovery, dev logs, secrets, custom domains, database schema and queries", default: false },
+    { id: "build_admin", description: "update and delete projects, versions, diffs and recovery, dev and production logs, secrets, custom domains, database schema and queries", default: false },
+    { id: "build_files", description: "source code archive, uploads, reading and writing source files, rebuilds", default: false },
+    { id: "build_figma", description: "connect, check and disconnect a project's Figma account", default: false },
+    { id: "build_webhooks", description: "account webhooks: agent.prompt.finished, project.credit_limit.reached", default: false },
+    { id: "build_billing", description: "per-project monthly credit caps, daily spending analytics", default: false },
+    { id: "build_github", description: "connect a GitHub repository, pull from it, environment variable names", default: false },
+    { id: "build_database", description: "create, update and delete database records; many-to-many links", default: false },
+    { id: "build_transfer", description: "export a project and import it into a fresh one (clone, move)", default: false },
+    { id: "build_groups", description: "project groups: create, list, rename, delete", default: false },
   ],
   env: [
     { name: "BUILD_API_BASE_URL", description: "base URL of the project build service (/api/v1/vcaas/... is appended)", default: DEFAULT_BUILD_BASE_URL },
@@ -122,11 +184,13 @@ export const builder: ServiceModule<z.infer<typeof settings>> = {
       client,
       agentPoller: new SharedPoller<AgentStatus>((id, signal) => client.getAgentStatus(id, signal), pollOptions),
       projectPoller: new SharedPoller<ProjectDetails>((id, signal) => client.getProject(id, signal), pollOptions),
+      rebuildPoller: new SharedPoller((id, signal) => getRebuildStatus(http, id, signal), pollOptions),
+      pullPoller: new SharedPoller((id, signal) => getPullStatus(http, id, signal), pollOptions),
       guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
     };
     return {
-      tools: [...projectTools(deps), ...agentTools(deps), ...operationTools(deps)],
-      resources: builderResources(client),
+      tools: [...projectTools(deps), ...agentTools(deps), ...operationTools(deps), ...logsAndDiffTools(deps), ...figmaTools(deps), ...webhookTools(deps), ...billingTools(deps), ...fileTools(deps), ...githubTools(deps), ...databaseTools(deps), ...transferTools(deps), ...groupTools(deps), ...projectAdminTools(deps)],
+      resources: [...builderResources(client), viewResource(buildConsole(s.BUILD_API_BASE_URL))],
       prompts: builderPrompts,
       watch: projectWatcher(deps.projectPoller),
       taskPollIntervalMs: s.BUILD_POLL_INTERVAL_MS,

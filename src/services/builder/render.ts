@@ -17,6 +17,7 @@ export function projectSummary(p: ProjectDetails): string {
   if (p.productionProjectUrl) lines.push(`Production: ${withScheme(p.productionProjectUrl)}`);
   if (p.versionRecovery) lines.push(`Version recovery: ${p.versionRecovery.status}${p.versionRecovery.errorMessage ? ` ("${trimLine(p.versionRecovery.errorMessage)}")` : ""}`);
   if (p.importInProgress) lines.push(`Import in progress since ${p.importInProgress.startedAt ?? "?"}`);
+  if (p.multiPrompt) lines.push(batchSummary(p.multiPrompt));
   if (p.customDomain) lines.push(`Custom domain: ${p.customDomain.hostname} (${p.customDomain.status ?? "?"})`);
   if (p.secrets?.length) lines.push(`Secrets: ${p.secrets.map((s) => s.secretName).join(", ")}`);
   if (typeof p.totalCreditsSpent === "number") lines.push(`Credits spent: ${p.totalCreditsSpent}`);
@@ -27,6 +28,16 @@ export function projectSummary(p: ProjectDetails): string {
 export function waitSummary(w: WaitResult): string {
   const credits = w.creditsSpent !== undefined ? `, ${creditsText(w.creditsSpent)}` : "";
   return `${w.message} (waited ${w.elapsedSeconds}s over ${w.polls} polls${credits})\n${projectSummary(w.project)}`;
+}
+
+/** One line for a multi-prompt batch: its status and where it stands. */
+export function batchSummary(b: NonNullable<ProjectDetails["multiPrompt"]>): string {
+  const prompts = b.prompts ?? [];
+  const total = b.totalPrompts ?? prompts.length;
+  const done = prompts.filter((p) => p.status === "done").length;
+  const failed = prompts.filter((p) => p.status === "failed").length;
+  const at = (b.currentPromptIndex ?? -1) >= 0 ? `, at prompt ${(b.currentPromptIndex ?? 0) + 1} of ${total}` : "";
+  return `Multi-prompt batch: ${b.status}${at} (${done} done${failed ? `, ${failed} failed` : ""} of ${total})`;
 }
 
 export function withScheme(host: string): string {

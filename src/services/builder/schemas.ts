@@ -36,20 +36,19 @@ const base64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 export const launchFile = z
   .object({
     name: z.string().min(1, "files[].name is required"),
-    description: z.string().optional().describe("What the file shows (alias: imageDescription)"),
-    imageDescription: z.string().optional(),
+    description: z.string().optional().describe("What it shows"),
     url: z
       .string()
       .url("files[].url must be a public http(s) URL")
       .regex(/^https?:\/\//i, "files[].url must be a public http(s) URL")
       .optional()
-      .describe("Public http(s) URL passed to the agent untouched"),
+      .describe("Public URL, passed as is"),
     content: z
       .string()
       .min(1)
       .refine((c) => base64.test(c.replace(/^data:[^,]*;base64,/, "")), "files[].content must be base64 (a data-URL prefix is accepted)")
       .optional()
-      .describe("Base64 content (data-URL prefix accepted); costs UPLOAD_FILE credits"),
+      .describe("Base64 (data: prefix accepted); costs UPLOAD_FILE"),
   })
   .refine((f) => (f.url === undefined) !== (f.content === undefined), "each file needs exactly one of url or content");
 
@@ -115,6 +114,16 @@ export const deployment = z.looseObject({
   versionId: z.string().nullable().optional(),
 });
 
+/** A multi-prompt batch, on agent/status and the details (§4); only its `status` done/cancelled ends it. */
+export const multiPrompt = z.looseObject({
+  status: z.string(),
+  totalPrompts: z.number().optional(),
+  currentPromptIndex: z.number().optional(),
+  prompts: z.array(z.looseObject({ order: z.number().optional(), prompt: z.string().optional(), status: z.string().optional() })).optional(),
+  startedAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+});
+
 export const projectDetails = projectListItem.extend({
   agentProcessStatus: z.string().optional(),
   agentServerStatus: z.string().optional(),
@@ -124,6 +133,7 @@ export const projectDetails = projectListItem.extend({
   secrets: z.array(z.looseObject({ _id: z.string(), secretName: z.string(), environment: z.string().optional() })).optional(),
   customDomain: z.looseObject({ hostname: z.string(), status: z.string().optional() }).nullable().optional(),
   totalCreditsSpent: z.number().optional(),
+  multiPrompt: multiPrompt.nullable().optional(),
 });
 export type ProjectDetails = z.infer<typeof projectDetails>;
 
@@ -144,6 +154,7 @@ export const agentStatus = z.looseObject({
   startedAt: z.string().nullable().optional(),
   creditsSpent: z.number().optional(),
   realtimeConversation: z.array(message).optional(),
+  multiPrompt: multiPrompt.nullable().optional(),
 });
 export type AgentStatus = z.infer<typeof agentStatus>;
 
@@ -151,11 +162,12 @@ export const waitResult = z.object({
   outcome: z
     .enum(["done", "failed", "timed_out", "idle"])
     .describe("done: finished; failed: ended in error; timed_out: still running, call build_wait again; idle: nothing was running"),
-  until: z.enum(["agent", "deployment", "versionRecovery", "import"]),
+  until: z.enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"]),
   elapsedSeconds: z.number(),
   polls: z.number().int(),
   message: z.string(),
   creditsSpent: z.number().optional().describe("agent runs: credits the run has used"),
+  lastStatus: z.looseObject({}).optional().describe("rebuild, githubPull: the last status read"),
   project: projectDetails,
 });
 export type WaitResult = z.infer<typeof waitResult>;

@@ -1,11 +1,14 @@
 import type { Phase } from "../../core/wait.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails } from "./schemas.js";
+import type { RebuildStatus } from "./api/files.js";
+import type { PullStatus } from "./api/github.js";
 
 /**
  * What ends each kind of wait, per the reference's completion signals (§19) and its traps:
  * T1 a stale `done` left by the previous run, T2 a `null` read from a cached snapshot before the
  * recovery or import lock appears, T3 an import that went null on failure, T4 the previous
- * deployment's `success`. A tracker remembers what it has seen during one wait.
+ * deployment's `success`, T5 a restarted server that still reads Active, T6 a multi-prompt batch
+ * whose status flips to `done` between prompts. A tracker remembers what it has seen during one wait.
  *
  * `since` is when the work was started (the call that started it, or build_wait's `since`). With
  * it, a state older than the call is the previous work's, and an absent state may still appear:
@@ -44,9 +47,50 @@ export function latestAgentMessage(conversation: ConversationMessage[] | undefin
   return undefined;
 }
 
+type Batch = NonNullable<AgentStatus["multiPrompt"]>;
+const BATCH_RUNNING = new Set(["planning", "executing", "paused"]);
+
+/**
+ * The batch agent/status reports, when it is the project's current work: one in flight, or an
+ * ended one no single run has started after (both times are the service's clock).
+ */
+export function currentBatch(status: AgentStatus): Batch | undefined {
+  const batch = status.multiPrompt ?? undefined;
+  if (!batch || BATCH_RUNNING.has(batch.status)) return batch;
+  const runStarted = Date.parse(status.startedAt ?? "");
+  return runStarted > Date.parse(batch.updatedAt ?? "") ? undefined : batch;
+}
+
+function batchLine(batch: Batch, status: AgentStatus): string {
+  if (batch.status === "planning") return "Batch: planning its prompts";
+  const total = batch.totalPrompts ?? batch.prompts?.length ?? 0;
+  const index = batch.currentPromptIndex ?? -1;
+  if (index < 0) return `Batch ${batch.status}: ${total} prompts, none started yet`;
+  return `Batch ${batch.status}: prompt ${index + 1} of ${total} ${status.status === "init" ? "running" : "done"}`;
+}
+
+/** T6: only `multiPrompt.status` done or cancelled ends a batch. */
+function batchEnd(batch: Batch): Verdict {
+  const prompts = batch.prompts ?? [];
+  const total = batch.totalPrompts ?? prompts.length;
+  const failed = prompts.filter((p) => p.status === "failed").length;
+  if (batch.status === "cancelled") {
+    const done = prompts.filter((p) => p.status === "done").length;
+    return { phase: "failed", message: `The multi-prompt batch was cancelled after ${done} of ${total} prompts.`, line: "Batch cancelled" };
+  }
+  return { phase: "done", line: `Batch done: ${total} prompts${failed ? `, ${failed} failed` : ""}` };
+}
+
 export function agentTracker(since: number | undefined): Tracker<AgentStatus> {
   let sawRunning = false;
+  let sawBatch = false;
   return (status) => {
+    const batch = currentBatch(status);
+    if (batch && BATCH_RUNNING.has(batch.status)) {
+      sawBatch = true;
+      return { phase: "running", line: batchLine(batch, status) };
+    }
+    if (batch && (sawBatch || since === undefined || isNewer(batch.startedAt, since))) return batchEnd(batch);
     if (status.status === "init") {
       sawRunning = true;
       return { phase: "running", line: "Agent running" };
@@ -112,5 +156,66 @@ export function importTracker(since: number | undefined): Tracker<ProjectDetails
       return live ? { phase: "done", line: "Import finished" } : { phase: "failed", message: "The import lock was released without a running server or a preview: the import most likely failed (read build_get_conversation for the reason).", line: "Import ended without a result" };
     }
     return notYet(since, "Waiting for the import to show", "No import is running: nothing to wait for.");
+  };
+}
+
+/**
+ * Start or restart of the dev server (T5): Active ends the wait once a reading was not Active; a
+ * restarted server may still read Active for a while, so with `since` only Active readings for
+ * APPEARANCE_MS also end it (no other signal is documented). An asleep server nobody is starting
+ * (Archived, Archiving) is `idle`.
+ */
+export function serverTracker(since: number | undefined): Tracker<ProjectDetails> {
+  let sawStarting = false;
+  return (p) => {
+    const status = p.agentServerStatus ?? "unknown";
+    if (status === "Active") {
+      if (sawStarting || since === undefined) return { phase: "done", line: "Server Active" };
+      if (Date.now() - since < APPEARANCE_MS) return { phase: "running", line: "Waiting for the restart to show (the server still reads Active)" };
+      return { phase: "done", line: "Server Active (it never read otherwise: the restart was quick or is not shown)" };
+    }
+    if (status === "Archived" || status === "Archiving") {
+      if (sawStarting) return { phase: "failed", message: `The server went to ${status} instead of starting.`, line: `Server ${status}` };
+      return notYet(since, `Waiting for the start to show (the server still reads ${status})`, `The server is asleep (${status}) and nothing is starting it: start it with build_restart_server (3 credits).`);
+    }
+    sawStarting = true;
+    return { phase: "running", line: `Server ${status}` };
+  };
+}
+
+/** GET rebuild/status: `rebuilding` → `success` (livePreviewUrl) or `error` in a 200; `idle` = never rebuilt. */
+export function rebuildTracker(since: number | undefined): Tracker<RebuildStatus> {
+  let sawRunning = false;
+  return (r) => {
+    if (r.status === "rebuilding") {
+      sawRunning = true;
+      return { phase: "running", line: "Rebuilding" };
+    }
+    const ours = sawRunning || since === undefined || isNewer(r.startedAt, since);
+    if (r.status === "error" && ours) {
+      const reason = [r.errorCode, r.errorMessage].filter(Boolean).join(": ");
+      return { phase: "failed", message: reason || "The rebuild ended in error.", line: "Rebuild failed" };
+    }
+    if (r.status === "success" && ours) return { phase: "done", line: `Rebuilt${r.livePreviewUrl ? `, live at ${r.livePreviewUrl}` : ""}` };
+    if (r.status === "idle" || !r.status) return notYet(since, "Waiting for the rebuild to show", "No rebuild has run on this project (idle): nothing to wait for.");
+    return notYet(since, `Waiting for the new rebuild to show (the status still shows the previous one: ${r.status})`, `The rebuild status still shows the previous one (${r.status}): the new one never showed.`);
+  };
+}
+
+/** GET github/pull-status: `pulling` → `success` or `error`; null = no pull. It stops saying pulling after 5 min. */
+export function githubPullTracker(since: number | undefined): Tracker<PullStatus> {
+  let sawRunning = false;
+  return (s) => {
+    if (s.status === "pulling") {
+      sawRunning = true;
+      return { phase: "running", line: "Pulling from GitHub and rebuilding" };
+    }
+    if (s.status === null || s.status === undefined) return notYet(since, "Waiting for the pull to show", "No GitHub pull has run on this project: nothing to wait for.");
+    if (sawRunning || since === undefined || isNewer(s.createdAt, since)) {
+      if (s.status === "error") return { phase: "failed", message: "The GitHub pull ended in error.", line: "Pull failed" };
+      // The value a pull shows once it auto-completes after 5 minutes is not documented: any other status ends the wait.
+      return { phase: "done", line: s.status === "success" ? "Pulled and rebuilt" : `Pull ended (${s.status})` };
+    }
+    return notYet(since, `Waiting for the new pull to show (the status still shows the previous one: ${s.status})`, `The pull status still shows the previous one (${s.status}): the new one never showed.`);
   };
 }

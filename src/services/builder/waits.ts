@@ -5,7 +5,10 @@ import { ToolError, type ToolContext } from "../../core/tool.js";
 import type { BuildClient } from "./client.js";
 import { withScheme } from "./render.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails, WaitResult } from "./schemas.js";
-import { agentTracker, deploymentTracker, importTracker, latestAgentMessage, recoveryTracker } from "./trackers.js";
+import { agentTracker, currentBatch, deploymentTracker, importTracker, latestAgentMessage, recoveryTracker, serverTracker } from "./trackers.js";
+import { githubPullTracker, rebuildTracker } from "./trackers.js";
+import type { RebuildStatus } from "./api/files.js";
+import type { PullStatus } from "./api/github.js";
 
 export { latestAgentMessage };
 
@@ -16,6 +19,9 @@ export interface WaitDeps {
   /** Shared per-project pollers: one upstream request per project and interval, whoever waits. */
   agentPoller: SharedPoller<AgentStatus>;
   projectPoller: SharedPoller<ProjectDetails>;
+  /** GET rebuild/status and GET github/pull-status, per project. */
+  rebuildPoller: SharedPoller<RebuildStatus>;
+  pullPoller: SharedPoller<PullStatus>;
 }
 
 /** Secrets the run asked for that are still not provided; a later message may mark one provided. */
@@ -36,7 +42,7 @@ function agentLine(status: AgentStatus, elapsedMs: number, line: string): string
   return parts.join(" · ");
 }
 
-const PROJECT_TRACKERS = { deployment: deploymentTracker, versionRecovery: recoveryTracker, import: importTracker };
+const PROJECT_TRACKERS = { deployment: deploymentTracker, versionRecovery: recoveryTracker, import: importTracker, server: serverTracker };
 
 export interface WaitOptions {
   timeoutSeconds?: number;
@@ -45,8 +51,8 @@ export interface WaitOptions {
 }
 
 /**
- * Blocks until the project's agent run, deployment, recovery or import ends, sending a progress
- * notification on every poll. Timing out is not an error: the result says the work goes on.
+ * Blocks until the project's agent run, deployment, recovery, import, rebuild or GitHub pull ends,
+ * sending a progress notification on every poll. Timing out is not an error: the result says the work goes on.
  */
 export async function waitFor(deps: WaitDeps, projectId: string, until: Until, ctx: ToolContext, options: WaitOptions = {}): Promise<WaitResult> {
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
@@ -60,10 +66,21 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
   let outcome;
   let creditsSpent: number | undefined;
   let project: ProjectDetails;
-  if (until === "agent") {
+  let lastStatus: Record<string, unknown> | undefined;
+  if (until === "rebuild" || until === "githubPull") {
+    // Their own status endpoints end the wait; the details then give the preview to re-read (T10).
+    const describe = (_s: unknown, elapsed: number, v: { line?: string }) => `${v.line} · ${formatElapsed(elapsed)}`;
+    outcome =
+      until === "rebuild"
+        ? await waitUntilDone<RebuildStatus>({ ...common, poller: deps.rebuildPoller, check: rebuildTracker(options.since), describe })
+        : await waitUntilDone<PullStatus>({ ...common, poller: deps.pullPoller, check: githubPullTracker(options.since), describe });
+    lastStatus = outcome.state;
+    project = await deps.client.getProject(projectId, ctx.signal);
+  } else if (until === "agent") {
     const check = agentTracker(options.since);
     outcome = await waitUntilDone<AgentStatus>({ ...common, poller: deps.agentPoller, check, describe: (st, elapsed, v) => agentLine(st, elapsed, v.line ?? "Agent") });
-    creditsSpent = outcome.state.creditsSpent;
+    // agent/status gives the credits of the current prompt only: a batch's total is in the details.
+    creditsSpent = currentBatch(outcome.state) ? undefined : outcome.state.creditsSpent;
     project = await deps.client.getProject(projectId, ctx.signal);
     if (outcome.outcome === "done") await ctx.progress({ message: finishedLine(project, outcome.elapsedMs, creditsSpent) });
   } else {
@@ -78,6 +95,7 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
     polls: outcome.polls,
     message: summarize(until, outcome.outcome, outcome.failureMessage, timeoutSeconds),
     ...(creditsSpent !== undefined ? { creditsSpent } : {}),
+    ...(lastStatus ? { lastStatus } : {}),
     project,
   };
   if (outcome.outcome === "failed") throw new ToolError(`${result.message}\nNext step: read build_get_conversation or build_get_logs for details, then fix and try again.`, result);
@@ -92,7 +110,7 @@ function finishedLine(p: ProjectDetails, elapsedMs: number, credits: number | un
   return parts.join(" · ");
 }
 
-const NOUN: Record<Until, string> = { agent: "agent run", deployment: "deployment", versionRecovery: "version recovery", import: "import" };
+const NOUN: Record<Until, string> = { agent: "agent run", deployment: "deployment", versionRecovery: "version recovery", import: "import", server: "server start", rebuild: "rebuild", githubPull: "GitHub pull" };
 
 function summarize(until: Until, outcome: WaitResult["outcome"], failure: string | undefined, timeoutSeconds: number): string {
   const noun = NOUN[until];

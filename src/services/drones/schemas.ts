@@ -41,7 +41,7 @@ export const word = (name: string, example: string) =>
     .trim()
     .min(1, `${name} must not be empty; omit it for all`)
     .optional()
-    .describe(`Local filter on the ${name} field, e.g. "${example}" (case-insensitive)`);
+    .describe(`e.g. ${example}; case-insensitive`);
 
 // ---- outputs ----
 

@@ -15,8 +15,7 @@ const measure = (name: string, unit: string) =>
   z
     .number({ error: `measurements.${name} must be a number of ${unit}, 0 or more` })
     .min(0, `measurements.${name} must be a number of ${unit}, 0 or more`)
-    .optional()
-    .describe(`${name}, ${unit}`);
+    .optional();
 
 // The spec gives no units: those of the item's size_chart, assumed cm (and kg for weight).
 const measureFields = {

@@ -1,7 +1,6 @@
-import { checkIdle, type BuildContext } from "./context.js";
+import type { BuildContext } from "./context.js";
 import { fail, type BuildRoutes } from "./routes.js";
 import {
-  API,
   MINUTE,
   SANDBOX_APPS_DOMAIN,
   SECOND,
@@ -11,73 +10,85 @@ import {
   round,
   type AgentRun,
   type Attachment,
-  type Json,
   type Message,
   type RunOptions,
   type RunStep,
   type SimProject,
 } from "./state.js";
-import { bodyOf, validateInputFiles } from "./validation.js";
 import { addVersion } from "./versions.js";
-import { agentStatusOf, messageView } from "./views.js";
+import { agentStatusOf, batchActive, batchView, messageView } from "./views.js";
 
 /**
- * The agent: a run is a list of timed steps derived from the prompt, each charging its share of
- * the run's cost when reached; the final step adds a version (or fails and refunds).
+ * The agent: a run is a list of timed steps derived from the prompt; the final step adds a version
+ * (or fails and refunds). Billing per reference §1.7: UPFRONT_CREDITS when a prompt starts, the
+ * rest of its price (10-40, from the prompt) when it finishes; a prompt that outlasts the run
+ * budget is stopped there and billed flat; a failed prompt is refunded. A short balance never stops
+ * a run: the wallet goes to 0 and the shortfall is absorbed. POST agent/start is in batches.ts.
  */
 
+/** Below this balance agent/start answers 402 ("a hard minimum far below a prompt's price"; value assumed). */
 export const AGENT_MIN_CREDITS = 5;
+export const UPFRONT_CREDITS = 10;
+/** A prompt stopped at its budget costs 60 when the balance is healthy, else 50; "healthy" (not stated) is >= 100, the low-credit e-mail line. */
+export const BUDGET_PRICE = { healthy: 60, low: 50 } as const;
+export const HEALTHY_BALANCE = 100;
 export const DEFAULT_RUN_OPTIONS: RunOptions = { model: "opus", effort: "high", fastMode: false };
 
 export function registerAgentRoutes(ctx: BuildContext, routes: BuildRoutes): void {
-  routes.onProject("POST", "/agent/start", (p, req) => agentStart(ctx, p, bodyOf(req)));
   routes.onProject("GET", "/agent/status", (p) => agentStatus(p));
   routes.onProject("GET", "/agent/full-conversation", (p) => ({ conversation: p.conversation.map(messageView) }));
   routes.onProject("POST", "/agent/stop", (p) => agentStop(ctx, p));
   ctx.onAdvance((p, now) => advanceRun(ctx, p, now));
 }
 
-function agentStart(ctx: BuildContext, p: SimProject, body: Json) {
-  if (typeof body.prompt !== "string" || body.prompt.trim() === "") {
-    fail(400, "MISSING_PROMPT", "prompt is required and must not be empty");
-  }
-  const inputFiles = validateInputFiles(body.inputFiles);
-  checkIdle(p, { deployment: true });
-  if (ctx.wallet.credits() < AGENT_MIN_CREDITS) {
-    fail(402, "INSUFFICIENT_CREDITS", `Starting the agent needs at least ${AGENT_MIN_CREDITS} credits`);
-  }
-  startRun(ctx, p, body.prompt, ctx.simNow(), { ...DEFAULT_RUN_OPTIONS }, inputFiles);
-  return {
-    projectId: p.projectId,
-    status: "init",
-    message:
-      `The agent started. Poll GET ${API}/projects/${p.projectId}/agent/status ` +
-      "every 10-15 seconds until status is done.",
-  };
+/** The project's development cap would be passed by spending `amount` more (the simulator never resets it monthly). */
+export function overDevelopmentCap(p: SimProject, amount: number): boolean {
+  const cap = p.creditLimits.maxDevelopmentCreditsPerMonth;
+  return cap !== null && p.totalCreditsSpent + amount > cap;
 }
 
+/** Single run: its own messages. Batch: every message since the batch started. */
 function agentStatus(p: SimProject) {
   const run = p.run;
+  const batch = p.batch;
+  const inBatch = batch !== undefined && (batchActive(batch) || run?.batchOrder !== undefined);
+  const from = inBatch ? batch.conversationStart : run?.conversationStart;
   return {
     projectId: p.projectId,
     status: agentStatusOf(p),
     startedAt: run ? iso(run.startedAt) : null,
     creditsSpent: run?.creditsSpent ?? 0,
-    realtimeConversation: run ? p.conversation.slice(run.conversationStart).map(messageView) : [],
+    realtimeConversation: from === undefined ? [] : p.conversation.slice(from).map(messageView),
+    ...(batch ? { multiPrompt: batchView(batch) } : {}),
   };
 }
 
+/** Stopping keeps what the prompt was charged at its start (not stated). A batch in flight is cancelled (not stated). */
 function agentStop(ctx: BuildContext, p: SimProject) {
   const run = p.run;
-  if (!run || run.state !== "running") fail(409, "AGENT_NOT_RUNNING", "The agent is not running on this project");
+  const running = run?.state === "running";
+  const batch = p.batch && batchActive(p.batch) ? p.batch : undefined;
+  if (!running && !batch) fail(400, "NO_PROCESS_RUNNING", "No agent process is running on this project");
   const at = ctx.simNow();
-  run.state = "stopped";
-  p.conversation.push({ author: "agent", message: "Stopped at your request.", messageType: "regular", createdAt: at });
-  ctx.log(p, at, "[agent] Run stopped by the user");
-  return { projectId: p.projectId, status: "done", message: "The agent was stopped" };
+  if (run && running) {
+    run.state = "stopped";
+    run.endedAt = at;
+    p.conversation.push({ author: "agent", message: "Stopped at your request.", messageType: "regular", createdAt: at });
+    ctx.log(p, at, "[agent] Run stopped by the user");
+  }
+  if (batch) {
+    batch.status = "cancelled";
+    batch.updatedAt = at;
+    for (const item of batch.prompts) if (item.status === "executing") item.status = "failed";
+    ctx.log(p, at, "[agent] Multi-prompt batch cancelled");
+  }
+  return { message: "Agent stop signal sent" };
 }
 
-/** Starts a run (markers in the prompt: [minutes=N], [fail], [secrets]); nothing is charged until its steps are reached. */
+/**
+ * Starts a run (markers in the prompt: [minutes=N], [fail], [secrets]) and takes its upfront
+ * credits; a prompt longer than the run budget stops at the budget.
+ */
 export function startRun(
   ctx: BuildContext,
   p: SimProject,
@@ -85,28 +96,33 @@ export function startRun(
   at: number,
   options: RunOptions,
   inputFiles: Attachment[],
+  batchOrder?: number,
 ): AgentRun {
   const minutesMarker = /\[minutes=(\d+(?:\.\d+)?)\]/.exec(prompt);
   const minutes = minutesMarker ? Math.max(0.05, Number(minutesMarker[1])) : 5 + (hash(prompt) % 36);
+  const overBudget = minutes > ctx.runBudgetMinutes;
   const run: AgentRun = {
     prompt,
     startedAt: at,
     cost: 10 + (hash(`cost:${prompt}`) % 31),
     creditsSpent: 0,
     charged: { recurrent: 0, oneTime: 0 },
-    steps: runSteps(at, minutes * MINUTE, prompt.includes("[secrets]")),
+    steps: runSteps(at, Math.min(minutes, ctx.runBudgetMinutes) * MINUTE, prompt.includes("[secrets]")),
     nextStep: 0,
     state: "running",
     fails: prompt.includes("[fail]"),
     conversationStart: p.conversation.length,
     options,
     inputFiles,
+    overBudget,
+    ...(batchOrder !== undefined ? { batchOrder } : {}),
   };
   p.conversation.push({ author: "user", message: prompt, messageType: "regular", createdAt: at });
   p.run = run;
   p.lastModifiedAt = at;
   if (p.server.status === "Archived") p.server = { status: "Unarchiving", readyAt: at + SERVER_BOOT };
   ctx.log(p, at, `[agent] Run started (${options.model}, effort ${options.effort})`);
+  bill(ctx, p, run, UPFRONT_CREDITS);
   advanceRun(ctx, p, at);
   return run;
 }
@@ -134,7 +150,7 @@ function runSteps(startedAt: number, duration: number, needsSecrets: boolean): R
   return steps;
 }
 
-function advanceRun(ctx: BuildContext, p: SimProject, now: number): void {
+export function advanceRun(ctx: BuildContext, p: SimProject, now: number): void {
   const run = p.run;
   while (run && run.state === "running" && run.nextStep < run.steps.length && run.steps[run.nextStep].at <= now) {
     const step = run.steps[run.nextStep];
@@ -144,9 +160,10 @@ function advanceRun(ctx: BuildContext, p: SimProject, now: number): void {
 }
 
 function applyStep(ctx: BuildContext, p: SimProject, run: AgentRun, step: RunStep): void {
-  if (!chargeRunStep(ctx, p, run, step)) return;
   if (step.kind === "final") {
+    run.endedAt = step.at;
     if (run.fails) failRun(ctx, p, run, step.at);
+    else if (run.overBudget) stopAtBudget(ctx, p, run, step.at);
     else finishRun(ctx, p, run, step.at);
     return;
   }
@@ -162,33 +179,32 @@ function applyStep(ctx: BuildContext, p: SimProject, run: AgentRun, step: RunSte
   if (step.kind === "building") ctx.log(p, step.at + SECOND, "[vite] hmr update /src/pages/Home.tsx");
 }
 
-/** Charges the run up to this step's share of its cost; false (and the run ends) when credits or the project cap run out. */
-function chargeRunStep(ctx: BuildContext, p: SimProject, run: AgentRun, step: RunStep): boolean {
-  const target = round(run.cost * step.fraction);
-  const delta = round(target - run.creditsSpent);
-  if (delta <= 0) return true;
-  // The cap is compared with everything the project spent; the simulator does not reset it monthly.
+/**
+ * Bills `amount` to the run: the wallet gives what it has (the shortfall is absorbed, §1.7) and
+ * the project's development cap bounds what is billed after the start.
+ */
+function bill(ctx: BuildContext, p: SimProject, run: AgentRun, amount: number): void {
   const cap = p.creditLimits.maxDevelopmentCreditsPerMonth;
-  const overCap = cap !== null && p.totalCreditsSpent + delta > cap;
-  const charge = overCap ? undefined : ctx.wallet.charge(delta);
-  if (!charge) {
-    const reason = overCap ? "The project's monthly development credit limit was reached" : "The account ran out of credits";
-    run.state = "limit-reached";
-    const message = `${reason}; the agent stopped.`;
-    p.conversation.push({ author: "agent", message, messageType: "limit-reached", createdAt: step.at });
-    ctx.log(p, step.at, `[agent] Stopped: ${reason}`);
-    return false;
-  }
-  run.charged = {
-    recurrent: round(run.charged.recurrent + charge.recurrent),
-    oneTime: round(run.charged.oneTime + charge.oneTime),
-  };
-  run.creditsSpent = target;
-  p.totalCreditsSpent = round(p.totalCreditsSpent + delta);
-  return true;
+  const billed = round(cap === null ? amount : Math.max(0, Math.min(amount, cap - p.totalCreditsSpent)));
+  if (billed <= 0) return;
+  const taken = ctx.wallet.chargeUpTo(billed);
+  run.charged = { recurrent: round(run.charged.recurrent + taken.recurrent), oneTime: round(run.charged.oneTime + taken.oneTime) };
+  run.creditsSpent = round(run.creditsSpent + billed);
+  p.totalCreditsSpent = round(p.totalCreditsSpent + billed);
+}
+
+/** The prompt used its whole time budget: billed a flat price for the whole prompt, no version. */
+function stopAtBudget(ctx: BuildContext, p: SimProject, run: AgentRun, at: number): void {
+  const price = ctx.wallet.credits() >= HEALTHY_BALANCE ? BUDGET_PRICE.healthy : BUDGET_PRICE.low;
+  bill(ctx, p, run, price - run.creditsSpent);
+  run.state = "limit-reached";
+  const message = `The prompt reached its time limit (${ctx.runBudgetMinutes} minutes) and was stopped; it is billed ${price} credits.`;
+  p.conversation.push({ author: "agent", message, messageType: "limit-reached", createdAt: at });
+  ctx.log(p, at, `[agent] Stopped at the ${ctx.runBudgetMinutes}-minute limit`);
 }
 
 function finishRun(ctx: BuildContext, p: SimProject, run: AgentRun, at: number): void {
+  bill(ctx, p, run, run.cost - run.creditsSpent);
   const n = p.versions.length + 1;
   const version = addVersion(ctx, p, at, `Version ${n}`, commitMessageFor(run.prompt), run.prompt);
   p.conversation.push({

@@ -14,6 +14,15 @@ export interface BuildSimulatorOptions {
   maxProjects?: number;
   /** starting balance; default recurrentCredits 200, oneTimeCredits 300 */
   credits?: { recurrentCredits: number; oneTimeCredits: number };
+  /** real ms a GET /projects/:id snapshot is served from cache (reference §1.4: "a few seconds"); default 2000 */
+  detailsCacheMs?: number;
+  /**
+   * real ms after a deploy, recover, import or start-or-restart call during which reads still show
+   * the state from before the call (traps T2, T4, T5); default 1000
+   */
+  startLagMs?: number;
+  /** simulated minutes an agent prompt may run before it is stopped and billed flat (§1.7; assumed); default 60 */
+  runBudgetMinutes?: number;
 }
 
 /** Brings one part of a project (server, run, deployment, ...) up to simulated time `now`. */
@@ -36,11 +45,16 @@ export class BuildContext {
   readonly now: () => number;
   readonly createsPerMinute: number;
   readonly maxProjects: number;
+  readonly detailsCacheMs: number;
+  readonly startLagMs: number;
+  readonly runBudgetMinutes: number;
+  /** GET /projects/:id snapshots: real ms when taken, and the view (see freshness.ts) */
+  readonly detailsCache = new Map<string, { at: number; view: unknown }>();
   /** real ms at construction; simulated time coincides with it there */
   readonly t0: number;
-  /** real ms of recent project creations and design token checks, for the per-minute limits */
+  /** real ms of recent project creations and Figma token checks, for the per-minute limits */
   creations: number[] = [];
-  designChecks: number[] = [];
+  figmaChecks: number[] = [];
   /** while seeding demo data nothing is charged and creations do not count against the rate limit */
   seeding = false;
   private readonly timeScale: number;
@@ -52,12 +66,20 @@ export class BuildContext {
     this.now = options.now ?? Date.now;
     this.createsPerMinute = options.createsPerMinute ?? 30;
     this.maxProjects = options.maxProjects ?? 100;
+    this.detailsCacheMs = options.detailsCacheMs ?? 2000;
+    this.startLagMs = options.startLagMs ?? 1000;
+    this.runBudgetMinutes = options.runBudgetMinutes ?? 60;
     this.wallet = new Wallet(options.credits ?? { recurrentCredits: 200, oneTimeCredits: 300 }, () => this.seeding);
     this.t0 = this.now();
   }
 
   simNow(): number {
     return this.t0 + (this.now() - this.t0) * this.timeScale;
+  }
+
+  /** Simulated ms that pass in `realMs` real ms. */
+  simSpan(realMs: number): number {
+    return realMs * this.timeScale;
   }
 
   newId(prefix = ""): string {
@@ -99,5 +121,5 @@ export function checkIdle(p: SimProject, also: { deployment: boolean }): void {
     fail(409, "DEPLOYMENT_RUNNING", "A deployment is running on this project; wait until it ends");
   }
   if (p.recovery?.status === "recovering") fail(409, "RECOVERY_RUNNING", "A version recovery is running on this project");
-  if (p.importLock) fail(409, "IMPORT_RUNNING", "A project import is running; poll importInProgress until it is null");
+  if (p.importLock) fail(409, "IMPORT_IN_PROGRESS", "A project import is running; poll importInProgress until it is null");
 }

@@ -1,4 +1,5 @@
 import type { BuildContext } from "./context.js";
+import { checkCreditLimit, recordCharge } from "./billing.js";
 import { fail, type BuildRoutes } from "./routes.js";
 import { round, type Charge, type SimProject } from "./state.js";
 
@@ -53,6 +54,12 @@ export class Wallet {
     return { recurrent, oneTime };
   }
 
+  /** Takes up to `amount`: what the balance lacks is absorbed (an agent run still finishes, §1.7). */
+  chargeUpTo(amount: number): Charge {
+    if (this.isFree() || amount <= 0) return { recurrent: 0, oneTime: 0 };
+    return this.charge(Math.min(amount, this.credits())) ?? { recurrent: 0, oneTime: 0 };
+  }
+
   refund(charge: Charge): void {
     this.held = {
       recurrent: round(this.held.recurrent + charge.recurrent),
@@ -71,9 +78,11 @@ export class Wallet {
 /** Charges a priced operation to the account and counts it in the project's spending. */
 export function chargeProject(ctx: BuildContext, p: SimProject, key: CostKey): void {
   const cost = CREDIT_COSTS[key];
+  checkCreditLimit(ctx, p, "development", cost);
   ctx.wallet.require(cost, key);
   ctx.wallet.charge(cost);
   p.totalCreditsSpent = round(p.totalCreditsSpent + cost);
+  recordCharge(ctx, p, "development", key, cost);
 }
 
 /** Runs charge as they progress, so the balance is read once every project is current. */

@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
-import { AGENT_MIN_CREDITS, startRun } from "./agent.js";
+import { AGENT_MIN_CREDITS, UPFRONT_CREDITS, overDevelopmentCap, startRun } from "./agent.js";
 import type { BuildContext } from "./context.js";
 import { CREDIT_COSTS } from "./credits.js";
-import { checkDesignToken } from "./design.js";
+import { checkFigmaToken, validateFigmaShape } from "./figma-token.js";
 import { allocateProjectId, checkAccountCanCreate, createProject, validateNewProject } from "./projects.js";
 import { fail, type BuildRoutes } from "./routes.js";
 import { API, SANDBOX_APPS_DOMAIN, iso, round, type Attachment, type Json, type SimProject } from "./state.js";
@@ -10,14 +10,13 @@ import {
   bodyOf,
   runOptions,
   validateCreditLimits,
-  validateDesignShape,
   validateFiles,
   validateSecrets,
   type FileInput,
 } from "./validation.js";
 import { secretView } from "./views.js";
 
-/** POST /projects/launch: create a project with files, secrets, limits and design, and start the agent. */
+/** POST /projects/launch: create a project with files, secrets, limits and Figma, and start the agent. */
 export function registerLaunchRoutes(ctx: BuildContext, routes: BuildRoutes): void {
   routes.on("POST", "/projects/launch", (req) => launch(ctx, bodyOf(req)));
 }
@@ -31,8 +30,8 @@ function launch(ctx: BuildContext, body: Json) {
   const files = validateFiles(body.files);
   const secrets = validateSecrets(body.secrets);
   const creditLimits = validateCreditLimits(body.creditLimits);
-  const designToken = validateDesignShape(body.design);
-  const design = designToken === undefined ? undefined : checkDesignToken(ctx, designToken);
+  const figmaToken = validateFigmaShape(body.figma);
+  const figma = figmaToken === undefined ? undefined : checkFigmaToken(ctx, figmaToken);
   const fields = validateNewProject(body);
   const uploads = files.filter((f) => f.content !== undefined).length;
   const cost = round(CREDIT_COSTS.CREATE_PROJECT + uploads * CREDIT_COSTS.UPLOAD_FILE);
@@ -46,7 +45,7 @@ function launch(ctx: BuildContext, body: Json) {
   p.creditLimits = creditLimits;
   p.files = files.map((f) => storeAttachment(ctx, p, f, at));
   p.secrets = secrets.map((s) => ({ _id: ctx.newId(), ...s }));
-  p.design = design;
+  p.figma = figma;
   const { agent, warnings } = launchAgent(ctx, p, prompt, body, at);
   return {
     projectId,
@@ -59,7 +58,7 @@ function launch(ctx: BuildContext, body: Json) {
     creditLimits: { ...p.creditLimits },
     files: p.files.map((f) => ({ ...f })),
     secrets: p.secrets.map(secretView),
-    design: design ? { connected: true, account: { ...design } } : undefined,
+    figma: figma ? { connected: true, account: { ...figma } } : undefined,
     agent,
     warnings,
   };
@@ -69,14 +68,18 @@ function launch(ctx: BuildContext, body: Json) {
 function launchAgent(ctx: BuildContext, p: SimProject, prompt: string, body: Json, at: number) {
   const { options, warnings: optionWarnings } = runOptions(body);
   const agentWarnings = optionWarnings.length > 0 ? optionWarnings : undefined;
-  if (ctx.wallet.credits() < AGENT_MIN_CREDITS) {
-    const errorMessage =
-      `The project was created but the agent needs at least ${AGENT_MIN_CREDITS} credits to start. ` +
-      `Add credits, then retry with POST ${API}/projects/${p.projectId}/agent/start`;
+  const refused = (errorCode: string, reason: string) => {
+    const errorMessage = `The project was created but ${reason}. Then retry with POST ${API}/projects/${p.projectId}/agent/start`;
     return {
       agent: { started: false, message: errorMessage, warnings: agentWarnings },
-      warnings: [{ step: "agent", errorCode: "INSUFFICIENT_CREDITS", errorMessage }],
+      warnings: [{ step: "agent", errorCode, errorMessage }],
     };
+  };
+  if (ctx.wallet.credits() < AGENT_MIN_CREDITS) {
+    return refused("INSUFFICIENT_CREDITS", `the agent needs at least ${AGENT_MIN_CREDITS} credits to start: add credits`);
+  }
+  if (overDevelopmentCap(p, UPFRONT_CREDITS)) {
+    return refused("PROJECT_CREDIT_LIMIT_REACHED", "the project's monthly development credit limit is reached: raise it");
   }
   startRun(ctx, p, prompt, at, options, p.files);
   return {

@@ -9,21 +9,31 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }
 }
 
-export function fail(status: number, code: string, message: string): never {
-  throw new ApiError(status, code, message);
+/** `details` becomes the envelope's `errors.errorDetails` (MAX_PROJECTS_REACHED, SANDBOX_NOT_REACHABLE). */
+export function fail(status: number, code: string, message: string, details?: Record<string, unknown>): never {
+  throw new ApiError(status, code, message, details);
 }
 
 export function ok(data: unknown): SimResponse {
   return { status: 200, body: { errors: null, data } };
 }
 
-export function errorResponse(status: number, errorCode: string, errorMessage: string): SimResponse {
-  return { status, body: { errors: { errorCode, errorMessage }, data: null } };
+/** A handler's `data` with response headers (paging metadata such as X-Total-Count). */
+export class WithHeaders {
+  constructor(
+    readonly data: unknown,
+    readonly headers: Record<string, string>,
+  ) {}
+}
+
+export function errorResponse(status: number, errorCode: string, errorMessage: string, errorDetails?: Record<string, unknown>): SimResponse {
+  return { status, body: { errors: { errorCode, errorMessage, ...(errorDetails ? { errorDetails } : {}) }, data: null } };
 }
 
 /**
@@ -42,9 +52,10 @@ export class BuildRoutes {
       // Runs charge credits as they progress, so the balance is only right once every project is current.
       this.ctx.advanceAll();
       try {
-        return ok(handler(req));
+        const data = handler(req);
+        return data instanceof WithHeaders ? { ...ok(data.data), headers: data.headers } : ok(data);
       } catch (err) {
-        if (err instanceof ApiError) return errorResponse(err.status, err.code, err.message);
+        if (err instanceof ApiError) return errorResponse(err.status, err.code, err.message, err.details);
         throw err;
       }
     });
@@ -52,6 +63,11 @@ export class BuildRoutes {
 
   /** An operation under /projects/:projectId; the handler gets the project (404 PROJECT_NOT_FOUND when unknown). */
   onProject(method: string, path: string, handler: (p: SimProject, req: SimRequest) => unknown): void {
-    this.on(method, `/projects/:projectId${path}`, (req) => handler(this.ctx.loadProject(req.params.projectId), req));
+    this.on(method, `/projects/:projectId${path}`, (req) => {
+      const data = handler(this.ctx.loadProject(req.params.projectId), req);
+      // §1.4: a successful PATCH discards the cached details snapshot (and a deleted project's goes with it).
+      if (path === "" && (method === "PATCH" || method === "DELETE")) this.ctx.detailsCache.delete(req.params.projectId);
+      return data;
+    });
   }
 }

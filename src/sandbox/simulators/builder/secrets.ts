@@ -1,10 +1,14 @@
 import type { BuildContext } from "./context.js";
 import { fail, type BuildRoutes } from "./routes.js";
-import type { Json, Secret, SimProject } from "./state.js";
+import { iso, type Json, type Secret, type SimProject } from "./state.js";
 import { bodyOf, validateSecretFields } from "./validation.js";
 import { secretView } from "./views.js";
 
-/** Project secrets: POST creates or updates by name; values are never returned. */
+/**
+ * Project secrets; values are never returned. The reference has no update endpoint and does not
+ * say what a duplicate name does: every POST creates a secret with its own _id (the newest of a
+ * name is the one in the .env).
+ */
 export function registerSecretRoutes(ctx: BuildContext, routes: BuildRoutes): void {
   routes.onProject("POST", "/secrets", (p, req) => putSecret(ctx, p, bodyOf(req)));
   routes.onProject("DELETE", "/secrets/:secretId", (p, req) => deleteSecret(p, req.params.secretId));
@@ -12,20 +16,14 @@ export function registerSecretRoutes(ctx: BuildContext, routes: BuildRoutes): vo
 
 function putSecret(ctx: BuildContext, p: SimProject, body: Json) {
   const input = validateSecretFields(body, "secret");
-  const existing = p.secrets.find((s) => s.secretName === input.secretName);
-  if (existing) {
-    existing.secretValue = input.secretValue;
-    existing.environment = input.environment;
-    return secretView(existing);
-  }
   const secret: Secret = { _id: ctx.newId(), ...input };
   p.secrets.push(secret);
-  return secretView(secret);
+  return { ...secretView(secret), createdAt: iso(ctx.simNow()) };
 }
 
 function deleteSecret(p: SimProject, secretId: string) {
   const index = p.secrets.findIndex((s) => s._id === secretId);
   if (index < 0) fail(404, "SECRET_NOT_FOUND", `Secret ${secretId} does not exist in ${p.projectId}`);
   p.secrets.splice(index, 1);
-  return { _id: secretId, deleted: true };
+  return { success: true };
 }

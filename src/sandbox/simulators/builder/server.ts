@@ -1,9 +1,14 @@
 import type { BuildContext } from "./context.js";
 import { chargeProject } from "./credits.js";
+import { holdPrevious } from "./freshness.js";
 import { fail, type BuildRoutes } from "./routes.js";
 import { SANDBOX_APPS_DOMAIN, SECOND, SERVER_BOOT, iso, type SimProject } from "./state.js";
 
-/** The project's development server and its logs. */
+/**
+ * The project's development server and its logs. After start-or-restart of an Active server, the
+ * details still read Active for startLagMs (freshness.ts, trap T5: "not yet transitioned"); then it
+ * reads Starting for SERVER_BOOT, then Active.
+ */
 export function registerServerRoutes(ctx: BuildContext, routes: BuildRoutes): void {
   routes.onProject("POST", "/agent/server/start-or-restart", (p) => restartServer(ctx, p));
   routes.onProject("GET", "/backend/dev/logs", (p) => ({ logs: logsText(ctx, p) }));
@@ -11,10 +16,15 @@ export function registerServerRoutes(ctx: BuildContext, routes: BuildRoutes): vo
 }
 
 function restartServer(ctx: BuildContext, p: SimProject) {
+  if (p.run?.state === "running") fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
+  if (p.deployment?.status === "deploying") fail(409, "DEPLOYMENT_RUNNING", "A deployment is running on this project; wait until it ends");
+  if (p.recovery?.status === "recovering") fail(409, "RECOVERY_RUNNING", "A version recovery is running on this project");
   chargeProject(ctx, p, "START_SERVER");
+  const wasActive = p.server.status === "Active";
+  holdPrevious(ctx, p, "agentServerStatus", p.server.status);
   startServer(ctx, p, ctx.simNow());
-  const message = "The dev server is starting; it is Active in about a minute";
-  return { projectId: p.projectId, status: p.server.status, message };
+  if (wasActive) p.server.readyAt += ctx.simSpan(ctx.startLagMs);
+  return { message: "Server start/restart initiated", status: "starting" };
 }
 
 function startServer(ctx: BuildContext, p: SimProject, at: number): void {
@@ -22,14 +32,17 @@ function startServer(ctx: BuildContext, p: SimProject, at: number): void {
   ctx.log(p, at, "[server] Starting development server");
 }
 
-/** Starts the server unless it is already on its way up (charging START_SERVER), then answers 409. */
-export function serverNotReady(ctx: BuildContext, p: SimProject): never {
+/**
+ * Deploy or recover on a server that is not Active: starts it unless it is already on its way up
+ * (charging START_SERVER; a server already starting is not charged again: not stated), then 409.
+ */
+export function serverNotReady(ctx: BuildContext, p: SimProject, what = "call"): never {
   const booting = ["Creating", "Starting", "Unarchiving"].includes(p.server.status);
   if (!booting) {
     chargeProject(ctx, p, "START_SERVER");
     startServer(ctx, p, ctx.simNow());
   }
-  fail(409, "SERVER_NOT_READY", "The dev server is not running; it is being started. Retry the deployment in about a minute");
+  fail(409, "SERVER_NOT_READY", `The dev server is not running; it is being started. Retry the ${what} once agentServerStatus is Active`);
 }
 
 function advanceServer(ctx: BuildContext, p: SimProject, now: number): void {

@@ -31,6 +31,8 @@ export interface Version {
   commitMessage: string;
   prompt: string;
   createdAt: number;
+  /** git commit of the version, for version-diff (diffs.ts); 40 hex */
+  commitSha: string;
 }
 export interface Secret {
   _id: string;
@@ -54,7 +56,7 @@ export interface Message {
 }
 export interface RunStep {
   at: number;
-  /** share of the run's cost charged once this step is reached */
+  /** share of the run's duration at this step */
   fraction: number;
   kind: "starting" | "building" | "final";
   text: string;
@@ -79,7 +81,43 @@ export interface AgentRun {
   conversationStart: number;
   options: RunOptions;
   inputFiles: Attachment[];
+  /** the prompt outlasts the run budget: it stops there, billed flat (agent.ts) */
+  overBudget: boolean;
+  /** simulated time the run ended (finished, failed, stopped or stopped at its budget) */
+  endedAt?: number;
+  /** `order` of the batch prompt this run executes */
+  batchOrder?: number;
 }
+export type BatchStatus = "planning" | "executing" | "paused" | "done" | "cancelled";
+export interface BatchPrompt {
+  order: number;
+  prompt: string;
+  status: "pending" | "executing" | "done" | "failed";
+}
+/** A multi-prompt batch (agent/start with multiPrompt; batches.ts). */
+export interface Batch {
+  status: BatchStatus;
+  /** letTotalumDecide: the goal the prompts are planned from */
+  goal?: string;
+  prompts: BatchPrompt[];
+  currentPromptIndex: number;
+  startedAt: number;
+  updatedAt: number;
+  /** planning ends at this simulated time (letTotalumDecide) */
+  plannedAt?: number;
+  /** the next prompt starts at this simulated time */
+  nextAt: number;
+  /** index in the project conversation where the batch's messages start */
+  conversationStart: number;
+  /** agent/start's inputFiles, attached to the first prompt */
+  inputFiles: Attachment[];
+}
+/** Reads that still show the state from before a call, until `until` (simulated ms; freshness.ts). */
+export interface Hold {
+  until: number;
+  value: unknown;
+}
+export type HeldField = "deployment" | "versionRecovery" | "importInProgress" | "agentServerStatus";
 export interface Deployment {
   status: "deploying" | "success" | "error";
   createdAt: number;
@@ -99,6 +137,8 @@ export interface ImportLock {
   startedAt: number;
   endsAt: number;
   failAt?: number;
+  /** Runs when the import ends well (POST import: restores the exported data). */
+  onSuccess?: (at: number) => void;
 }
 export interface CustomDomain {
   hostname: string;
@@ -110,7 +150,7 @@ export interface CreditLimits {
   maxDevelopmentCreditsPerMonth: number | null;
   maxInfrastructureCreditsPerMonth: number | null;
 }
-export interface DesignAccount {
+export interface FigmaAccount {
   id: string;
   handle: string;
   email: string;
@@ -120,6 +160,9 @@ export interface TableProperty {
   name: string;
   type: string;
   label: string;
+  /** Relations: both sides of one relation carry the same `id`; the target is a table `_id`. */
+  id?: string;
+  objectReference?: { objectReferenceTypeId: string; objectReferenceRelation: "manyToMany" | "oneToMany" | "manyToOne" | "oneToOne" };
 }
 export interface Table {
   _id: string;
@@ -129,6 +172,11 @@ export interface Table {
   properties: TableProperty[];
   records: Json[];
 }
+/** A many-to-many link the service keeps (the junction): the relation's id and the two record ids, sorted. */
+export interface RecordLink {
+  propertyId: string;
+  recordIds: [string, string];
+}
 export interface LogLine {
   at: number;
   line: string;
@@ -136,6 +184,10 @@ export interface LogLine {
 export interface Group {
   name: string;
   capacity: number;
+  /** Absent on the built-in demo groups: "" and the simulator's start. */
+  description?: string;
+  createdAt?: number;
+  updatedAt?: number;
 }
 
 export interface SimProject {
@@ -160,10 +212,47 @@ export interface SimProject {
   customDomain: CustomDomain | null;
   creditLimits: CreditLimits;
   files: Attachment[];
-  design?: DesignAccount;
+  figma?: FigmaAccount;
+  /** the latest multi-prompt batch; absent until one is started */
+  batch?: Batch;
+  holds?: Partial<Record<HeldField, Hold>>;
+  /** conversation length when an [app-starting] prompt last answered SANDBOX_NOT_REACHABLE (deployments.ts) */
+  appStartingPrompt?: number;
   totalCreditsSpent: number;
   tables: Table[];
+  /** Absent until the first link is made. */
+  recordLinks?: RecordLink[];
   logs: LogLine[];
+  /** Source files, rebuilds, uploads and GitHub (files.ts, rebuild.ts, github.ts): made on first use. */
+  source?: SourceTree;
+  rebuild?: Rebuild;
+  github?: GithubState;
+}
+
+export interface SourceTree {
+  /** root-relative path -> bytes; excluded folders (dist/) may be tracked but are never listed */
+  files: Map<string, Buffer>;
+  /** the template is in (a project whose agent never ran has no sandbox and no files); HEAD is the latest version's commitSha */
+  seeded: boolean;
+  uploads: Array<{ fileNameId: string; name: string; type: string; size: number; at: number }>;
+}
+export interface Rebuild {
+  status: "rebuilding" | "success" | "error";
+  startedAt: number;
+  doneAt: number;
+  /** what makes it fail, found in the files when it starts */
+  failure?: { errorCode: string; errorMessage: string };
+  /** real ms of the rebuilds started, for the plan limit */
+  history: number[];
+}
+export interface GithubState {
+  /** null once disconnected or expired */
+  link: { repositoryFullName: string; token: string; connectedAt: number; expiresAt?: number } | null;
+  expired: boolean;
+  lastRepositoryFullName?: string;
+  /** commits pushed to develop by someone else, waiting for a pull: path -> new content */
+  remoteChanges: Map<string, Buffer>;
+  pull: { status: "pulling" | "success" | "error"; createdAt: number; doneAt: number; fails: boolean } | null;
 }
 
 export interface NewProjectFields {

@@ -200,18 +200,6 @@ export function validateCreditLimits(value: unknown): CreditLimits {
   return limits;
 }
 
-/** Shape checks of `design`; the token itself is checked by checkDesignToken (design.ts). */
-export function validateDesignShape(value: unknown): string | undefined {
-  if (!given(value)) return undefined;
-  if (!isObject(value)) fail(400, "INVALID_DESIGN", "design must be an object");
-  const { token } = value;
-  if (typeof token !== "string" || token.trim() === "") fail(400, "MISSING_DESIGN_TOKEN", "design.token is required");
-  if (!token.startsWith("dsgn_") || token.length < 20) {
-    fail(400, "DESIGN_TOKEN_MALFORMED", "design.token does not look like a personal access token of the design tool");
-  }
-  return token;
-}
-
 export function runOptions(body: Json): { options: RunOptions; warnings: string[] } {
   const warnings: string[] = [];
   const options: RunOptions = { model: "opus", effort: "high", fastMode: false };

@@ -1,10 +1,16 @@
 import { checkIdle, type BuildContext } from "./context.js";
 import { chargeProject } from "./credits.js";
+import { holdPrevious } from "./freshness.js";
 import { fail, type BuildRoutes } from "./routes.js";
-import { MINUTE, iso, type SimProject, type Version } from "./state.js";
+import { serverNotReady } from "./server.js";
+import { MINUTE, iso, sha1, type SimProject, type Version } from "./state.js";
 import { intParam } from "./validation.js";
+import { recoveryView } from "./views.js";
 
-/** Versions and their recovery. A recovery ends in a new version, or in `error` for a [recover-fail] prompt. */
+/**
+ * Versions and their recovery. A recovery ends in a new version, or in `error` for a [recover-fail]
+ * prompt. For a moment after the call the details still show no recovery (freshness.ts, trap T2).
+ */
 
 const RECOVERY_DURATION = 2 * MINUTE;
 
@@ -15,13 +21,14 @@ export function registerVersionRoutes(ctx: BuildContext, routes: BuildRoutes): v
 }
 
 export function addVersion(ctx: BuildContext, p: SimProject, at: number, name: string, commitMessage: string, prompt: string): Version {
-  const version: Version = { _id: ctx.newId(), name, commitMessage, prompt, createdAt: at };
+  const _id = ctx.newId();
+  const version: Version = { _id, name, commitMessage, prompt, createdAt: at, commitSha: sha1(`commit:${p.projectId}:${_id}`) };
   p.versions.push(version);
   return version;
 }
 
 function listVersions(p: SimProject, query: URLSearchParams) {
-  const limit = intParam(query, "limit", 50, 1, 1000, "LIST_VERSIONS_ERROR");
+  const limit = intParam(query, "limit", 20, 1, 1000, "LIST_VERSIONS_ERROR");
   const skip = intParam(query, "skip", 0, 0, Number.MAX_SAFE_INTEGER, "LIST_VERSIONS_ERROR");
   const newestFirst = [...p.versions].reverse();
   return {
@@ -33,9 +40,11 @@ function listVersions(p: SimProject, query: URLSearchParams) {
 function recover(ctx: BuildContext, p: SimProject, versionId: string) {
   const version = p.versions.find((v) => v._id === versionId);
   if (!version) fail(404, "VERSION_NOT_FOUND", `Version ${versionId} does not exist in ${p.projectId}`);
-  checkIdle(p, { deployment: false });
+  checkIdle(p, { deployment: true });
+  if (p.server.status !== "Active") serverNotReady(ctx, p, "recovery");
   chargeProject(ctx, p, "RECOVER_VERSION");
   const at = ctx.simNow();
+  holdPrevious(ctx, p, "versionRecovery", recoveryView(p));
   p.recovery = {
     status: "recovering",
     versionId,

@@ -1,4 +1,5 @@
-import { SANDBOX_APPS_DOMAIN, iso, productionHost, type Message, type Secret, type SimProject } from "./state.js";
+import { held } from "./freshness.js";
+import { SANDBOX_APPS_DOMAIN, iso, productionHost, type Batch, type Message, type Secret, type SimProject } from "./state.js";
 
 /** JSON views of the simulated state, as the operations answer them. Times are ISO strings. */
 
@@ -36,6 +37,33 @@ export function importView(p: SimProject, now: number) {
   };
 }
 
+export function batchActive(b: Batch): boolean {
+  return b.status === "planning" || b.status === "executing" || b.status === "paused";
+}
+
+/** `multiPrompt` of agent/status and the details. */
+export function batchView(b: Batch) {
+  return {
+    status: b.status,
+    totalPrompts: b.prompts.length,
+    currentPromptIndex: b.currentPromptIndex,
+    prompts: b.prompts.map((item) => ({ ...item })),
+    startedAt: iso(b.startedAt),
+    updatedAt: iso(b.updatedAt),
+  };
+}
+
+/** The latest deployment as deployments/status and the details show it (null when never deployed). */
+export function deploymentView(p: SimProject) {
+  const d = p.deployment;
+  return d && { status: d.status, createdAt: iso(d.createdAt), versionId: d.versionId };
+}
+
+export function recoveryView(p: SimProject) {
+  const r = p.recovery;
+  return r && { status: r.status, versionId: r.versionId, startedAt: iso(r.startedAt), errorMessage: r.errorMessage };
+}
+
 /** An entry of the project list. */
 export function listItemView(p: SimProject) {
   return {
@@ -51,7 +79,10 @@ export function listItemView(p: SimProject) {
   };
 }
 
-/** The project details; `now` is the simulated time (it decides whether an import has failed yet). */
+/**
+ * The project details; `now` is the simulated time (it decides whether an import has failed yet
+ * and whether reads still show the state from before a call: freshness.ts).
+ */
 export function detailsView(p: SimProject, now: number) {
   return {
     projectId: p.projectId,
@@ -63,24 +94,16 @@ export function detailsView(p: SimProject, now: number) {
     createdAt: iso(p.createdAt),
     lastModifiedAt: iso(p.lastModifiedAt),
     agentProcessStatus: agentStatusOf(p),
-    agentServerStatus: p.server.status,
-    deployment: p.deployment && {
-      status: p.deployment.status,
-      createdAt: iso(p.deployment.createdAt),
-      versionId: p.deployment.versionId,
-    },
-    versionRecovery: p.recovery && {
-      status: p.recovery.status,
-      versionId: p.recovery.versionId,
-      startedAt: iso(p.recovery.startedAt),
-      errorMessage: p.recovery.errorMessage,
-    },
-    importInProgress: importView(p, now),
+    agentServerStatus: held(p, "agentServerStatus", now, p.server.status),
+    deployment: held(p, "deployment", now, deploymentView(p)),
+    versionRecovery: held(p, "versionRecovery", now, recoveryView(p)),
+    importInProgress: held(p, "importInProgress", now, importView(p, now)),
     secrets: p.secrets.map(secretView),
     customDomain: p.customDomain && customDomainView(p),
     productionProjectUrl: productionHost(p.projectId),
     temporalDevelopmentProjectUrl: `https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`,
     totalCreditsSpent: p.totalCreditsSpent,
     creditLimits: { ...p.creditLimits },
+    ...(p.batch ? { multiPrompt: batchView(p.batch) } : {}),
   };
 }

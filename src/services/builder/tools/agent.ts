@@ -1,10 +1,19 @@
 import { z } from "zod";
-import { defineTool } from "../../../core/tool.js";
+import { viewUri } from "../../../core/views.js";
+import { defineTool, ToolError } from "../../../core/tool.js";
 import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
-import { waitSummary } from "../render.js";
+import { batchSummary, waitSummary } from "../render.js";
 import { AGENT_RUN_COST } from "./projects.js";
+
+/** What the guard counts: a run, or every prompt of a batch as a run (a planned batch may have up to 50). */
+function runCost(multiPrompt: { prompts?: string[] } | undefined) {
+  if (!multiPrompt) return AGENT_RUN_COST;
+  const count = multiPrompt.prompts?.length ?? 50;
+  const what = multiPrompt.prompts ? `${count}` : "up to 50 planned";
+  return { description: `a batch of ${what} prompts, each billed as an agent run (typically 10-40 credits, at most ${AGENT_RUN_COST.upTo})`, upTo: AGENT_RUN_COST.upTo * count };
+}
 import { trimLine } from "../../../core/text.js";
 import { isObject } from "../../../core/json.js";
 import { latestAgentMessage, secretsNeeded, waitFor } from "../waits.js";
@@ -28,25 +37,39 @@ export function agentTools(deps: BuildDeps) {
   return [
     defineTool({
       name: "build_start_agent",
+      view: viewUri("build-console"),
       upstream: "POST …/agent/start",
       title: "Start agent run",
       description:
-        "Send a prompt to a project's AI build agent (5-40 min run, 10-40 credits charged as it runs). Fails with 409 while another run, deployment or recovery is active. wait: true blocks with progress until it ends.",
+        "Send a prompt to a project's AI build agent (5-40 min; 10 credits at start, the rest at the end, at most 60). 409 while another run, deployment or recovery is active. multiPrompt runs a batch unsupervised for hours, each prompt billed as a run: only when the user accepts that. wait: true blocks with progress until it ends.",
       toolset: "build",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true },
       input: {
         projectId: s.projectId,
-        prompt: s.prompt,
+        prompt: s.prompt.optional().describe("Required unless multiPrompt.prompts; with letTotalumDecide, the goal"),
         inputFiles: z.array(inputFile).optional().describe("Files for the agent, by public URL (or a files/upload URL)"),
+        multiPrompt: z
+          .object({
+            prompts: z.array(s.prompt).min(1, "multiPrompt.prompts needs 1-50 prompts").max(50, "multiPrompt.prompts needs 1-50 prompts").optional(),
+            letTotalumDecide: z.boolean().optional().describe("true: the service plans the prompts from prompt"),
+          })
+          .refine((m) => (m.prompts !== undefined) !== (m.letTotalumDecide === true), "multiPrompt needs exactly one of prompts or letTotalumDecide: true")
+          .optional(),
         ...waitInput,
       },
       output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_agent_status for "${projectId}"`,
-      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Start an agent run on ${projectId}`, items: [], variable: AGENT_RUN_COST }, ctx),
-      run: async ({ projectId, prompt, inputFiles, wait, timeoutSeconds }, ctx) => {
+      before: ({ projectId, prompt, multiPrompt }, ctx) => {
+        if (prompt === undefined && !multiPrompt?.prompts) {
+          throw new ToolError("Invalid arguments for build_start_agent: prompt: required unless multiPrompt.prompts is given. Nothing was sent upstream.");
+        }
+        return deps.guard.check({ operation: `Start ${multiPrompt ? "a multi-prompt batch" : "an agent run"} on ${projectId}`, items: [], variable: runCost(multiPrompt) }, ctx);
+      },
+      run: async ({ projectId, prompt, inputFiles, multiPrompt, wait, timeoutSeconds }, ctx) => {
         const since = Date.now();
-        const started = await client.startAgent(projectId, { prompt, ...(inputFiles ? { inputFiles } : {}) }, ctx.signal);
+        const body = { ...(prompt !== undefined ? { prompt } : {}), ...(inputFiles ? { inputFiles } : {}), ...(multiPrompt ? { multiPrompt } : {}) };
+        const started = await client.startAgent(projectId, body, ctx.signal);
         const result = { ...started, projectId: String(started.projectId ?? projectId), startedAt: new Date(since).toISOString() };
         if (!wait) return result;
         return { ...result, wait: await waitFor(deps, projectId, "agent", ctx, { timeoutSeconds, since }) };
@@ -54,7 +77,7 @@ export function agentTools(deps: BuildDeps) {
       render: (r) =>
         r.wait
           ? waitSummary(r.wait)
-          : `Agent run started on ${r.projectId} (${r.status ?? "init"}). Follow it with build_wait { projectId: "${r.projectId}", until: "agent", since: "${r.startedAt}" }.`,
+          : `${r.multiPrompt ? "Multi-prompt batch" : "Agent run"} started on ${r.projectId} (${r.status ?? "init"}). Follow it with build_wait { projectId: "${r.projectId}", until: "agent", since: "${r.startedAt}" }.`,
     }),
 
     defineTool({
@@ -75,6 +98,7 @@ export function agentTools(deps: BuildDeps) {
       render: (st) => {
         const last = latestAgentMessage(st.realtimeConversation);
         const lines = [`Agent ${st.status}${st.startedAt ? `, started ${st.startedAt}` : ""}${typeof st.creditsSpent === "number" ? `, ${st.creditsSpent} credits spent` : ""}.`];
+        if (st.multiPrompt) lines.push(batchSummary(st.multiPrompt));
         if (last?.message) lines.push(`Latest agent message (${last.messageType ?? "regular"}): "${trimLine(last.message, 300)}"`);
         const needed = secretsNeeded(st.realtimeConversation);
         if (needed.length) lines.push(`The agent needs secrets: ${needed.map((n) => `${n.name}${n.description ? ` ("${trimLine(n.description, 80)}")` : ""}`).join(", ")}. Set them with build_set_secret.`);
@@ -122,16 +146,17 @@ export function agentTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_wait",
-      upstream: "polls …/agent/status or the project",
+      view: viewUri("build-console"),
+      upstream: "polls …/agent/status, …/rebuild/status, …/github/pull-status or the project",
       title: "Wait for build work",
       description:
-        "Block until a project's agent run, deployment, version recovery or import ends, with progress on every poll; returns the final project details. On timeout it returns the state so far (the work goes on): call again.",
+        "Block until a project's agent run (or multi-prompt batch), deployment, version recovery, import, server start, rebuild or GitHub pull ends, with progress on every poll; returns the final project details. On timeout it returns the state so far (the work goes on): call again.",
       toolset: "build",
       kind: "read",
       longRunning: {},
       input: {
         projectId: s.projectId,
-        until: z.enum(["agent", "deployment", "versionRecovery", "import"]).describe("Which work to wait for"),
+        until: z.enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"]).describe("Which work to wait for"),
         timeoutSeconds: waitInput.timeoutSeconds,
         since: z.iso.datetime({ offset: true, error: "since must be an ISO 8601 time, like the startedAt a tool returned" }).optional().describe("When the work was started (the startedAt a tool returned): older states are the previous work's"),
       },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { viewUri } from "../../../core/views.js";
 import { defineTool } from "../../../core/tool.js";
 import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
@@ -23,6 +24,7 @@ export function operationTools(deps: BuildDeps) {
   return [
     defineTool({
       name: "build_deploy",
+      view: viewUri("build-console"),
       upstream: "POST …/deployments/deploy",
       title: "Deploy project",
       description:
@@ -120,15 +122,25 @@ export function operationTools(deps: BuildDeps) {
       name: "build_restart_server",
       upstream: "POST …/agent/server/start-or-restart",
       title: "Restart dev server",
-      description: "Start or restart a project's development server (needed before deploying when it is archived or down). Spends START_SERVER credits.",
+      description:
+        "Start or restart a project's development server (2-4 min; needed before deploying when it is archived or down). Spends START_SERVER credits. wait: true blocks until it is Active again.",
       toolset: "build_admin",
       kind: "spend",
-      input: { projectId: s.projectId },
-      output: z.looseObject({ projectId: z.string() }),
+      longRunning: { runsAsTask: (input) => input.wait === true },
+      input: { projectId: s.projectId, ...waitInput },
+      output: z.looseObject({ projectId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read agentServerStatus`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Restart the dev server of ${projectId}`, items: [["START_SERVER", 1]] }, ctx),
-      run: async ({ projectId }, ctx) => ({ ...passthrough(await client.restartServer(projectId, ctx.signal)), projectId }),
-      render: (r) => `Dev server of ${r.projectId} is (re)starting.`,
+      run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
+        const since = Date.now();
+        const result = { ...passthrough(await client.restartServer(projectId, ctx.signal)), projectId, startedAt: new Date(since).toISOString() };
+        if (!wait) return result;
+        return { ...result, wait: await waitFor(deps, projectId, "server", ctx, { timeoutSeconds, since }) };
+      },
+      render: (r) =>
+        r.wait
+          ? waitSummary(r.wait)
+          : `Dev server of ${r.projectId} is (re)starting. Follow it with build_wait { projectId: "${r.projectId}", until: "server", since: "${r.startedAt}" }.`,
     }),
 
     defineTool({

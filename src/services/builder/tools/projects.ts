@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { viewUri } from "../../../core/views.js";
 import { defineTool } from "../../../core/tool.js";
 import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
@@ -11,7 +12,7 @@ import { waitFor } from "../waits.js";
  * Agent runs have no fixed price: typically 10-40 credits, and a run that uses its whole time
  * budget is billed a flat 50, or 60 on a healthy balance (reference §1.7): 60 is the most one costs.
  */
-export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 credits, charged as it runs; at most 60 if it runs to its time limit)", upTo: 60 };
+export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 credits: 10 at the start, the rest at the end; at most 60 if it runs to its time limit)", upTo: 60 };
 
 const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
 
@@ -100,7 +101,7 @@ export function projectTools(deps: BuildDeps) {
       name: "build_create_project",
       upstream: "POST /projects",
       title: "Create empty project",
-      description: "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken id gets a suffix: use the returned projectId.",
+      description: "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken id answers 409 PROJECT_ALREADY_EXISTS; use the returned projectId.",
       toolset: "build",
       kind: "spend",
       input: { projectId: s.newProjectId, description: s.description.optional(), label: s.label.optional(), groupId: z.string().min(1).optional() },
@@ -117,6 +118,7 @@ export function projectTools(deps: BuildDeps) {
 
     defineTool({
       name: "build_launch_project",
+      view: viewUri("build-console"),
       upstream: "POST /projects/launch",
       title: "Launch project",
       description:

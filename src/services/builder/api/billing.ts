@@ -1,0 +1,34 @@
+import type { UpstreamClient } from "../../../core/upstream.js";
+
+/** Per-project credit caps (reference §17) and spending analytics (§18, outside /vcaas); both free. */
+
+const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
+
+export type Json = Record<string, unknown>;
+
+export interface CreditLimits extends Json {
+  maxDevelopmentCreditsPerMonth?: number | null;
+  maxInfrastructureCreditsPerMonth?: number | null;
+}
+
+export interface SpendingDay extends Json {
+  date: string;
+  development?: number;
+  infrastructure?: number;
+  byType?: Record<string, number>;
+}
+
+export interface SpendingAnalytics extends Json {
+  daily?: SpendingDay[];
+  totals?: Json & { development?: number; infrastructure?: number; total?: number; byType?: Record<string, number> };
+  projects?: string[];
+}
+
+/** Absent keys are left as they are; null removes a cap. */
+export function setCreditLimits(http: UpstreamClient, projectId: string, body: CreditLimits, signal?: AbortSignal) {
+  return http.request<Json & { creditLimits?: CreditLimits }>({ method: "PATCH", path: `${project(projectId)}/credit-limits`, body, signal });
+}
+
+export function getSpendingAnalytics(http: UpstreamClient, query: { from: string; to: string; projectId?: string }, signal?: AbortSignal) {
+  return http.request<SpendingAnalytics>({ method: "GET", path: "/api/v1/credits/spending-analytics", query, signal });
+}

@@ -1,0 +1,46 @@
+import type { UpstreamClient } from "../../../core/upstream.js";
+
+/** Record writes of a project's database (reference §10; all free). `tableName` is a table's `type`. */
+
+const records = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}/database/records`;
+const record = (projectId: string, recordId: string) => `${records(projectId)}/${encodeURIComponent(recordId)}`;
+
+export type Json = Record<string, unknown>;
+
+/** A record as the service answers it: its fields plus `_id`, `createdAt`, `updatedAt`. */
+export interface DbRecord extends Json {
+  _id: string;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export interface LinkBody {
+  /** The table of the record in the path. */
+  tableName: string;
+  /** The many-to-many property on that table (its id or name). */
+  propertyId: string;
+  /** `_id` of the record on the other side. */
+  referenceId: string;
+}
+
+export function createRecord(http: UpstreamClient, projectId: string, body: { tableName: string; data: Json }, signal?: AbortSignal) {
+  return http.request<DbRecord>({ method: "POST", path: records(projectId), body, signal });
+}
+
+export function updateRecord(http: UpstreamClient, projectId: string, recordId: string, body: { tableName: string; data: Json }, signal?: AbortSignal) {
+  return http.request<DbRecord>({ method: "PATCH", path: record(projectId, recordId), body, signal });
+}
+
+/** tableName goes in the query string, not a body. */
+export function deleteRecord(http: UpstreamClient, projectId: string, recordId: string, tableName: string, signal?: AbortSignal) {
+  return http.request<Json & { deleted?: boolean; recordId?: string }>({ method: "DELETE", path: record(projectId, recordId), query: { tableName }, signal });
+}
+
+export function linkRecords(http: UpstreamClient, projectId: string, recordId: string, body: LinkBody, signal?: AbortSignal) {
+  return http.request<Json & { linked?: boolean }>({ method: "POST", path: `${record(projectId, recordId)}/link`, body, signal });
+}
+
+/** A DELETE with a JSON body (the client sends a body on any method). */
+export function unlinkRecords(http: UpstreamClient, projectId: string, recordId: string, body: LinkBody, signal?: AbortSignal) {
+  return http.request<Json & { unlinked?: boolean }>({ method: "DELETE", path: `${record(projectId, recordId)}/link`, body, signal });
+}

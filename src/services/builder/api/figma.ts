@@ -1,0 +1,41 @@
+import type { UpstreamClient } from "../../../core/upstream.js";
+
+/** Figma operations of the build service (reference §13; all free). The token is a secret: callers register it. */
+
+const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
+
+export type Json = Record<string, unknown>;
+
+export interface FigmaAccount extends Json {
+  id?: string;
+  handle?: string;
+  email?: string;
+  imgUrl?: string;
+}
+
+export interface FigmaStatus extends Json {
+  connected?: boolean;
+  account?: FigmaAccount | null;
+  connectedAt?: string | null;
+  /** Only with verify=true. */
+  tokenValid?: boolean;
+  tokenError?: string;
+}
+
+export function connect(http: UpstreamClient, projectId: string, token: string, signal?: AbortSignal) {
+  return http.request<Json & { connected?: boolean; account?: FigmaAccount }>({ method: "POST", path: `${project(projectId)}/figma/connect`, body: { token }, signal });
+}
+
+/** verify=true makes a live Figma call that counts against the account's 10 checks per minute. */
+export function getStatus(http: UpstreamClient, projectId: string, verify: boolean | undefined, signal?: AbortSignal) {
+  return http.request<FigmaStatus>({ method: "GET", path: `${project(projectId)}/figma/status`, query: verify === undefined ? undefined : { verify }, signal });
+}
+
+export function disconnect(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
+  return http.request<Json & { disconnected?: boolean; message?: string }>({ method: "DELETE", path: `${project(projectId)}/figma/connect`, signal });
+}
+
+/** POST /figma/validate: no project; stores nothing; rate-limited per account. */
+export function validateToken(http: UpstreamClient, token: string, signal?: AbortSignal) {
+  return http.request<Json & { valid?: boolean; account?: FigmaAccount }>({ method: "POST", path: "/api/v1/vcaas/figma/validate", body: { token }, signal });
+}

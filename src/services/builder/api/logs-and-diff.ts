@@ -1,0 +1,23 @@
+import type { UpstreamClient } from "../../../core/upstream.js";
+
+/** Production request logs (reference §6) and one version's diff (§7); both free. */
+
+const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
+
+export type Json = Record<string, unknown>;
+
+export interface ProdLogsQuery {
+  getOnlyLastLogs?: boolean;
+  from?: string;
+  to?: string;
+  regexSearch?: string;
+}
+
+/** Passed through from the log pipeline: records at `data.records`, or `data` is the array itself. */
+export function getProductionLogs(http: UpstreamClient, projectId: string, query: ProdLogsQuery, signal?: AbortSignal) {
+  return http.request<unknown>({ method: "GET", path: `${project(projectId)}/backend/prod/logs`, query: { ...query }, signal });
+}
+
+export function getVersionDiff(http: UpstreamClient, projectId: string, commitSha: string, signal?: AbortSignal) {
+  return http.request<Json & { commitSha?: string; diff?: string }>({ method: "GET", path: `${project(projectId)}/version-diff`, query: { commitSha }, signal });
+}

@@ -1,0 +1,32 @@
+import type { UpstreamClient } from "../../../core/upstream.js";
+
+/** Account webhooks of the build service (reference §14; all free). Header values may be secrets. */
+
+const WEBHOOKS = "/api/v1/vcaas/webhooks";
+
+export type Json = Record<string, unknown>;
+
+export const WEBHOOK_EVENTS = ["agent.prompt.finished", "project.credit_limit.reached"] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+export interface Webhook extends Json {
+  id: string;
+  url?: string;
+  event?: string;
+  headers?: Record<string, unknown>;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export function subscribe(http: UpstreamClient, body: { url: string; event: WebhookEvent; headers?: Record<string, string> }, signal?: AbortSignal) {
+  return http.request<Webhook>({ method: "PUT", path: WEBHOOKS, body, signal });
+}
+
+export function list(http: UpstreamClient, signal?: AbortSignal) {
+  return http.request<Json & { webhooks?: Webhook[] }>({ method: "GET", path: WEBHOOKS, signal });
+}
+
+/** The answer is `{success: true}` per [L] or `{deleted: boolean}` per [RC]: callers read either. */
+export function remove(http: UpstreamClient, webhookId: string, signal?: AbortSignal) {
+  return http.request<Json & { success?: boolean; deleted?: boolean }>({ method: "DELETE", path: `${WEBHOOKS}/${encodeURIComponent(webhookId)}`, signal });
+}

@@ -1,0 +1,196 @@
+import { z } from "zod";
+import { trimLine } from "../../../core/text.js";
+import { defineTool, type ToolContext } from "../../../core/tool.js";
+import { waitInput } from "../../../core/wait.js";
+import * as github from "../api/github.js";
+import type { BuildDeps } from "../index.js";
+import { waitSummary } from "../render.js";
+import * as s from "../schemas.js";
+import { waitFor } from "../waits.js";
+
+/** GitHub connection, pulls and the .env names (reference §12, all free): toolset build_github, off by default. */
+
+const follow = (projectId: string, startedAt: string) => `build_wait { projectId: "${projectId}", until: "githubPull", since: "${startedAt}" }`;
+
+/**
+ * Names of the variables in `.env` text. Every value (and every line that is not `NAME=value`,
+ * which may continue a multi-line value) is registered as a secret first: none may ever leave.
+ */
+function envNames(env: unknown, ctx: ToolContext): string[] {
+  const names: string[] = [];
+  if (env && typeof env === "object") {
+    // Not the documented shape (text): a name-to-value map is read the same way.
+    for (const [name, value] of Object.entries(env)) {
+      ctx.secret(typeof value === "string" ? value : JSON.stringify(value));
+      names.push(name);
+    }
+    return names;
+  }
+  for (const raw of (typeof env === "string" ? env : "").split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith("#")) continue;
+    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=(.*)$/.exec(line);
+    if (!m) {
+      ctx.secret(line);
+      continue;
+    }
+    const value = m[2].trim();
+    ctx.secret(value);
+    ctx.secret(value.replace(/^(['"`])([\s\S]*)\1$/, "$2"));
+    if (!names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+
+export function githubTools(deps: BuildDeps) {
+  const { http } = deps.client;
+  return [
+    defineTool({
+      name: "build_connect_github",
+      upstream: "POST …/github/connect",
+      title: "Connect GitHub",
+      description:
+        "Connect a GitHub repo (pushed to develop after each prompt, main on deploy). A repo with content needs both branches.",
+      toolset: "build_github",
+      kind: "write",
+      input: {
+        projectId: s.projectId,
+        token: z
+          .string()
+          .regex(/^github_pat_[A-Za-z0-9_]+$/, "token must be a fine-grained personal access token (github_pat_…)")
+          .describe("Fine-grained PAT for this repo only: Contents, Pull requests, Administration read+write"),
+        repositoryFullName: z.string().refine((r) => /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(r), "repositoryFullName must be owner/repo"),
+        syncDirection: z
+          .enum(["totalum_to_github", "github_to_totalum"])
+          .optional()
+          .describe("If repo and project share no history, which wins (default totalum_to_github)"),
+      },
+      output: z.looseObject({
+        projectId: z.string(),
+        connected: z.boolean().optional(),
+        repositoryFullName: z.string().optional(),
+        syncAction: z.string().optional(),
+        repoHasContent: z.boolean().optional(),
+        requiresRebuild: z.boolean().optional(),
+        startedAt: z.string(),
+      }),
+      verify: ({ projectId }) => `call build_get_github_status for "${projectId}"`,
+      run: async ({ projectId, token, repositoryFullName, syncDirection }, ctx) => {
+        ctx.secret(token);
+        const since = Date.now();
+        const data = await github.connect(http, projectId, { token, repositoryFullName, ...(syncDirection ? { syncDirection } : {}) }, ctx.signal);
+        return { ...data, projectId, startedAt: new Date(since).toISOString() };
+      },
+      render: (r) =>
+        `${r.connected === false ? "Not connected" : "Connected"} ${r.repositoryFullName ?? "the repository"} to ${r.projectId}${r.syncAction ? ` (${r.syncAction})` : ""}.` +
+        (r.requiresRebuild ? ` The project code changed and is rebuilding: follow it with ${follow(r.projectId, r.startedAt)}.` : ""),
+    }),
+
+    defineTool({
+      name: "build_disconnect_github",
+      upstream: "DELETE …/github/connect",
+      title: "Disconnect GitHub",
+      description: "Delete a project's stored GitHub token and repo link; the code and the repo stay as they are.",
+      toolset: "build_github",
+      kind: "destructive",
+      input: { projectId: s.projectId },
+      output: z.looseObject({ projectId: z.string(), success: z.boolean().optional(), message: z.string().optional() }),
+      run: async ({ projectId }, ctx) => ({ ...(await github.disconnect(http, projectId, ctx.signal)), projectId }),
+      render: (r) => `Disconnected GitHub from ${r.projectId}.${r.message ? ` "${trimLine(r.message)}"` : ""}`,
+    }),
+
+    defineTool({
+      name: "build_get_github_status",
+      upstream: "GET …/github/status",
+      title: "GitHub status",
+      description: "Whether a project is connected to GitHub, which repo, and whether the token is still valid.",
+      toolset: "build_github",
+      kind: "read",
+      input: { projectId: s.projectId },
+      output: z.looseObject({
+        projectId: z.string(),
+        connected: z.boolean().optional(),
+        tokenValid: z.boolean().optional(),
+        tokenExpired: z.boolean().optional(),
+        repositoryFullName: z.string().nullable().optional(),
+        developBranch: z.string().optional(),
+        productionBranch: z.string().optional(),
+      }),
+      run: async ({ projectId }, ctx) => ({ ...(await github.getStatus(http, projectId, ctx.signal)), projectId }),
+      render: (r) => {
+        if (r.tokenExpired) return `The GitHub token of ${r.projectId} expired${r.repositoryFullName ? ` (repo ${r.repositoryFullName})` : ""}; the credentials were deleted. Reconnect with build_connect_github and a new token.`;
+        if (!r.connected) return `${r.projectId} is not connected to GitHub.`;
+        return `${r.projectId} is connected to ${r.repositoryFullName ?? "a repository"} (token ${r.tokenValid === false ? "invalid" : "valid"}; ${r.developBranch ?? "develop"} = development, ${r.productionBranch ?? "main"} = production).`;
+      },
+    }),
+
+    defineTool({
+      name: "build_pull_github",
+      upstream: "POST …/github/pull",
+      title: "Pull from GitHub",
+      description: "Pull GitHub's develop branch into the project; changed files are rebuilt in the background. wait: true blocks until it ends.",
+      toolset: "build_github",
+      kind: "write",
+      longRunning: { runsAsTask: (input) => input.wait === true },
+      input: { projectId: s.projectId, ...waitInput },
+      output: z.looseObject({
+        projectId: z.string(),
+        status: z.string().optional().describe("pulling or no_changes"),
+        message: z.string().optional(),
+        filesUpdated: z.number().optional(),
+        startedAt: z.string(),
+        wait: s.waitResult.optional(),
+      }),
+      verify: ({ projectId }) => `call build_get_github_pull_status for "${projectId}"`,
+      run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
+        const since = Date.now();
+        const data = await github.pull(http, projectId, ctx.signal);
+        const result = { ...data, projectId, startedAt: new Date(since).toISOString() };
+        if (!wait || data.status === "no_changes") return result;
+        return { ...result, wait: await waitFor(deps, projectId, "githubPull", ctx, { timeoutSeconds, since }) };
+      },
+      render: (r) => {
+        if (r.wait) return waitSummary(r.wait);
+        const said = r.message ? ` "${trimLine(r.message)}"` : "";
+        if (r.status === "no_changes") return `No changes on develop to pull into ${r.projectId}.${said}`;
+        return `Pull into ${r.projectId}: ${r.status ?? "pulling"}${r.filesUpdated !== undefined ? `, ${r.filesUpdated} file(s) updated` : ""}.${said} Follow it with ${follow(r.projectId, r.startedAt)}.`;
+      },
+    }),
+
+    defineTool({
+      name: "build_get_github_pull_status",
+      upstream: "GET …/github/pull-status",
+      title: "GitHub pull status",
+      description: "Status of a project's latest GitHub pull and its rebuild: pulling, success, error, or null when none.",
+      toolset: "build_github",
+      kind: "read",
+      input: { projectId: s.projectId },
+      output: z.looseObject({ projectId: z.string(), status: z.string().nullable(), createdAt: z.string().nullable().optional() }),
+      run: async ({ projectId }, ctx) => {
+        const data = await github.getPullStatus(http, projectId, ctx.signal);
+        return { ...data, projectId, status: data.status ?? null };
+      },
+      render: (r) => (r.status === null ? `No GitHub pull has run on ${r.projectId}.` : `GitHub pull of ${r.projectId}: ${r.status}${r.createdAt ? ` (started ${r.createdAt})` : ""}.`),
+    }),
+
+    defineTool({
+      name: "build_get_env_names",
+      upstream: "GET …/github/env",
+      title: "Environment variable names",
+      description: "Names of the variables in a project's development and production .env files. Values are never returned.",
+      toolset: "build_github",
+      kind: "read",
+      input: { projectId: s.projectId },
+      output: z.object({ projectId: z.string(), development: z.array(z.string()), production: z.array(z.string()) }),
+      run: async ({ projectId }, ctx) => {
+        const env = await github.getEnv(http, projectId, ctx.signal);
+        // Every value is registered before anything of this answer can leave; only names are kept.
+        return { projectId, development: envNames(env.envDev, ctx), production: envNames(env.envProd, ctx) };
+      },
+      render: (r) => {
+        const list = (names: string[]) => (names.length ? names.join(", ") : "(none)");
+        return `Environment of ${r.projectId} (names only; values are not shown):\n- development: ${list(r.development)}\n- production: ${list(r.production)}`;
+      },
+    }),
+  ];
+}
