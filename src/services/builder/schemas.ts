@@ -53,8 +53,8 @@ export const launchFile = z
   .refine((f) => (f.url === undefined) !== (f.content === undefined), "each file needs exactly one of url or content");
 
 export const launchSecret = z.object({
-  secretName: z.string().min(1, "secretName is required").describe("Environment variable name"),
-  secretValue: z.string().min(1, "secretValue is required").describe("Stored encrypted; never returned"),
+  secretName: z.string().min(1, "secretName is required"),
+  secretValue: z.string().min(1, "secretValue is required").describe("Never returned"),
   environment: environment.optional().describe("Default both"),
 });
 
@@ -65,25 +65,25 @@ export const prompt = z.string().refine((p) => p.trim().length > 0, "prompt must
 
 export const launchFields = {
   projectId: newProjectId,
-  prompt: prompt.describe("First prompt for the build agent"),
+  prompt: prompt.describe("First prompt"),
   // The service ignores an unknown model or effort and reports it in agent.warnings: pass them on.
   model: z.string().min(1).optional().describe("opus (default) or sonnet"),
   effort: z.string().min(1).optional().describe("low, medium, high or xhigh"),
   fastMode: z.boolean().optional().describe("Opus only"),
   description: description.optional(),
   label: label.optional(),
-  groupId: z.string().min(1).optional().describe("Existing project group"),
+  groupId: z.string().min(1).optional(),
   files: z.array(launchFile).max(10, "at most 10 files").optional(),
   creditLimits: z
     .object({ maxDevelopmentCreditsPerMonth: creditLimit, maxInfrastructureCreditsPerMonth: creditLimit })
     .optional()
-    .describe("Monthly per-project caps; null = no cap"),
+    .describe("Monthly caps; null = none"),
   secrets: z
     .array(launchSecret)
     .max(50, "at most 50 secrets")
     .refine((list) => new Set(list.map((s) => s.secretName)).size === list.length, "secret names must be unique")
     .optional(),
-  figma: z.object({ token: z.string().min(1, "figma.token is required") }).optional().describe("Connect a Figma account (personal access token)"),
+  figma: z.object({ token: z.string().min(1, "figma.token is required") }).optional().describe("Figma personal access token"),
 };
 
 // ---- outputs ----

@@ -20,19 +20,19 @@ const bounded = (name: string, min: number, max: number, unit: string, int = fal
 };
 
 export const percent = (name: string) => bounded(name, 0, 100, " (percent)");
-export const latitude = bounded("latitude", -90, 90, " (degrees)").describe("Latitude in degrees, -90 to 90");
-export const longitude = bounded("longitude", -180, 180, " (degrees)").describe("Longitude in degrees, -180 to 180");
+export const latitude = bounded("latitude", -90, 90, " (degrees)");
+export const longitude = bounded("longitude", -180, 180, " (degrees)");
 
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 50;
 export const paging = {
-  limit: bounded("limit", 1, MAX_LIMIT, "", true).optional().describe(`Items per page (default ${DEFAULT_LIMIT})`),
+  limit: bounded("limit", 1, MAX_LIMIT, "", true).optional().describe(`Default ${DEFAULT_LIMIT}`),
   offset: z
     .number({ error: "offset must be a whole number, 0 or more" })
     .int("offset must be a whole number, 0 or more")
     .min(0, "offset must be a whole number, 0 or more")
     .optional()
-    .describe("Items to skip (default 0)"),
+    ,
 };
 
 export const word = (name: string, example: string) =>

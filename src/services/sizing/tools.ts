@@ -23,13 +23,13 @@ export function sizingTools(client: SizingClient) {
       upstream: "GET /api/retailer/catalog",
       title: "Clothing catalog",
       description:
-        "List the retailer's clothing items (_id, name, brand, price, category, gender, available_sizes, size_chart), filtered by category and gender. Paged: limit (default 50) and offset. Use an item's _id with sizing_recommend_size.",
+        "List the retailer's clothing items (_id, name, brand, price, category, gender, available_sizes, size_chart); paged (limit, offset).",
       toolset: "sizing",
       kind: "read",
       input: {
         category: filter("category", "tops"),
         gender: filter("gender", "women"),
-        search: z.string().trim().min(1, "search must not be empty").optional().describe("Local filter: case-insensitive text in the item's name or brand"),
+        search: z.string().trim().min(1, "search must not be empty").optional().describe("Text in name or brand"),
         limit: z
           .number({ error: `limit must be a whole number 1-${MAX_LIMIT}` })
           .int(`limit must be a whole number 1-${MAX_LIMIT}`)
@@ -68,7 +68,7 @@ export function sizingTools(client: SizingClient) {
       upstream: "POST /api/retailer/recommend",
       title: "Recommend a size",
       description:
-        "Recommend a size of one catalog item from body measurements (cm): recommended_size, confidence_score, alternative_size, fit_notes, size_breakdown. Changes nothing and uses no try-on allowance.",
+        "Recommend a size of one catalog item from body measurements: size, confidence, alternative, fit notes. Changes nothing; uses no try-on allowance.",
       toolset: "sizing",
       kind: "read",
       idempotent: true,
@@ -91,7 +91,7 @@ export function sizingTools(client: SizingClient) {
       upstream: "POST /api/retailer/try-on",
       title: "Create try-on session",
       description:
-        "Run a virtual try-on of one catalog item for a customer: returns a recommendation and saves the session for the retailer's analytics. Each call stores a new session and counts against the plan's monthly try-on allowance (Free: 100). Use sizing_recommend_size for advice only.",
+        "Virtual try-on of one item for a customer: a recommendation, saved as a session for the retailer's analytics. Each call counts against the monthly try-on allowance (Free: 100); for advice only, use sizing_recommend_size.",
       toolset: "sizing",
       kind: "write",
       idempotent: false,

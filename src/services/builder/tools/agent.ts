@@ -23,7 +23,7 @@ const MAX_MESSAGES = 50;
 const inputFile = z.object({
   name: z.string().min(1, "inputFiles[].name is required"),
   url: z.string().url("inputFiles[].url must be an http(s) URL").regex(/^https?:\/\//i, "inputFiles[].url must be an http(s) URL"),
-  imageDescription: z.string().describe("What the file shows (the agent reads it)"),
+  imageDescription: z.string().describe("What it shows"),
 });
 
 function conversationText(messages: s.ConversationMessage[]): string {
@@ -48,7 +48,7 @@ export function agentTools(deps: BuildDeps) {
       input: {
         projectId: s.projectId,
         prompt: s.prompt.optional().describe("Required unless multiPrompt.prompts; with letTotalumDecide, the goal"),
-        inputFiles: z.array(inputFile).optional().describe("Files for the agent, by public URL (or a files/upload URL)"),
+        inputFiles: z.array(inputFile).optional().describe("Public or files/upload URLs"),
         multiPrompt: z
           .object({
             prompts: z.array(s.prompt).min(1, "multiPrompt.prompts needs 1-50 prompts").max(50, "multiPrompt.prompts needs 1-50 prompts").optional(),
@@ -158,7 +158,12 @@ export function agentTools(deps: BuildDeps) {
         projectId: s.projectId,
         until: z.enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"]).describe("Which work to wait for"),
         timeoutSeconds: waitInput.timeoutSeconds,
-        since: z.iso.datetime({ offset: true, error: "since must be an ISO 8601 time, like the startedAt a tool returned" }).optional().describe("When the work was started (the startedAt a tool returned): older states are the previous work's"),
+        // A refinement, not z.iso.datetime(): its published pattern alone costs ~150 tokens a conversation.
+        since: z
+          .string()
+          .refine((v) => /^\d{4}-\d\d-\d\dT/.test(v) && Number.isFinite(Date.parse(v)), "since must be an ISO 8601 time, like the startedAt a tool returned")
+          .optional()
+          .describe("The startedAt a tool returned: older states are the previous work's"),
       },
       output: s.waitResult,
       run: ({ projectId, until, timeoutSeconds, since }, ctx) => waitFor(deps, projectId, until, ctx, { timeoutSeconds, since: since ? Date.parse(since) : undefined }),

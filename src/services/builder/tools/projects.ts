@@ -55,7 +55,7 @@ export function projectTools(deps: BuildDeps) {
       input: {
         limit: z.number().int().min(1, "limit must be 1-100").max(100, "limit must be 1-100").optional().describe("Page size 1-100 (default 100)"),
         skip: z.number().int().min(0).optional(),
-        search: z.string().optional().describe("Case-insensitive match on project id and description"),
+        search: z.string().optional().describe("Matches id and description"),
         sortField: z.enum(["date", "lastModified"]).optional(),
         sortDirection: z.enum(["asc", "desc"]).optional(),
         groupId: z.string().min(1).optional().describe('Only this group; "none" = ungrouped'),
@@ -122,7 +122,7 @@ export function projectTools(deps: BuildDeps) {
       upstream: "POST /projects/launch",
       title: "Launch project",
       description:
-        "Create a project and start its first AI build from a prompt in one call. Spends CREATE_PROJECT plus UPLOAD_FILE per uploaded file, then agent-run credits. Builds take 5-40 min: pass wait: true to block with progress, or follow later with build_wait.",
+        "Create a project and start its first AI build from a prompt. Costs CREATE_PROJECT + UPLOAD_FILE per content file + the run (10-60). 5-40 min: wait: true blocks with progress, or follow with build_wait.",
       toolset: "build",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true },

@@ -12,8 +12,8 @@ const MAX_NEAREST = 100;
 
 const droneFilters = {
   status: s.word("status", "active"),
-  minBattery: s.percent("minBattery").optional().describe("Only drones with battery_level at or above this percent (0-100)"),
-  maxBattery: s.percent("maxBattery").optional().describe("Only drones with battery_level at or below this percent (0-100)"),
+  minBattery: s.percent("minBattery").optional().describe("battery_level at least (assumed %)"),
+  maxBattery: s.percent("maxBattery").optional().describe("battery_level at most (assumed %)"),
 };
 
 function checkRange(f: DroneFilter): void {
@@ -39,7 +39,7 @@ export function fleetTools(client: DronesClient) {
       upstream: "GET /api/drones",
       title: "List drones",
       description:
-        "List the fleet's drones (_id, name, status, battery_level (assumed percent), latitude/longitude (assumed degrees)). Filters status, minBattery, maxBattery are applied here; paged with limit (default 50) and offset.",
+        "List the fleet's drones (_id, name, status, battery_level, latitude, longitude), filtered here, paged (limit, offset).",
       toolset: "drones",
       kind: "read",
       input: { ...droneFilters, ...s.paging },
@@ -99,7 +99,7 @@ export function fleetTools(client: DronesClient) {
       upstream: "computed from GET /api/drones",
       title: "Nearest drones",
       description:
-        "Drones nearest to a point, by great-circle (haversine) distance in km, nearest first; optional status and minBattery filters. Each result carries distanceKm.",
+        "Drones nearest to a point by great-circle distance (distanceKm), nearest first; optional filters.",
       toolset: "drones",
       kind: "read",
       input: {

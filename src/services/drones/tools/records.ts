@@ -20,7 +20,7 @@ export function recordTools(client: DronesClient) {
       upstream: "GET /api/missions",
       title: "List missions",
       description:
-        "List missions as the service sends them. Optional filters status (e.g. in_progress) and drone_id are applied here; paged with limit (default 50) and offset.",
+        "List missions as the service sends them, filtered here, paged (limit, offset).",
       toolset: "drones",
       kind: "read",
       input: { status: s.word("status", "in_progress"), drone_id: s.word("drone_id", "<drone _id>"), ...s.paging },
@@ -55,7 +55,7 @@ export function recordTools(client: DronesClient) {
       upstream: "GET /api/alerts",
       title: "List alerts",
       description:
-        "List alerts as the service sends them. Optional filters status (e.g. open), severity (e.g. critical) and drone_id are applied here; paged with limit (default 50) and offset.",
+        "List alerts as the service sends them, filtered here, paged (limit, offset).",
       toolset: "drones",
       kind: "read",
       input: {
