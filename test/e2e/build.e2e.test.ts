@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { call, connectStdio, ok, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "../harness.js";
+import { keepWireOrder } from "./in-order.js";
 
 const API = "/api/v1/vcaas";
 
@@ -12,6 +13,7 @@ describe("build service over stdio", () => {
   beforeAll(async () => {
     sandbox = await testSandbox();
     conn = await connectStdio(sandboxEnv(sandbox));
+    keepWireOrder(conn.client); // the last progress line before a result must reach onprogress
   });
   afterAll(async () => {
     await conn?.close();
@@ -30,7 +32,8 @@ describe("build service over stdio", () => {
     const page = list.structuredContent as { projects: Array<{ projectId: string }>; count: number };
     expect(page.count).toBe(2);
     expect(page.projects[0].projectId).toBe("acme-storefront"); // oldest demo project
-    expect(text(list)).toMatch(/skip 2 for more/);
+    expect(text(list)).toMatch(/^2 of 5 project\(s\)/);
+    expect(text(list)).toMatch(/More: call again with skip 2\./);
 
     const search = await ok<{ projects: Array<{ projectId: string }> }>(conn.client, "build_list_projects", { search: "BOOKING" });
     expect(search.projects.map((p) => p.projectId)).toEqual(["booking-app"]);
@@ -41,17 +44,17 @@ describe("build service over stdio", () => {
     expect(text(details)).toMatch(/Custom domain: shop\.acme-demo\.com/);
   });
 
-  it("creates a project, charging CREATE_PROJECT, and suffixes a taken id", async () => {
+  it("creates a project, charging CREATE_PROJECT; a taken id answers 409 and costs nothing", async () => {
     const before = sandbox.build.balance().credits;
     const created = await ok<{ projectId: string }>(conn.client, "build_create_project", { projectId: "e2e-empty", label: "E2E" });
     expect(created.projectId).toBe("e2e-empty");
     expect(sandbox.build.balance().credits).toBeCloseTo(before - 1);
 
+    // The reference documents 409 PROJECT_ALREADY_EXISTS for create; only launch suffixes a taken id.
     const again = await call(conn.client, "build_create_project", { projectId: "e2e-empty" });
-    const data = again.structuredContent as { projectId: string; requestedProjectId: string };
-    expect(data.requestedProjectId).toBe("e2e-empty");
-    expect(data.projectId).not.toBe("e2e-empty");
-    expect(text(again)).toMatch(/e2e-empty was taken/);
+    expect(again.isError).toBe(true);
+    expect(text(again)).toMatch(/HTTP 409, PROJECT_ALREADY_EXISTS/);
+    expect(sandbox.build.balance().credits).toBeCloseTo(before - 1);
   });
 
   it("launches with wait: true, reporting rising progress until the agent is done", async () => {
@@ -159,7 +162,7 @@ describe("build service over stdio", () => {
     const r = await call(conn.client, "build_deploy", { projectId: "empty-sandbox" }); // archived server
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/HTTP 409, SERVER_NOT_READY/);
-    expect(text(r)).toMatch(/wait a minute, then deploy again/);
+    expect(text(r)).toMatch(/START_SERVER \(3 credits\) is already spent.*wait until build_get_project shows agentServerStatus Active/s);
   });
 
   it("lists versions and recovers one, waiting for the recovery", async () => {
@@ -273,8 +276,7 @@ describe("build service over stdio", () => {
       [{ projectId: "good-name", prompt: "x", secrets: [{ secretName: "A", secretValue: "1" }, { secretName: "A", secretValue: "2" }] }, /secret names must be unique/],
       [{ projectId: "good-name", prompt: "x", secrets: [{ secretName: "A", secretValue: "1", environment: "staging" }] }, /environment/],
       [{ projectId: "good-name", prompt: "x", creditLimits: { maxDevelopmentCreditsPerMonth: -5 } }, /positive number or null/],
-      [{ projectId: "good-name", prompt: "x", design: { token: "" } }, /design.token is required/],
-      [{ projectId: "good-name", prompt: "x", model: "gpt" }, /model/],
+      [{ projectId: "good-name", prompt: "x", figma: { token: "" } }, /figma.token is required/],
     ];
     for (const [args, message] of cases) {
       const r = await call(conn.client, "build_launch_project", args);
@@ -286,11 +288,11 @@ describe("build service over stdio", () => {
     expect(hits(`POST ${API}/projects/launch`)).toBe(launches);
   });
 
-  it("passes launch warnings and design connection through, never the token", async () => {
-    const token = "dsgn_valid_personal_token_canary_0001";
-    const r = await call(conn.client, "build_launch_project", { projectId: "e2e-design", prompt: "Landing page [minutes=5]", model: "sonnet", fastMode: true, design: { token } });
+  it("passes launch warnings and the Figma connection through, never the token", async () => {
+    const token = "figd_valid_personal_token_canary_0001";
+    const r = await call(conn.client, "build_launch_project", { projectId: "e2e-design", prompt: "Landing page [minutes=5]", model: "sonnet", fastMode: true, figma: { token } });
     expect(r.isError).toBeFalsy();
-    expect(r.structuredContent).toMatchObject({ design: { connected: true }, agent: { started: true } });
+    expect(r.structuredContent).toMatchObject({ figma: { connected: true }, agent: { started: true } });
     expect(text(r)).toMatch(/Agent warning: .*fastMode/i);
     expect(JSON.stringify(r)).not.toContain(token);
     expect(conn.stderr()).not.toContain(token);
@@ -304,16 +306,17 @@ describe("build service over stdio", () => {
       expect(text(r), code).toContain(`HTTP ${status}, ${code}`);
       expect(text(r), code).toMatch(/Next step: /);
     };
-    await expectError(launch({ projectId: "design-bad", design: { token: "not-a-design-token" } }), 400, "DESIGN_TOKEN_MALFORMED");
-    await expectError(launch({ projectId: "design-bad", design: { token: "dsgn_invalid_token_abcdefgh" } }), 400, "DESIGN_TOKEN_INVALID");
-    await expectError(launch({ projectId: "design-bad", design: { token: "dsgn_noscope_token_abcdefgh" } }), 400, "DESIGN_TOKEN_FORBIDDEN");
-    await expectError(launch({ projectId: "design-bad", design: { token: "dsgn_unreachable_token_abcd" } }), 400, "DESIGN_UNREACHABLE");
-    await expectError(launch({ projectId: "design-bad", design: { token: "dsgn_ratelimited_token_abcd" } }), 400, "DESIGN_RATE_LIMITED");
+    await expectError(launch({ projectId: "figma-bad", figma: { token: "not a figma token" } }), 400, "FIGMA_TOKEN_MALFORMED");
+    await expectError(launch({ projectId: "figma-bad", figma: { token: "figd_invalid_token_abcdefgh" } }), 400, "FIGMA_TOKEN_INVALID");
+    await expectError(launch({ projectId: "figma-bad", figma: { token: "figd_noscope_token_abcdefgh" } }), 400, "FIGMA_TOKEN_FORBIDDEN");
+    await expectError(launch({ projectId: "figma-bad", figma: { token: "figd_unreachable_token_abcd" } }), 400, "FIGMA_UNREACHABLE");
+    await expectError(launch({ projectId: "figma-bad", figma: { token: "figd_ratelimited_token_abcd" } }), 400, "FIGMA_RATE_LIMITED");
     await expectError(launch({ projectId: "group-bad", groupId: "grp_nope" }), 400, "INVALID_PROJECT_GROUP");
     await expectError(launch({ projectId: "group-full", groupId: "grp_internal" }), 400, "INVALID_PROJECT_GROUP");
 
-    // Six suffixes are tried, then 409.
-    for (let i = 0; i < 7; i++) await ok(conn.client, "build_create_project", { projectId: "crowded-name" });
+    // Launch tries the id and six suffixed candidates, then answers 409; create answers 409 at once.
+    for (let i = 0; i < 7; i++) await ok(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Again [minutes=1]" });
+    await expectError(call(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Once more" }), 409, "PROJECT_ALREADY_EXISTS");
     await expectError(call(conn.client, "build_create_project", { projectId: "crowded-name" }), 409, "PROJECT_ALREADY_EXISTS");
 
     // Internal errors of the read operations (the sandbox only produces them on demand).
@@ -339,10 +342,10 @@ describe("build service over stdio", () => {
     });
     await expectError(launch({ projectId: "launch-error" }), 400, "LAUNCH_PROJECT_ERROR");
 
-    // Design token checks are limited to 10 a minute.
+    // Figma token checks are limited to 10 a minute.
     let limited = false;
     for (let i = 0; i < 12 && !limited; i++) {
-      const r = await launch({ projectId: "ab-" + "x".repeat(2), design: { token: "dsgn_invalid_token_abcdefgh" } });
+      const r = await launch({ projectId: "ab-" + "x".repeat(2), figma: { token: "figd_invalid_token_abcdefgh" } });
       limited = text(r).includes("HTTP 429, RATE_LIMITED");
     }
     expect(limited).toBe(true);

@@ -45,8 +45,9 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
   it("looks up a 38+ character id the service suffixed", async () => {
     const requested = "a-very-long-project-name-for-tests1";
     expect(requested).toHaveLength(35);
-    await ok(conn.client, "build_launch_project", { projectId: requested, prompt: "First [minutes=1]" });
-    const second = await ok<{ projectId: string; requestedProjectId: string }>(conn.client, "build_launch_project", { projectId: requested, prompt: "Second [minutes=1]" });
+    // wait: true so both runs are billed before the next test reads the balance.
+    await ok(conn.client, "build_launch_project", { projectId: requested, prompt: "First [minutes=1]", wait: true });
+    const second = await ok<{ projectId: string; requestedProjectId: string }>(conn.client, "build_launch_project", { projectId: requested, prompt: "Second [minutes=1]", wait: true });
     expect(second.requestedProjectId).toBe(requested);
     expect(second.projectId.length).toBeGreaterThanOrEqual(38);
     expect(await ok(conn.client, "build_get_project", { projectId: second.projectId })).toMatchObject({ projectId: second.projectId });

@@ -1,40 +1,39 @@
 /**
  * Secrets never leak. The sandbox and the server run with recognisable canary keys, the HTTP
  * transport with a canary bearer token, and the calls carry canary secret values and a canary
- * design token. Every tool, resource, completion and prompt is driven over stdio and over HTTP,
- * with progress tokens, a task-augmented call, MCP logging at debug level and an elicitation, plus
- * the error paths (wrong keys, a wrong bearer token, failing calls that carry secrets).
+ * Figma token. Every tool, resource, completion and prompt is driven over stdio and over HTTP,
+ * with progress tokens, MCP logging at debug level (2025: logging/setLevel; 2026-07-28: the
+ * logLevel of each request's envelope) and an elicitation (2026-07-28: an input_required round
+ * trip), plus the error paths (wrong keys, a wrong bearer token, failing calls that carry secrets).
+ * 2026-07-28 also runs tasks (the io.modelcontextprotocol/tasks extension) carrying secrets over
+ * HTTP; the 2025-11-25 task-augmented calls are in tasks.2025.e2e.test.ts.
  *
  * Everything the clients received and everything the servers wrote on stderr is collected; no
  * canary may appear in any of it, and the drone service's API keys may appear only masked.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  CallToolResultSchema,
-  CreateTaskResultSchema,
-  ElicitRequestSchema,
-  LoggingMessageNotificationSchema,
-  type CallToolResult,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import { LOG_LEVEL_META_KEY, type CallToolResult, type Client, type Tool } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox, SandboxOptions } from "../../src/sandbox/index.js";
 import { API_KEYS } from "../../src/sandbox/simulators/drones/index.js";
-import { connectHttp, connectStdio, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection, retryStart } from "../harness.js";
+import { connectHttp, connectStdio, MODERN, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection, retryStart } from "../harness.js";
+import { keepWireOrder } from "./in-order.js";
 
 const KEYS = { build: "tlm_sk_CANARY_BUILD_7d1e9a", sizing: "CANARY_SIZING_KEY_55b2", drones: "dfk_live_CANARY_DRONES_c0ffee" };
 const HTTP_TOKEN = "CANARY_HTTP_TOKEN_31337";
 const SECRET_VALUE = "CANARY_SECRET_VALUE_9f8e7d";
 const SET_SECRET_VALUE = "CANARY_SET_SECRET_VALUE_42";
-const DESIGN_TOKEN = "dsgn_CANARY_DESIGN_TOKEN_abcdef123";
+const FIGMA_TOKEN = "figd_CANARY_FIGMA_TOKEN_abcdef123";
 /** Values only ever sent on calls that fail, so they are registered as secrets by nothing else. */
 const FAILING_SET_SECRET_VALUE = "CANARY_MISSING_PROJECT_SECRET_88";
 const FAILING_LAUNCH_SECRET = "CANARY_FAILED_LAUNCH_SECRET_66";
-const FAILING_DESIGN_TOKEN = "dsgn_CANARY_FAILED_LAUNCH_TOKEN_0042";
+const FAILING_FIGMA_TOKEN = "figd_CANARY_FAILED_LAUNCH_TOKEN_0042";
 const INVALID_ARGS_SECRET = "CANARY_INVALID_ARGS_SECRET_13";
-/** Design tokens the sandbox refuses: DESIGN_TOKEN_INVALID and DESIGN_TOKEN_MALFORMED. */
-const REFUSED_DESIGN_TOKEN = "dsgn_invalid_CANARY_REFUSED_TOKEN_77";
-const MALFORMED_DESIGN_TOKEN = "CANARY_MALFORMED_DESIGN_TOKEN_99";
+/** Figma tokens the sandbox refuses: FIGMA_TOKEN_INVALID and FIGMA_TOKEN_MALFORMED (whitespace). */
+const REFUSED_FIGMA_TOKEN = "figd_invalid_CANARY_REFUSED_TOKEN_77";
+const MALFORMED_FIGMA_TOKEN = "CANARY MALFORMED FIGMA TOKEN 99";
+const WEBHOOK_HEADER_SECRET = "CANARY_WEBHOOK_HEADER_SECRET_5150";
+const GITHUB_TOKEN = "github_pat_CANARY_GITHUB_TOKEN_0123456789ab";
+const IMPORT_CODE = "acme-storefront-export-project-c0ffeec0ffeec0ffeec0ffeec0ffeec0.zip";
 const WRONG_KEYS = { build: "tlm_sk_CANARY_WRONG_BUILD_0bad", sizing: "CANARY_WRONG_SIZING_0bad", drones: "dfk_live_CANARY_WRONG_DRONES_0bad" };
 const WRONG_HTTP_TOKEN = "CANARY_WRONG_HTTP_TOKEN_0bad";
 
@@ -43,15 +42,18 @@ const CANARIES = [
   HTTP_TOKEN,
   SECRET_VALUE,
   SET_SECRET_VALUE,
-  DESIGN_TOKEN,
+  FIGMA_TOKEN,
   FAILING_SET_SECRET_VALUE,
   FAILING_LAUNCH_SECRET,
-  FAILING_DESIGN_TOKEN,
+  FAILING_FIGMA_TOKEN,
   INVALID_ARGS_SECRET,
-  REFUSED_DESIGN_TOKEN,
-  MALFORMED_DESIGN_TOKEN,
+  REFUSED_FIGMA_TOKEN,
+  MALFORMED_FIGMA_TOKEN,
   ...Object.values(WRONG_KEYS),
   WRONG_HTTP_TOKEN,
+  WEBHOOK_HEADER_SECRET,
+  GITHUB_TOKEN,
+  IMPORT_CODE,
 ];
 
 /** Full secret values the drone service lists: key values and webhook signing secrets. */
@@ -87,11 +89,14 @@ class Collector {
     this.seen.push({ where, text: t });
   }
 
-  /** Hooks logging, elicitation and every other notification of a client into the collector. */
+  /**
+   * Hooks logging and every other notification of a client into the collector. 2025: the session
+   * asks for debug logs; 2026-07-28: every call carries logLevel debug in its envelope (`call`).
+   */
   async attach(client: Client, label: string): Promise<void> {
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.record(`${label} log`, n.params));
+    client.setNotificationHandler("notifications/message", (n) => this.record(`${label} log`, n.params));
     client.fallbackNotificationHandler = async (n) => this.record(`${label} notification ${n.method}`, n);
-    await client.setLoggingLevel("debug");
+    if (!MODERN) await client.setLoggingLevel("debug");
     this.record(`${label} instructions`, client.getInstructions() ?? "");
     this.record(`${label} server info`, client.getServerVersion());
   }
@@ -99,7 +104,7 @@ class Collector {
   async call(client: Client, label: string, name: string, args: Record<string, unknown>, options: { progress?: boolean } = {}): Promise<CallToolResult> {
     this.calls.set(name, (this.calls.get(name) ?? 0) + 1);
     let n = 0;
-    const result = (await client.callTool({ name, arguments: args }, undefined, {
+    const result = (await client.callTool({ name, arguments: args, ...(MODERN ? { _meta: { [LOG_LEVEL_META_KEY]: "debug" as const } } : {}) }, {
       timeout: 30_000,
       ...(options.progress ? { onprogress: (p) => this.record(`${label} ${name} progress ${n++}`, p) } : {}),
     })) as CallToolResult;
@@ -141,12 +146,90 @@ async function until<T>(probe: () => Promise<T>, accept: (v: T) => boolean, time
 }
 
 // ---------------------------------------------------------------------------------------------
+// 2026-07-28 tasks (the io.modelcontextprotocol/tasks extension), driven raw over HTTP
+// ---------------------------------------------------------------------------------------------
+
+const TASKS = "io.modelcontextprotocol/tasks";
+type Json = Record<string, any>;
+
+/** One 2026-07-28 request over HTTP declaring the tasks extension, at log level debug; answered as JSON or SSE. */
+async function rpc(url: string, token: string, method: string, params: Json, col: Collector, label: string): Promise<Json> {
+  const id = Math.floor(Math.random() * 1e9);
+  const message = {
+    jsonrpc: "2.0",
+    id,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "canary-raw", version: "1.0.0" },
+        "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS]: {} } },
+        [LOG_LEVEL_META_KEY]: "debug",
+      },
+    },
+  };
+  const name = params.name ?? params.taskId;
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${token}`,
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": method,
+      ...(name !== undefined ? { "mcp-name": String(name) } : {}),
+    },
+    body: JSON.stringify(message),
+  });
+  const body = await res.text();
+  col.record(`${label} ${method} raw answer`, body);
+  const messages = res.headers.get("content-type")?.includes("text/event-stream")
+    ? body
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => JSON.parse(l.slice(5)) as Json)
+    : [JSON.parse(body) as Json];
+  const answer = messages.find((m) => m.id === id);
+  if (!answer) throw new Error(`no answer to ${method}: ${body.slice(0, 500)}`);
+  if (answer.error) throw new Error(`${method} failed: ${JSON.stringify(answer.error)}`);
+  return answer.result as Json;
+}
+
+/** A launch carrying the secrets and a build_wait, both as tasks: creation, statuses and results are collected. */
+async function driveModernTasks(url: string, token: string, label: string, prefix: string, col: Collector, sandbox: Sandbox): Promise<void> {
+  const projectId = `${prefix}-task-launch`;
+  const runTask = async (name: string, args: Json) => {
+    const created = await rpc(url, token, "tools/call", { name, arguments: args }, col, label);
+    expect(created.resultType, JSON.stringify(created).slice(0, 300)).toBe("task");
+    const done = await until(
+      () => rpc(url, token, "tasks/get", { taskId: created.taskId }, col, label),
+      (t) => t.status !== "working" && t.status !== "input_required",
+    );
+    expect(done.status).toBe("completed");
+    expect(done.result.isError).toBeFalsy();
+    return done.result as Json;
+  };
+  const launched = await runTask("build_launch_project", {
+    projectId,
+    prompt: "Task canary [minutes=5] [secrets]",
+    secrets: [{ secretName: "CANARY_SECRET", secretValue: SECRET_VALUE }],
+    figma: { token: FIGMA_TOKEN },
+    wait: true,
+  });
+  expect(launched.structuredContent).toMatchObject({ projectId, wait: { outcome: "done" } });
+  expect(sandbox.build.storedSecretValue(projectId, "CANARY_SECRET")).toBe(SECRET_VALUE); // not vacuous
+  await rpc(url, token, "tools/call", { name: "build_start_agent", arguments: { projectId, prompt: "Small fix [minutes=5]" } }, col, label);
+  const waited = await runTask("build_wait", { projectId, until: "agent" });
+  expect(waited.structuredContent).toMatchObject({ outcome: "done", until: "agent" });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Driving every tool, resource, completion and prompt
 // ---------------------------------------------------------------------------------------------
 
 async function driveEverything(client: Client, label: string, prefix: string, col: Collector): Promise<void> {
   const launchId = `${prefix}-launch`;
-  const taskLaunchId = `${prefix}-task-launch`;
   const emptyId = `${prefix}-empty`;
 
   // --- failing calls that carry secrets, first, so nothing else registered those values ---
@@ -158,7 +241,7 @@ async function driveEverything(client: Client, label: string, prefix: string, co
     prompt: "Never built",
     groupId: "grp_nope",
     secrets: [{ secretName: "FAILING", secretValue: FAILING_LAUNCH_SECRET }],
-    design: { token: FAILING_DESIGN_TOKEN },
+    figma: { token: FAILING_FIGMA_TOKEN },
   });
   expect(badLaunch.isError).toBe(true);
   const invalid = await col.call(client, label, "build_launch_project", {
@@ -168,13 +251,13 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   });
   expect(invalid.isError).toBe(true);
   if (label === "stdio") {
-    // Design token checks are rate-limited upstream (10 a minute), so only once per test run.
+    // Figma token checks are rate-limited upstream (10 a minute), so only once per test run.
     for (const [token, code] of [
-      [REFUSED_DESIGN_TOKEN, "DESIGN_TOKEN_INVALID"],
-      [MALFORMED_DESIGN_TOKEN, "DESIGN_TOKEN_MALFORMED"],
+      [REFUSED_FIGMA_TOKEN, "FIGMA_TOKEN_INVALID"],
+      [MALFORMED_FIGMA_TOKEN, "FIGMA_TOKEN_MALFORMED"],
     ]) {
-      const refused = await col.call(client, label, "build_launch_project", { projectId: `${prefix}-bad-design`, prompt: "Never built", design: { token } });
-      expect(refused.isError).toBe(true);
+      const refused = await col.call(client, label, "build_launch_project", { projectId: `${prefix}-bad-figma`, prompt: "Never built", figma: { token } });
+      expect(refused.isError, JSON.stringify(refused).slice(0, 600)).toBe(true);
       expect(text(refused)).toContain(code);
     }
   }
@@ -184,8 +267,8 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   await col.ok(client, label, "build_get_credit_costs", {});
   await col.ok(client, label, "build_list_projects", { limit: 100 });
 
-  // --- build: launch with wait, secrets and a design token, reporting progress ---
-  const launched = await col.ok<{ projectId: string; design?: { connected?: boolean }; wait?: { outcome: string } }>(
+  // --- build: launch with wait, secrets and a Figma token, reporting progress ---
+  const launched = await col.ok<{ projectId: string; figma?: { connected?: boolean }; wait?: { outcome: string } }>(
     client,
     label,
     "build_launch_project",
@@ -194,14 +277,14 @@ async function driveEverything(client: Client, label: string, prefix: string, co
       prompt: "A canary shop [minutes=5] [secrets]",
       label: "Canary",
       secrets: [{ secretName: "CANARY_SECRET", secretValue: SECRET_VALUE }],
-      design: { token: DESIGN_TOKEN },
+      figma: { token: FIGMA_TOKEN },
       wait: true,
       timeoutSeconds: 60,
     },
     { progress: true },
   );
   expect(launched.projectId).toBe(launchId);
-  expect(launched.design?.connected).toBe(true);
+  expect(launched.figma?.connected).toBe(true);
   expect(launched.wait?.outcome).toBe("done");
 
   await col.ok(client, label, "build_get_project", { projectId: launchId });
@@ -231,52 +314,6 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   // Start a long run and stop it.
   await col.ok(client, label, "build_start_agent", { projectId: launchId, prompt: "Rewrite everything [minutes=100000]" });
   await col.ok(client, label, "build_stop_agent", { projectId: launchId });
-
-  // A task-augmented build_wait.
-  await col.ok(client, label, "build_start_agent", { projectId: launchId, prompt: "Small fix [minutes=5]" });
-  col.calls.set("build_wait", (col.calls.get("build_wait") ?? 0) + 1);
-  const created = await client.request({ method: "tools/call", params: { name: "build_wait", arguments: { projectId: launchId, until: "agent" }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
-  col.record(`${label} build_wait task created`, created);
-  const final = await until(
-    async () => {
-      const t = await client.experimental.tasks.getTask(created.task.taskId);
-      col.record(`${label} build_wait task status`, t);
-      return t;
-    },
-    (t) => t.status !== "working" && t.status !== "input_required",
-  );
-  expect(final.status).toBe("completed");
-  const waited = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
-  col.record(`${label} build_wait task result`, waited);
-  expect(waited.isError).toBeFalsy();
-  col.successes.set("build_wait", (col.successes.get("build_wait") ?? 0) + 1);
-
-  // A task-augmented launch carrying the secrets, with wait: its status messages are collected too.
-  const taskLaunch = await client.request(
-    {
-      method: "tools/call",
-      params: {
-        name: "build_launch_project",
-        arguments: { projectId: taskLaunchId, prompt: "Task canary [minutes=5]", secrets: [{ secretName: "CANARY_SECRET", secretValue: SECRET_VALUE }], design: { token: DESIGN_TOKEN }, wait: true },
-        task: { ttl: 60_000 },
-      },
-    },
-    CreateTaskResultSchema,
-  );
-  col.record(`${label} launch task created`, taskLaunch);
-  await until(
-    async () => {
-      const t = await client.experimental.tasks.getTask(taskLaunch.task.taskId);
-      col.record(`${label} launch task status`, t);
-      return t;
-    },
-    (t) => t.status !== "working" && t.status !== "input_required",
-  );
-  const taskLaunchResult = await client.experimental.tasks.getTaskResult(taskLaunch.task.taskId, CallToolResultSchema);
-  col.record(`${label} launch task result`, taskLaunchResult);
-  expect(taskLaunchResult.isError).toBeFalsy();
-  const listedTasks = await client.experimental.tasks.listTasks();
-  col.record(`${label} tasks/list`, listedTasks);
 
   await col.ok(client, label, "build_wait", { projectId: launchId, until: "agent", timeoutSeconds: 60 }, { progress: true });
 
@@ -314,6 +351,57 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   await col.ok(client, label, "build_create_project", { projectId: emptyId, label: "Empty canary" });
   await col.ok(client, label, "build_delete_project", { projectId: emptyId });
 
+  // --- the rest of the build API (toolsets off by default): secrets in tokens, headers and .env text ---
+  await col.ok(client, label, "build_update_project", { projectId: launchId, label: `Canary ${prefix}` });
+  await col.ok(client, label, "build_get_production_logs", { projectId: "acme-storefront", limit: 3 });
+  const acmeVersions = await col.ok<{ versions: Array<{ commitSha?: string }> }>(client, label, "build_list_versions", { projectId: "acme-storefront" });
+  const sha = acmeVersions.versions.find((v) => v.commitSha)?.commitSha;
+  if (sha) await col.ok(client, label, "build_get_version_diff", { projectId: "acme-storefront", commitSha: sha });
+  await col.ok(client, label, "build_validate_figma_token", { token: FIGMA_TOKEN });
+  await col.ok(client, label, "build_connect_figma", { projectId: launchId, token: FIGMA_TOKEN });
+  await col.ok(client, label, "build_get_figma_status", { projectId: launchId });
+  await col.ok(client, label, "build_disconnect_figma", { projectId: launchId });
+  const hook = await col.ok<{ id: string }>(client, label, "build_add_webhook", { url: `https://hooks.example.com/${prefix}`, event: "agent.prompt.finished", headers: { "x-signature": WEBHOOK_HEADER_SECRET } });
+  await col.ok(client, label, "build_list_webhooks", {});
+  await col.ok(client, label, "build_delete_webhook", { webhookId: hook.id });
+  await col.ok(client, label, "build_set_credit_limits", { projectId: launchId, maxInfrastructureCreditsPerMonth: 500 });
+  const today = new Date().toISOString().slice(0, 10);
+  await col.ok(client, label, "build_get_spending", { from: today, to: today });
+  await col.ok(client, label, "build_get_source_code", { projectId: "acme-storefront" });
+  await col.ok(client, label, "build_upload_file", { projectId: "acme-storefront", name: "canary.txt", content: Buffer.from(`note ${prefix}`).toString("base64") });
+  await col.ok(client, label, "build_list_files", { projectId: "acme-storefront", limit: 20 });
+  await col.ok(client, label, "build_read_file", { projectId: "acme-storefront", path: "src/app/page.tsx" });
+  await col.ok(client, label, "build_write_file", { projectId: "acme-storefront", path: `src/${prefix}.txt`, content: "canary file" });
+  await col.ok(client, label, "build_rebuild", { projectId: "acme-storefront", wait: true }, { progress: true });
+  await col.ok(client, label, "build_get_rebuild_status", { projectId: "acme-storefront" });
+  await col.ok(client, label, "build_connect_github", { projectId: launchId, token: GITHUB_TOKEN, repositoryFullName: `canary/${prefix}` });
+  await col.ok(client, label, "build_get_github_status", { projectId: launchId });
+  await col.ok(client, label, "build_pull_github", { projectId: launchId, wait: true });
+  await col.ok(client, label, "build_get_github_pull_status", { projectId: launchId });
+  await col.ok(client, label, "build_get_env_names", { projectId: launchId });
+  await col.ok(client, label, "build_disconnect_github", { projectId: launchId });
+  const record = await col.ok<{ _id: string }>(client, label, "build_create_record", { projectId: "acme-storefront", tableName: "customers", data: { name: `Canary ${prefix}`, note: SECRET_VALUE } });
+  await col.ok(client, label, "build_update_record", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, data: { vip: true } });
+  await col.ok(client, label, "build_link_records", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, propertyId: "not-many-to-many", referenceId: "none" });
+  await col.ok(client, label, "build_unlink_records", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, propertyId: "not-many-to-many", referenceId: "none" });
+  await col.ok(client, label, "build_delete_record", { projectId: "acme-storefront", tableName: "customers", recordId: record._id });
+  const group = await col.ok<{ groupId: string }>(client, label, "build_create_group", { name: `Canary ${prefix}` });
+  await col.ok(client, label, "build_list_groups", {});
+  await col.ok(client, label, "build_get_group", { groupId: group.groupId });
+  await col.ok(client, label, "build_update_group", { groupId: group.groupId, description: "canaries" });
+  await col.ok(client, label, "build_delete_group", { groupId: group.groupId });
+  // Export and import are limited to one a minute per account: the second run of this drive is refused, and must still say why.
+  const exported = await col.call(client, label, "build_export_project", { projectId: "acme-storefront" });
+  if (!exported.isError) {
+    await col.ok(client, label, "build_create_project", { projectId: `${prefix}-clone` });
+    const transferId = (exported.structuredContent as { transferId: string }).transferId;
+    await col.ok(client, label, "build_import_project", { projectId: `${prefix}-clone`, transferId, wait: true }, { progress: true });
+  } else {
+    expect(text(exported)).toMatch(/PROJECT_EXPORT_LIMIT_REACHED/);
+    const refused = await col.call(client, label, "build_import_project", { projectId: `${prefix}-clone-missing`, importCode: IMPORT_CODE });
+    expect(refused.isError).toBe(true);
+  }
+
   // --- sizing ---
   const catalog = await col.ok<{ items: Array<{ _id: string }> }>(client, label, "sizing_get_catalog", { limit: 5 });
   const item = catalog.items[0]._id;
@@ -350,7 +438,8 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   for (const uri of uris) {
     const read = await client.readResource({ uri });
     col.record(`${label} read ${uri}`, read);
-    expect(read.contents[0]?.mimeType, uri).toBe("application/json");
+    // MCP Apps views (ui://) are HTML; every data resource is JSON.
+    expect(read.contents[0]?.mimeType, uri).toBe(uri.startsWith("ui://") ? "text/html;profile=mcp-app" : "application/json");
   }
   for (const t of templates.resourceTemplates) {
     const variable = /\{(\w+)\}/.exec(t.uriTemplate)![1];
@@ -378,12 +467,15 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   }
 }
 
-function expectEveryToolCalled(tools: Tool[], col: Collector): void {
+/** Limited to one call a minute per account: the second drive (HTTP) is refused them, by design. */
+const RATE_LIMITED_ONCE = new Set(["build_export_project", "build_import_project"]);
+
+function expectEveryToolCalled(tools: Tool[], col: Collector, allowRefused = false): void {
   const names = tools.map((t) => t.name);
-  expect(names.length).toBeGreaterThanOrEqual(36);
+  expect(names.length).toBeGreaterThanOrEqual(70);
   const notCalled = names.filter((n) => !col.calls.get(n));
   expect(notCalled, `tools never called: ${notCalled.join(", ")}`).toEqual([]);
-  const neverSucceeded = names.filter((n) => !col.successes.get(n));
+  const neverSucceeded = names.filter((n) => !col.successes.get(n) && !(allowRefused && RATE_LIMITED_ONCE.has(n)));
   expect(neverSucceeded, `tools that never succeeded: ${neverSucceeded.join(", ")}`).toEqual([]);
 }
 
@@ -405,9 +497,11 @@ describe("secrets never leak", () => {
     // SandboxOptions types `keys` as the literal demo keys, so custom keys need a cast.
     sandbox = await testSandbox({ keys: KEYS as unknown as SandboxOptions["keys"], timeScale: 20_000 });
     env = sandboxEnv(sandbox, { LOG_LEVEL: "debug", MCP_HTTP_TOKEN: HTTP_TOKEN, BUILD_POLL_INTERVAL_MS: "20", BUILD_CONFIRM_SPEND: "always" });
-    // The stdio client can be asked (and says yes), so the spend confirmations are exercised too.
+    // The stdio client can be asked (and says yes), so the spend confirmations are exercised too
+    // (2025: elicitation/create from the server; 2026-07-28: input_required, fulfilled by the same handler).
     conn = await retryStart(() => connectStdio(env, [], { capabilities: { elicitation: {} } }));
-    conn.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    keepWireOrder(conn.client); // otherwise a progress line that precedes a result is reported as stray
+    conn.client.setRequestHandler("elicitation/create", async (request) => {
       elicitations.push(request.params);
       col.record("stdio elicitation", request.params);
       return { action: "accept", content: { confirm: true } };
@@ -443,12 +537,14 @@ describe("secrets never leak", () => {
 
   it("drives every tool, resource, completion and prompt over HTTP with the bearer token", { timeout: 60_000 }, async () => {
     const client = await connectHttp(http.url, { Authorization: `Bearer ${HTTP_TOKEN}` });
+    keepWireOrder(client);
     const httpCol = new Collector();
     try {
       await httpCol.attach(client, "http");
       const { tools } = await client.listTools();
       await driveEverything(client, "http", "cnry-h", httpCol);
-      expectEveryToolCalled(tools, httpCol);
+      expectEveryToolCalled(tools, httpCol, true);
+      if (MODERN) await driveModernTasks(http.url, HTTP_TOKEN, "http", "cnry-h", httpCol, sandbox);
       const health = await fetch(new URL("/healthz", http.url));
       col.record("http healthz", await health.text());
     } finally {
@@ -458,10 +554,21 @@ describe("secrets never leak", () => {
   });
 
   it("answers a wrong bearer token with a 401 that echoes no token", async () => {
+    const opening = MODERN
+      ? {
+          headers: { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" } as Record<string, string>,
+          body: {
+            jsonrpc: "2.0",
+            id: 1,
+            method: "server/discover",
+            params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "x", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } },
+          },
+        }
+      : { headers: {} as Record<string, string>, body: { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } } };
     const res = await fetch(http.url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${WRONG_HTTP_TOKEN}` },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${WRONG_HTTP_TOKEN}`, ...opening.headers },
+      body: JSON.stringify(opening.body),
     });
     expect(res.status).toBe(401);
     const body = await res.text();

@@ -7,6 +7,7 @@ import type { Fault, Router } from "../../src/sandbox/router.js";
 import { ALERTS, FLEET } from "../../src/sandbox/simulators/drones/index.js";
 import { CATALOG } from "../../src/sandbox/simulators/sizing/index.js";
 import { call, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "../harness.js";
+import { keepWireOrder } from "./in-order.js";
 
 /**
  * Upstream faults seen through real MCP calls: a stdio child (`node dist/cli.js`) talks to a
@@ -111,6 +112,8 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", UPSTREAM_TIMEOUT_MS: "30000" })),
       connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", UPSTREAM_TIMEOUT_MS: "300" })),
     ]);
+    keepWireOrder(main.client); // the waits below check the last progress line
+    keepWireOrder(fast.client);
   });
   afterEach(() => {
     for (const s of ["build", "sizing", "drones"] as const) router(s).clearFaults();

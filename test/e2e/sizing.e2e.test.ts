@@ -169,9 +169,9 @@ describe("sizing over stdio", () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: "95" } }, /measurements\.chest/],
       ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { waist: -3 } }, /measurements\.waist/],
-      ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 90, inseam: 80 } }, /measurements accepts only .*inseam/],
+      ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 90, inseam: "long" } }, /measurements\.inseam: every measurement must be a number/],
       ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: {} }, /measurements needs at least one/],
-      ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 90 }, preferred_fit: "baggy" }, /preferred_fit/],
+      ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 90 }, preferred_fit: "" }, /preferred_fit/],
       ["sizing_recommend_size", { clothing_item_id: "  ", measurements: { chest: 90 } }, /clothing_item_id/],
       ["sizing_create_try_on", { clothing_item_id: TEE._id, user_id: "u1", measurements: { hips: -1 } }, /measurements\.hips/],
       ["sizing_create_try_on", { clothing_item_id: TEE._id, user_id: "u1", measurements: { chest: "big" } }, /measurements\.chest/],

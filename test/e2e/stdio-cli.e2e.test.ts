@@ -109,6 +109,10 @@ const CONTRACT_TOOLS: Record<string, string[]> = {
     "build_remove_domain",
     "build_get_database_schema",
     "build_query_database",
+    // Beyond the contract's table: the reference's project update, production logs and version diff.
+    "build_update_project",
+    "build_get_production_logs",
+    "build_get_version_diff",
   ],
   sizing: ["sizing_get_catalog", "sizing_recommend_size", "sizing_create_try_on"],
   drones: [
@@ -130,7 +134,7 @@ describe("command line", () => {
   it("prints --help and --version", () => {
     const help = spawnSync(process.execPath, [CLI, "--help"], { encoding: "utf8" });
     expect(help.status).toBe(0);
-    expect(help.stdout).toContain("--toolsets build,build_admin,sizing,drones");
+    expect(help.stdout).toContain("--toolsets build,sizing,drones|all"); // the default toolsets (build_admin is off by default)
     const version = spawnSync(process.execPath, [CLI, "--version"], { encoding: "utf8" });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
@@ -141,6 +145,34 @@ describe("command line", () => {
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     expect(bad.stderr).toMatch(/UPSTREAM_TIMEOUT_MS: must be positive/);
     expect(bad.stdout).toBe("");
+  });
+
+  it.each([
+    ["an unknown flag", ["--bogus"], {}, /^switchboard-mcp: unknown flag --bogus; see --help for the flags$/],
+    ["an empty --toolsets", ["--toolsets", ""], {}, /^switchboard-mcp: --toolsets is empty: /],
+    ["an unknown toolset", ["--toolsets", "rockets"], {}, /^switchboard-mcp: unknown toolset rockets; the toolsets are /],
+    ["a toolset whose service is not configured", ["--toolsets", "sizing"], {}, /^switchboard-mcp: toolset sizing needs the garment size recommendation API: set SIZING_API_KEY and SIZING_API_BASE_URL, or start with --sandbox$/],
+    ["a key without its base URL", [], { SIZING_API_KEY: "k" }, /^switchboard-mcp: SIZING_API_KEY is set but SIZING_API_BASE_URL is not: /],
+    ["a base URL without its key", [], { DRONES_API_BASE_URL: "http://127.0.0.1:9/d" }, /^switchboard-mcp: DRONES_API_BASE_URL is set but DRONES_API_KEY is not: /],
+    ["a base URL that is not a URL", [], { BUILD_API_KEY: "tlm_sk_cli_test", BUILD_API_BASE_URL: "notaurl" }, /^switchboard-mcp: BUILD_API_BASE_URL: must be an http\(s\) URL/],
+    ["a poll interval under 2 s for a real service", [], { BUILD_API_KEY: "tlm_sk_cli_test", BUILD_POLL_INTERVAL_MS: "500" }, /^switchboard-mcp: BUILD_POLL_INTERVAL_MS: must be at least 2000 ms for a real service/],
+  ])("stops on %s with one line on stderr and exit code 2", (_label, args, env, message) => {
+    const run = spawnSync(process.execPath, [CLI, ...(args as string[])], { encoding: "utf8", env: { PATH: process.env.PATH, ...(env as Record<string, string>) }, timeout: 10_000 });
+    expect(run.status).toBe(2);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(message);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).not.toContain("tlm_sk_cli_test");
+  });
+
+  it("warns in one line that --port does nothing over stdio, and starts", async () => {
+    const conn = await connectStdio({ PATH: process.env.PATH ?? "" }, ["--port", "4321"]);
+    expect((await conn.client.listTools()).tools).toEqual([]);
+    const warnings = conn.stderr().split("\n").filter((l) => l.includes("--port"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toBe("switchboard-mcp: --port has no effect with --transport stdio; it applies to --transport http");
+    await conn.close();
   });
 
   it("starts with no service configured and says which variables to set", async () => {
@@ -160,7 +192,7 @@ describe("tool catalogue over stdio", () => {
   afterAll(async () => sandbox?.close());
 
   it("lists exactly the contract's tools, each fully described", async () => {
-    const conn = await connectStdio(sandboxEnv(sandbox));
+    const conn = await connectStdio(sandboxEnv(sandbox), ["--toolsets", "build,build_admin,sizing,drones"]);
     const { tools } = await conn.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...ALL_TOOLS].sort());
     for (const tool of tools) {
@@ -178,7 +210,7 @@ describe("tool catalogue over stdio", () => {
     expect(wire).not.toContain('"taskSupport":"forbidden"');
     expect(tools.every((t) => t.annotations?.title === undefined)).toBe(true);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect(byName.build_list_projects.outputSchema?.properties?.projects).toEqual({ type: "array" });
+    expect((byName.build_list_projects.outputSchema?.properties as Record<string, unknown> | undefined)?.projects).toEqual({ type: "array" });
     expect(byName.build_delete_project.annotations?.destructiveHint).toBe(true);
     expect(byName.build_get_account.annotations?.readOnlyHint).toBe(true);
     expect(byName.build_launch_project.annotations?.readOnlyHint).toBe(false);
@@ -258,6 +290,14 @@ describe("tool catalogue over stdio", () => {
       await conn.close();
     });
   }
+
+  it("answers an unknown tool with a protocol error (-32602), not a tool result", async () => {
+    const conn = await connectStdio(sandboxEnv(sandbox));
+    await expect(conn.client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/no_such_tool/) });
+    // The connection goes on.
+    expect(await ok(conn.client, "build_get_account")).toHaveProperty("credits");
+    await conn.close();
+  });
 
   it("--read-only keeps only tools that change nothing", async () => {
     const conn = await connectStdio(sandboxEnv(sandbox), ["--read-only"]);

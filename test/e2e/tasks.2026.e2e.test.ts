@@ -172,7 +172,7 @@ describe("credit confirmation as an input_required round trip", () => {
     const before = creates();
     const first = (await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-one" } }, elicit)).body.result;
     expect(first.resultType).toBe("input_required");
-    expect(first.inputRequests.confirm_spend.params.message).toMatch(/Create project mrtr-one: costs 1 credits/);
+    expect(first.inputRequests.confirm_spend.params.message).toMatch(/Create project mrtr-one: costs 1 credit \(CREATE_PROJECT 1\)/);
     expect(typeof first.requestState).toBe("string");
     expect(creates()).toBe(before);
 

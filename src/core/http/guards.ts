@@ -46,36 +46,53 @@ export function tokenChecker(token: string | undefined): ((authorization: string
 /** A body that trickles in slower than this is dropped: a client sends its request at once. */
 export const BODY_DEADLINE_MS = 30_000;
 
-export async function readJson(req: IncomingMessage, max: number, deadlineMs = BODY_DEADLINE_MS): Promise<{ value?: unknown; error?: string; status: number; code: number }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const timer = setTimeout(() => req.destroy(new Error("request body deadline")), deadlineMs);
-  try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > max) {
-        // Stop reading an endless body: answer, then drop the connection.
-        req.destroy();
-        return { error: `Request body larger than ${max} bytes`, status: 413, code: -32600 };
+/**
+ * Reads a JSON body up to `max` bytes within the deadline. Past the limit or the deadline it stops
+ * reading without closing the socket (the answer must still reach the client), and marks the
+ * request so that the connection is closed once that answer has been sent.
+ */
+export function readJson(req: IncomingMessage, max: number, deadlineMs = BODY_DEADLINE_MS): Promise<{ value?: unknown; error?: string; status: number; code: number }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (answer: { error: string; status: number; code: number }) => {
+      cleanup();
+      req.pause();
+      abandoned.add(req);
+      resolve(answer);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) return stop({ error: `Request body larger than ${max} bytes`, status: 413, code: -32600 });
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      try {
+        resolve({ value: JSON.parse(Buffer.concat(chunks).toString("utf8")), status: 200, code: 0 });
+      } catch {
+        resolve({ error: "Parse error: the body is not valid JSON", status: 400, code: -32700 });
       }
-      chunks.push(chunk as Buffer);
-    }
-  } catch {
-    return { error: `Request body not received within ${deadlineMs / 1000} s`, status: 408, code: -32600 };
-  } finally {
-    clearTimeout(timer);
-  }
-  try {
-    return { value: JSON.parse(Buffer.concat(chunks).toString("utf8")), status: 200, code: 0 };
-  } catch {
-    return { error: "Parse error: the body is not valid JSON", status: 400, code: -32700 };
-  }
+    };
+    const onError = () => stop({ error: "The request body could not be read", status: 400, code: -32600 });
+    const timer = setTimeout(() => stop({ error: `Request body not received within ${deadlineMs / 1000} s`, status: 408, code: -32600 }), deadlineMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      req.off("data", onData).off("end", onEnd).off("error", onError);
+    };
+    req.on("data", onData).once("end", onEnd).once("error", onError);
+  });
 }
+
+/** Requests whose body was not read to the end: their connection closes after the answer. */
+const abandoned = new WeakSet<IncomingMessage>();
 
 export function plain(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
-  res.writeHead(status, { "content-type": "application/json", ...headers });
+  const unread = abandoned.has(res.req);
+  res.writeHead(status, { "content-type": "application/json", ...(unread ? { connection: "close" } : {}), ...headers });
   res.end(JSON.stringify(body));
+  if (unread) res.once("finish", () => res.req.destroy());
 }
 
 export function rpcError(res: ServerResponse, status: number, code: number, message: string, headers?: Record<string, string>): void {

@@ -117,7 +117,7 @@ function checkToolList(tools: any[]): void {
 
 // Each check spawns its own inspector (and, over stdio, its own server), so they run concurrently.
 describe("MCP Inspector CLI over stdio", { concurrent: true, timeout: 45_000 }, () => {
-  const target = () => ["node", CLI, "--sandbox"];
+  const target = () => ["node", CLI, "--sandbox", "--toolsets", "all"];
 
   it("mcp-inspector-cli --cli ... --method tools/list: every tool of the contract, with title, annotations, output schema", async () => {
     const { tools } = await inspectJson<{ tools: any[] }>(target(), ["--method", "tools/list"], true);
@@ -164,7 +164,8 @@ describe("MCP Inspector CLI over stdio", { concurrent: true, timeout: 45_000 }, 
     const { resources } = await inspectJson<{ resources: any[] }>(target(), ["--method", "resources/list"]);
     const uris = resources.map((r) => r.uri as string);
     expect(uris).toEqual(expect.arrayContaining(["build://account", "build://credit-costs"]));
-    expect(resources.every((r) => r.mimeType === "application/json")).toBe(true);
+    // Data resources are JSON; the MCP Apps views (ui://) are HTML.
+    expect(resources.every((r) => r.mimeType === (String(r.uri).startsWith("ui://") ? "text/html;profile=mcp-app" : "application/json"))).toBe(true);
     const droneUri = uris.find((u) => u.startsWith("drones://drones/"));
     expect(droneUri, `no drones://drones/ resource in ${uris.slice(0, 20).join(", ")}`).toBeTruthy();
     const { contents } = await inspectJson<{ contents: any[] }>(target(), ["--method", "resources/read", "--uri", droneUri!]);
@@ -196,7 +197,7 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
   const withAuth = () => [url, "--transport", "http", "--header", `Authorization: Bearer ${TOKEN}`];
 
   beforeAll(async () => {
-    server = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", "--sandbox"], {
+    server = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", "--sandbox", "--toolsets", "all"], {
       env: { ...process.env, ...ENV, LOG_LEVEL: "info", MCP_HTTP_TOKEN: TOKEN },
       stdio: ["ignore", "ignore", "pipe"],
     });
