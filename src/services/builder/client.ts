@@ -33,13 +33,7 @@ export class BuildClient {
   /** A page of projects with the paging headers (X-Total-Count, X-Has-More, X-Limit, X-Skip). */
   async listProjectsPage(query: ListProjectsQuery, signal?: AbortSignal) {
     const { data, headers } = await this.http.requestFull<Json[]>({ method: "GET", path: `${API}/projects`, query: { ...query }, signal });
-    const header = (name: string) => {
-      const v = headers[name];
-      return Array.isArray(v) ? v[0] : v;
-    };
-    const number = (name: string) => (header(name) !== undefined && Number.isFinite(Number(header(name))) ? Number(header(name)) : undefined);
-    const hasMore = header("x-has-more");
-    return { projects: data, total: number("x-total-count"), limit: number("x-limit"), skip: number("x-skip"), hasMore: hasMore === undefined ? undefined : hasMore === "true" };
+    return { projects: data, ...pagingHeaders(headers) };
   }
   getProject(projectId: string, signal?: AbortSignal) {
     return this.http.request<ProjectDetails>({ method: "GET", path: p(projectId), signal });
@@ -101,4 +95,18 @@ export class BuildClient {
   queryDatabase(projectId: string, body: { tableName: string; queryOptions?: Json }, signal?: AbortSignal) {
     return this.http.request<{ results: Json[] }>({ method: "POST", path: `${p(projectId)}/database/query`, body, signal, idempotent: true });
   }
+}
+
+/** The build service's paging headers: X-Total-Count, X-Limit, X-Skip, and X-Has-More where sent. */
+export function pagingHeaders(headers: Record<string, string | string[] | undefined>) {
+  const header = (name: string) => {
+    const v = headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const number = (name: string) => {
+    const value = Number(header(name));
+    return header(name) !== undefined && Number.isFinite(value) ? value : undefined;
+  };
+  const hasMore = header("x-has-more");
+  return { total: number("x-total-count"), limit: number("x-limit"), skip: number("x-skip"), hasMore: hasMore === undefined ? undefined : hasMore === "true" };
 }

@@ -1,3 +1,4 @@
+import { pagingHeaders } from "../client.js";
 import type { UpstreamClient } from "../../../core/upstream.js";
 
 /** Project groups (reference §16; all free). Deleting a group keeps its projects (they become ungrouped). */
@@ -24,12 +25,8 @@ export function createGroup(http: UpstreamClient, body: { name: string; descript
 /** A page of groups with the paging headers X-Total-Count, X-Limit, X-Skip (there is no X-Has-More). */
 export async function listGroups(http: UpstreamClient, query: { search?: string; limit?: number; skip?: number }, signal?: AbortSignal) {
   const { data, headers } = await http.requestFull<ProjectGroup[]>({ method: "GET", path: GROUPS, query, signal });
-  const number = (name: string) => {
-    const raw = headers[name];
-    const value = Number(Array.isArray(raw) ? raw[0] : raw);
-    return raw !== undefined && Number.isFinite(value) ? value : undefined;
-  };
-  return { groups: data, total: number("x-total-count"), limit: number("x-limit"), skip: number("x-skip") };
+  const { total, limit, skip } = pagingHeaders(headers);
+  return { groups: data, total, limit, skip };
 }
 
 export function getGroup(http: UpstreamClient, groupId: string, signal?: AbortSignal) {
