@@ -156,7 +156,7 @@ export async function contextCost({ sandbox, log }) {
     const a = analyse(pages);
     result.bridge.apis[api] = { tools: a.tools, total: a.total, perToolAverage: a.perToolAverage };
   }
-  Object.assign(result.bridge, analyse(all));
+  Object.assign(result.bridge, analyse(all), { model: modelTokens(all) });
   log("context cost: peers done");
 
   const s = result.switchboard;
@@ -164,11 +164,14 @@ export async function contextCost({ sandbox, log }) {
   for (const t of s.perTool) t.bridgeEquivalent = BRIDGE_EQUIVALENT[t.name] ? { name: BRIDGE_EQUIVALENT[t.name], tokens: bridgeTokens.get(BRIDGE_EQUIVALENT[t.name]) } : undefined;
   const d = result.defaults;
   const perToolAll = s.model / Math.max(1, s.tools);
+  const bridgeModelPerTool = result.bridge.model / Math.max(1, result.bridge.tools);
   result.goals = {
     defaultsModel: { text: "default toolsets: name + description + input schema ≤ 4,000 tokens", value: d.model, met: d.model <= 4000 },
     defaultsWhole: { text: "default toolsets: the whole tools/list answer ≤ 6,000 tokens", value: d.total, met: d.total <= 6000 },
     allPerTool: { text: "--toolsets all: name + description + input schema ≤ 130 tokens per tool", value: perToolAll, met: perToolAll <= 130 },
-    perTool: { text: "switchboard tokens per tool < bridge's", value: s.perToolAverage, bridge: result.bridge.perToolAverage, met: s.perToolAverage < result.bridge.perToolAverage },
+    modelPerTool: { text: "name + description + input schema per tool < the bridge's", value: perToolAll, bridge: bridgeModelPerTool, met: perToolAll < bridgeModelPerTool },
+    // Ours carries output schemas and annotations; the bridge's tools have neither.
+    perTool: { text: "whole tools/list answer per tool < the bridge's", value: s.perToolAverage, bridge: result.bridge.perToolAverage, met: s.perToolAverage < result.bridge.perToolAverage },
   };
   return result;
 }

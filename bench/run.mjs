@@ -157,6 +157,7 @@ function collectGoals(r) {
     add("2 context", g.defaultsModel, `${g.defaultsModel.value} tokens`);
     add("2 context", g.defaultsWhole, `${g.defaultsWhole.value} tokens`);
     add("2 context", g.allPerTool, `${fmt(g.allPerTool.value, 1)} tokens per tool`);
+    add("2 context", r.contextCost.goals.modelPerTool, `${fmt(r.contextCost.goals.modelPerTool.value, 0)} vs ${fmt(r.contextCost.goals.modelPerTool.bridge, 0)}`);
     add("2 context", r.contextCost.goals.perTool, `${fmt(r.contextCost.goals.perTool.value, 0)} vs ${fmt(r.contextCost.goals.perTool.bridge, 0)}`);
   }
   if (r.callOverhead?.goal) {
