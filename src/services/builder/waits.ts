@@ -44,6 +44,30 @@ function agentLine(status: AgentStatus, elapsedMs: number, line: string): string
 
 const PROJECT_TRACKERS = { deployment: deploymentTracker, versionRecovery: recoveryTracker, import: importTracker, server: serverTracker };
 
+/** The build_wait call that follows exactly the run started at `startedAt`, not the one before it. */
+export function followHint(projectId: string, until: Until, startedAt: string): string {
+  return `build_wait { projectId: "${projectId}", until: "${until}", since: "${startedAt}" }`;
+}
+
+/**
+ * Starts work and, when asked, follows it to the end. The start time is taken before the request,
+ * so the wait (or a later build_wait with its `startedAt`) ignores the previous run's state.
+ * `worthFollowing` says when a started result has nothing to wait for (a pull with no changes).
+ */
+export async function startThenWait<T extends object>(
+  deps: WaitDeps,
+  projectId: string,
+  until: Until,
+  ctx: ToolContext,
+  options: { wait?: boolean; timeoutSeconds?: number; worthFollowing?: (started: T) => boolean },
+  start: () => Promise<T>,
+): Promise<T & { startedAt: string; wait?: WaitResult }> {
+  const since = Date.now();
+  const result = { ...(await start()), startedAt: new Date(since).toISOString() };
+  if (!options.wait || options.worthFollowing?.(result) === false) return result;
+  return { ...result, wait: await waitFor(deps, projectId, until, ctx, { timeoutSeconds: options.timeoutSeconds, since }) };
+}
+
 export interface WaitOptions {
   timeoutSeconds?: number;
   /** When the work was started (ms): state older than this is the previous work's (traps T1-T4). */

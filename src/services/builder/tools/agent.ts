@@ -16,7 +16,7 @@ function runCost(multiPrompt: { prompts?: string[] } | undefined) {
 }
 import { trimLine } from "../../../core/text.js";
 import { isObject } from "../../../core/json.js";
-import { latestAgentMessage, secretsNeeded, waitFor } from "../waits.js";
+import { followHint, latestAgentMessage, secretsNeeded, startThenWait, waitFor } from "../waits.js";
 
 const MAX_MESSAGES = 50;
 
@@ -66,18 +66,17 @@ export function agentTools(deps: BuildDeps) {
         }
         return deps.guard.check({ operation: `Start ${multiPrompt ? "a multi-prompt batch" : "an agent run"} on ${projectId}`, items: [], variable: runCost(multiPrompt) }, ctx);
       },
-      run: async ({ projectId, prompt, inputFiles, multiPrompt, wait, timeoutSeconds }, ctx) => {
-        const since = Date.now();
+      run: ({ projectId, prompt, inputFiles, multiPrompt, wait, timeoutSeconds }, ctx) => {
         const body = { ...(prompt !== undefined ? { prompt } : {}), ...(inputFiles ? { inputFiles } : {}), ...(multiPrompt ? { multiPrompt } : {}) };
-        const started = await client.startAgent(projectId, body, ctx.signal);
-        const result = { ...started, projectId: String(started.projectId ?? projectId), startedAt: new Date(since).toISOString() };
-        if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "agent", ctx, { timeoutSeconds, since }) };
+        return startThenWait(deps, projectId, "agent", ctx, { wait, timeoutSeconds }, async () => {
+          const started = await client.startAgent(projectId, body, ctx.signal);
+          return { ...started, projectId: String(started.projectId ?? projectId) };
+        });
       },
       render: (r) =>
         r.wait
           ? waitSummary(r.wait)
-          : `${r.multiPrompt ? "Multi-prompt batch" : "Agent run"} started on ${r.projectId} (${r.status ?? "init"}). Follow it with build_wait { projectId: "${r.projectId}", until: "agent", since: "${r.startedAt}" }.`,
+          : `${r.multiPrompt ? "Multi-prompt batch" : "Agent run"} started on ${r.projectId} (${r.status ?? "init"}). Follow it with ${followHint(r.projectId, "agent", r.startedAt)}.`,
     }),
 
     defineTool({

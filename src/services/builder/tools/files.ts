@@ -6,7 +6,7 @@ import * as files from "../api/files.js";
 import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
-import { waitFor } from "../waits.js";
+import { followHint, startThenWait } from "../waits.js";
 
 /** Source code, files and rebuilds (reference §11): toolset build_files, off by default. */
 
@@ -250,17 +250,10 @@ export function fileTools(deps: BuildDeps) {
       output: started,
       verify: ({ projectId }) => `call build_get_rebuild_status for "${projectId}"`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Rebuild ${projectId}`, items: [["REBUILD_PROJECT", 1]] }, ctx),
-      run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
-        const since = Date.now();
-        const data = await files.rebuild(http, projectId, ctx.signal);
-        const result = { ...data, projectId, startedAt: new Date(since).toISOString() };
-        if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "rebuild", ctx, { timeoutSeconds, since }) };
-      },
+      run: ({ projectId, wait, timeoutSeconds }, ctx) =>
+        startThenWait(deps, projectId, "rebuild", ctx, { wait, timeoutSeconds }, async () => ({ ...(await files.rebuild(http, projectId, ctx.signal)), projectId })),
       render: (r) =>
-        r.wait
-          ? waitSummary(r.wait)
-          : `Rebuild of ${r.projectId} started (${r.status ?? "rebuilding"}). Follow it with build_wait { projectId: "${r.projectId}", until: "rebuild", since: "${r.startedAt}" }.`,
+        r.wait ? waitSummary(r.wait) : `Rebuild of ${r.projectId} started (${r.status ?? "rebuilding"}). Follow it with ${followHint(r.projectId, "rebuild", r.startedAt)}.`,
     }),
 
     defineTool({

@@ -6,11 +6,10 @@ import * as github from "../api/github.js";
 import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
-import { waitFor } from "../waits.js";
+import { followHint, startThenWait } from "../waits.js";
 
 /** GitHub connection, pulls and the .env names (reference §12, all free): toolset build_github, off by default. */
 
-const follow = (projectId: string, startedAt: string) => `build_wait { projectId: "${projectId}", until: "githubPull", since: "${startedAt}" }`;
 
 /**
  * Names of the variables in `.env` text. Every value (and every line that is not `NAME=value`,
@@ -83,7 +82,7 @@ export function githubTools(deps: BuildDeps) {
       },
       render: (r) =>
         `${r.connected === false ? "Not connected" : "Connected"} ${r.repositoryFullName ?? "the repository"} to ${r.projectId}${r.syncAction ? ` (${r.syncAction})` : ""}.` +
-        (r.requiresRebuild ? ` The project code changed and is rebuilding: follow it with ${follow(r.projectId, r.startedAt)}.` : ""),
+        (r.requiresRebuild ? ` The project code changed and is rebuilding: follow it with ${followHint(r.projectId, "githubPull", r.startedAt)}.` : ""),
     }),
 
     defineTool({
@@ -142,18 +141,16 @@ export function githubTools(deps: BuildDeps) {
         wait: s.waitResult.optional(),
       }),
       verify: ({ projectId }) => `call build_get_github_pull_status for "${projectId}"`,
-      run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
-        const since = Date.now();
-        const data = await github.pull(http, projectId, ctx.signal);
-        const result = { ...data, projectId, startedAt: new Date(since).toISOString() };
-        if (!wait || data.status === "no_changes") return result;
-        return { ...result, wait: await waitFor(deps, projectId, "githubPull", ctx, { timeoutSeconds, since }) };
-      },
+      run: ({ projectId, wait, timeoutSeconds }, ctx) =>
+        startThenWait(deps, projectId, "githubPull", ctx, { wait, timeoutSeconds, worthFollowing: (r) => r.status !== "no_changes" }, async () => ({
+          ...(await github.pull(http, projectId, ctx.signal)),
+          projectId,
+        })),
       render: (r) => {
         if (r.wait) return waitSummary(r.wait);
         const said = r.message ? ` "${trimLine(r.message)}"` : "";
         if (r.status === "no_changes") return `No changes on develop to pull into ${r.projectId}.${said}`;
-        return `Pull into ${r.projectId}: ${r.status ?? "pulling"}${r.filesUpdated !== undefined ? `, ${r.filesUpdated} file(s) updated` : ""}.${said} Follow it with ${follow(r.projectId, r.startedAt)}.`;
+        return `Pull into ${r.projectId}: ${r.status ?? "pulling"}${r.filesUpdated !== undefined ? `, ${r.filesUpdated} file(s) updated` : ""}.${said} Follow it with ${followHint(r.projectId, "githubPull", r.startedAt)}.`;
       },
     }),
 

@@ -5,7 +5,7 @@ import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { waitSummary, withScheme } from "../render.js";
-import { waitFor } from "../waits.js";
+import { followHint, startThenWait } from "../waits.js";
 import { isObject } from "../../../core/json.js";
 
 const MAX_LOG_CHARS = 20_000;
@@ -36,15 +36,10 @@ export function operationTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}"`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Deploy ${projectId}`, items: [["CREATE_DEPLOYMENT", 1]] }, ctx),
-      run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
-        const since = Date.now();
-        const data = await client.deploy(projectId, ctx.signal);
-        const result = { ...data, projectId, startedAt: new Date(since).toISOString() };
-        if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "deployment", ctx, { timeoutSeconds, since }) };
-      },
+      run: ({ projectId, wait, timeoutSeconds }, ctx) =>
+        startThenWait(deps, projectId, "deployment", ctx, { wait, timeoutSeconds }, async () => ({ ...(await client.deploy(projectId, ctx.signal)), projectId })),
       render: (r) =>
-        r.wait ? waitSummary(r.wait) : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with build_wait { projectId: "${r.projectId}", until: "deployment", since: "${r.startedAt}" }.`,
+        r.wait ? waitSummary(r.wait) : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with ${followHint(r.projectId, "deployment", r.startedAt)}.`,
     }),
 
     defineTool({
@@ -90,15 +85,10 @@ export function operationTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), versionId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
       before: ({ projectId, versionId }, ctx) => deps.guard.check({ operation: `Recover ${projectId} to version ${versionId}`, items: [["RECOVER_VERSION", 1]] }, ctx),
-      run: async ({ projectId, versionId, wait, timeoutSeconds }, ctx) => {
-        const since = Date.now();
-        const data = passthrough(await client.recoverVersion(projectId, versionId, ctx.signal));
-        const result = { ...data, projectId, versionId, startedAt: new Date(since).toISOString() };
-        if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "versionRecovery", ctx, { timeoutSeconds, since }) };
-      },
+      run: ({ projectId, versionId, wait, timeoutSeconds }, ctx) =>
+        startThenWait(deps, projectId, "versionRecovery", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await client.recoverVersion(projectId, versionId, ctx.signal)), projectId, versionId })),
       render: (r) =>
-        r.wait ? waitSummary(r.wait) : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with build_wait { projectId: "${r.projectId}", until: "versionRecovery", since: "${r.startedAt}" }.`,
+        r.wait ? waitSummary(r.wait) : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with ${followHint(r.projectId, "versionRecovery", r.startedAt)}.`,
     }),
 
     defineTool({
@@ -131,16 +121,9 @@ export function operationTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read agentServerStatus`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Restart the dev server of ${projectId}`, items: [["START_SERVER", 1]] }, ctx),
-      run: async ({ projectId, wait, timeoutSeconds }, ctx) => {
-        const since = Date.now();
-        const result = { ...passthrough(await client.restartServer(projectId, ctx.signal)), projectId, startedAt: new Date(since).toISOString() };
-        if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "server", ctx, { timeoutSeconds, since }) };
-      },
-      render: (r) =>
-        r.wait
-          ? waitSummary(r.wait)
-          : `Dev server of ${r.projectId} is (re)starting. Follow it with build_wait { projectId: "${r.projectId}", until: "server", since: "${r.startedAt}" }.`,
+      run: ({ projectId, wait, timeoutSeconds }, ctx) =>
+        startThenWait(deps, projectId, "server", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await client.restartServer(projectId, ctx.signal)), projectId })),
+      render: (r) => (r.wait ? waitSummary(r.wait) : `Dev server of ${r.projectId} is (re)starting. Follow it with ${followHint(r.projectId, "server", r.startedAt)}.`),
     }),
 
     defineTool({

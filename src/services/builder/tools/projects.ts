@@ -5,7 +5,7 @@ import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { projectLine, projectSummary, waitSummary } from "../render.js";
-import { waitFor } from "../waits.js";
+import { followHint, waitFor } from "../waits.js";
 
 /** Agent runs have no fixed price; the public docs give this range. */
 /**
@@ -157,7 +157,7 @@ export function projectTools(deps: BuildDeps) {
         for (const w of r.agent?.warnings ?? []) lines.push(`Agent warning: ${w}`);
         for (const w of r.warnings ?? []) lines.push(`Step ${w.step} did not happen (${w.errorCode}): ${w.errorMessage}`);
         if (r.wait) lines.push(waitSummary(r.wait));
-        else if (r.agent?.started) lines.push(`Follow it with build_wait { projectId: "${r.projectId}", until: "agent", since: "${r.startedAt}" }.`);
+        else if (r.agent?.started) lines.push(`Follow it with ${followHint(String(r.projectId), "agent", String(r.startedAt))}.`);
         return lines.join("\n");
       },
     }),

@@ -7,7 +7,7 @@ import * as api from "../api/transfer.js";
 import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
-import { waitFor } from "../waits.js";
+import { followHint, startThenWait } from "../waits.js";
 
 /**
  * Project transfer (reference §15): clone = export (2) + create an empty target (1) + import (6).
@@ -112,18 +112,15 @@ export function transferTools(deps: BuildDeps) {
         codeFor(input);
         await deps.guard.check({ operation: `Import into ${input.projectId}`, items: [["IMPORT_PROJECT", 1]] }, ctx);
       },
-      run: async ({ projectId, wait, timeoutSeconds, ...source }, ctx) => {
+      run: ({ projectId, wait, timeoutSeconds, ...source }, ctx) => {
         ctx.secret(source.importCode);
-        const since = Date.now();
-        const data = await api.importProject(http, projectId, codeFor(source), ctx.signal);
-        const result = { ...data, projectId: String(data.projectId ?? projectId), startedAt: new Date(since).toISOString() };
-        if (!wait) return result;
-        return { ...result, wait: await waitFor(deps, projectId, "import", ctx, { timeoutSeconds, since }) };
+        return startThenWait(deps, projectId, "import", ctx, { wait, timeoutSeconds }, async () => {
+          const data = await api.importProject(http, projectId, codeFor(source), ctx.signal);
+          return { ...data, projectId: String(data.projectId ?? projectId) };
+        });
       },
       render: (r) =>
-        r.wait
-          ? waitSummary(r.wait)
-          : `Import into ${r.projectId} started (${r.status ?? "importing"}). Follow it with build_wait { projectId: "${r.projectId}", until: "import", since: "${r.startedAt}" }.`,
+        r.wait ? waitSummary(r.wait) : `Import into ${r.projectId} started (${r.status ?? "importing"}). Follow it with ${followHint(r.projectId, "import", r.startedAt)}.`,
     }),
   ];
 }
