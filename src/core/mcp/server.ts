@@ -197,10 +197,18 @@ function supportsViews(server: McpServer, ctx: ServerContext): boolean {
   return caps?.extensions?.[UI_EXTENSION] !== undefined;
 }
 
+/**
+ * Shaped tools/list answers per runtime, keyed by revision and MCP Apps support. Kept beside the
+ * runtime, not the server instance: a 2026-07-28 HTTP request gets a fresh instance, and building
+ * the answer (JSON Schemas of every tool) costs several times more than serving it.
+ */
+const toolLists = new WeakMap<McpRuntime, Map<string, Record<string, unknown>[]>>();
+
 /** tools/list shaped per revision (and per MCP Apps support) and trimmed; computed once for each. */
 function shapeToolList(server: McpServer, rt: McpRuntime): void {
   const taskCapable = new Set(rt.tools.filter((t) => t.longRunning).map((t) => t.name));
-  const cache = new Map<string, Record<string, unknown>[]>();
+  const cache = toolLists.get(rt) ?? new Map<string, Record<string, unknown>[]>();
+  toolLists.set(rt, cache);
   wrapRequestHandler(server, "tools/list", (original) => async (request, ctx) => {
     const modern = ctx.mcpReq.envelope !== undefined;
     const revision = modern ? MODERN_REVISION : (server.server.getNegotiatedProtocolVersion() ?? "2025-11-25");
