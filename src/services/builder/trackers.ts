@@ -35,6 +35,14 @@ function isNewer(timestamp: string | null | undefined, since: number | undefined
   return Number.isFinite(t) && t >= since - SKEW_MS;
 }
 
+/**
+ * Whether an ended state is this wait's work: it was seen running during the wait, or it started
+ * after `since`, or there is no `since` and the state is taken as it is.
+ */
+function isOurs(sawRunning: boolean, startedAt: string | null | undefined, since: number | undefined): boolean {
+  return sawRunning || since === undefined || isNewer(startedAt, since);
+}
+
 /** Waiting for started work to show: running until the window passes, then nothing to wait for. */
 function notYet(since: number | undefined, waiting: string, nothing: string): Verdict {
   if (since !== undefined && Date.now() - since < APPEARANCE_MS) return { phase: "running", line: waiting };
@@ -90,12 +98,12 @@ export function agentTracker(since: number | undefined): Tracker<AgentStatus> {
       sawBatch = true;
       return { phase: "running", line: batchLine(batch, status) };
     }
-    if (batch && (sawBatch || since === undefined || isNewer(batch.startedAt, since))) return batchEnd(batch);
+    if (batch && isOurs(sawBatch, batch.startedAt, since)) return batchEnd(batch);
     if (status.status === "init") {
       sawRunning = true;
       return { phase: "running", line: "Agent running" };
     }
-    if (status.status === "done" && (sawRunning || since === undefined || isNewer(status.startedAt, since))) {
+    if (status.status === "done" && isOurs(sawRunning, status.startedAt, since)) {
       const last = latestAgentMessage(status.realtimeConversation);
       if (last && FAILED_MESSAGE_TYPES.has(last.messageType ?? "")) return { phase: "failed", message: last.message ?? "The agent run failed.", line: "Agent failed" };
       return { phase: "done", line: "Agent done" };
@@ -114,7 +122,7 @@ export function deploymentTracker(since: number | undefined): Tracker<ProjectDet
       sawDeploying = true;
       return { phase: "running", line: "Deploying" };
     }
-    const ours = sawDeploying || since === undefined || isNewer(d?.createdAt, since);
+    const ours = isOurs(sawDeploying, d?.createdAt, since);
     if (status === "error" && ours) return { phase: "failed", message: "The deployment ended in error.", line: "Deployment failed" };
     if (status === "success" && ours) {
       const when = since === undefined && d?.createdAt ? ` (the latest deployment, started ${d.createdAt})` : "";
@@ -133,7 +141,7 @@ export function recoveryTracker(since: number | undefined): Tracker<ProjectDetai
       sawLock = true;
       return { phase: "running", line: `Recovering version ${r.versionId ?? ""}`.trim() };
     }
-    if (r?.status === "error" && (sawLock || since === undefined || isNewer(r.startedAt, since))) {
+    if (r?.status === "error" && isOurs(sawLock, r.startedAt, since)) {
       return { phase: "failed", message: r.errorMessage ?? "The version recovery failed.", line: "Recovery failed" };
     }
     if (sawLock) return { phase: "done", line: "Recovery finished" };
@@ -191,7 +199,7 @@ export function rebuildTracker(since: number | undefined): Tracker<RebuildStatus
       sawRunning = true;
       return { phase: "running", line: "Rebuilding" };
     }
-    const ours = sawRunning || since === undefined || isNewer(r.startedAt, since);
+    const ours = isOurs(sawRunning, r.startedAt, since);
     if (r.status === "error" && ours) {
       const reason = [r.errorCode, r.errorMessage].filter(Boolean).join(": ");
       return { phase: "failed", message: reason || "The rebuild ended in error.", line: "Rebuild failed" };
@@ -211,7 +219,7 @@ export function githubPullTracker(since: number | undefined): Tracker<PullStatus
       return { phase: "running", line: "Pulling from GitHub and rebuilding" };
     }
     if (s.status === null || s.status === undefined) return notYet(since, "Waiting for the pull to show", "No GitHub pull has run on this project: nothing to wait for.");
-    if (sawRunning || since === undefined || isNewer(s.createdAt, since)) {
+    if (isOurs(sawRunning, s.createdAt, since)) {
       if (s.status === "error") return { phase: "failed", message: "The GitHub pull ended in error.", line: "Pull failed" };
       // The value a pull shows once it auto-completes after 5 minutes is not documented: any other status ends the wait.
       return { phase: "done", line: s.status === "success" ? "Pulled and rebuilt" : `Pull ended (${s.status})` };
