@@ -23,6 +23,17 @@ export interface SandboxOptions {
   faults?: Array<FaultSpec & { service: string }>;
   /** Plan limits and starting balance of the build simulator. */
   build?: Omit<BuildSimulatorOptions, "apiKey" | "timeScale">;
+  /**
+   * Build accounts (default 1). Each further account is a separate simulator with the same demo
+   * data (so the same project ids) behind its own key: `buildAccountKey(n)`. Hosted mode's tests
+   * use two to prove that two tenants with one project id never see each other's state.
+   */
+  accounts?: number;
+}
+
+/** The key of build account `n` (1-based); account 1 has the demo key. */
+export function buildAccountKey(n: number, first: string = SANDBOX_KEYS.build): string {
+  return n === 1 ? first : `${first.slice(0, -String(n).length)}${n}`;
 }
 
 export interface Sandbox {
@@ -30,6 +41,9 @@ export interface Sandbox {
   urls: { build: string; sizing: string; drones: string };
   keys: { build: string; sizing: string; drones: string };
   build: BuildSimulator;
+  /** Every build account's simulator, account 1 first; `buildKeys[i]` unlocks `builds[i]`. */
+  builds: BuildSimulator[];
+  buildKeys: string[];
   sizing: SizingSimulator;
   drones: DronesSimulator;
   close(): Promise<void>;
@@ -45,11 +59,13 @@ export const DEFAULT_TIME_SCALE = 20;
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const keys = { ...SANDBOX_KEYS, ...options.keys };
   const timeScale = options.timeScale ?? DEFAULT_TIME_SCALE;
-  const build = new BuildSimulator({ ...options.build, apiKey: keys.build, timeScale });
+  const buildKeys = Array.from({ length: Math.max(1, options.accounts ?? 1) }, (_, i) => buildAccountKey(i + 1, keys.build));
+  const builds = buildKeys.map((apiKey) => new BuildSimulator({ ...options.build, apiKey, timeScale }));
+  const build = builds[0];
   const sizing = new SizingSimulator({ apiKey: keys.sizing });
   const drones = new DronesSimulator({ apiKey: keys.drones });
   const mounts: Array<[string, Router]> = [
-    ["/build", build.router],
+    ["/build", builds.length === 1 ? build.router : accountRouter(builds, buildKeys)],
     ["/sizing/v1", sizing.router],
     ["/drones", drones.router],
   ];
@@ -98,15 +114,40 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     urls: { build: `${url}/build`, sizing: `${url}/sizing/v1`, drones: `${url}/drones` },
     keys,
     build,
+    builds,
+    buildKeys,
     sizing,
     drones,
     close: () =>
       new Promise<void>((resolve) => {
-        build.dispose?.();
+        for (const b of builds) b.dispose?.();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** Sends each request to the account its key names (the first account answers unknown keys: 401). */
+function accountRouter(builds: BuildSimulator[], keys: string[]): Router {
+  const pick = (req: IncomingMessage) => {
+    const header = req.headers["api-key"] ?? /^Bearer\s+(.+)$/i.exec(String(req.headers.authorization ?? ""))?.[1];
+    const i = keys.indexOf(String(header ?? "").trim());
+    return builds[Math.max(0, i)].router;
+  };
+  const router = Object.create(builds[0].router) as Router;
+  Object.defineProperties(router, {
+    handle: { value: (req: IncomingMessage, res: ServerResponse, path: string) => pick(req).handle(req, res, path) },
+    injectFault: { value: (fault: Parameters<Router["injectFault"]>[0]) => builds.forEach((b) => b.router.injectFault(fault)) },
+    clearFaults: { value: () => builds.forEach((b) => b.router.clearFaults()) },
+    hits: {
+      get: () => {
+        const all = new Map<string, number>();
+        for (const b of builds) for (const [k, v] of b.router.hits) all.set(k, (all.get(k) ?? 0) + v);
+        return all;
+      },
+    },
+  });
+  return router;
 }
 
 /** POST a JSON array of fault specs (each with `service`) to inject; DELETE to clear them all. */
