@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import type { IncomingHttpHeaders } from "node:http";
 import { ConfigError, configuredServices, helpText, parseCommand, type Config } from "./config.js";
 import { createApp, type App } from "./server.js";
 import type { Sandbox } from "./sandbox/index.js";
@@ -26,9 +27,10 @@ async function main(): Promise<void> {
       return;
     case "sandbox": {
       const { startSandbox } = await import("./sandbox/index.js");
-      const sandbox = await startSandbox({ host: command.host, port: command.port, timeScale: command.timeScale, faults: command.faults as never });
+      const sandbox = await startSandbox({ host: command.host, port: command.port, timeScale: command.timeScale, faults: command.faults as never, accounts: command.accounts });
       const env = sandboxEnv(sandbox);
-      process.stderr.write(`switchboard-mcp sandbox listening on ${sandbox.url}\n${Object.entries(env).map(([k, v]) => `  ${k}=${v}`).join("\n")}\n`);
+      const more = sandbox.buildKeys.slice(1).map((k, i) => `  build account ${i + 2}: ${k}`);
+      process.stderr.write(`switchboard-mcp sandbox listening on ${sandbox.url}\n${[...Object.entries(env).map(([k, v]) => `  ${k}=${v}`), ...more].join("\n")}\n`);
       onShutdown(() => sandbox.close());
       return;
     }
@@ -56,7 +58,8 @@ async function serve(initial: Config): Promise<void> {
     sandbox = await startSandbox({ timeScale: config.sandboxTimeScale, faults: config.sandboxFaults as never });
     config = { ...config, services: configuredServices({ ...process.env, ...sandboxEnv(sandbox) }) };
   }
-  const app = createApp(config);
+  const redis = config.stateUrl && config.transport === "http" ? await import("./core/state/redis.js") : undefined;
+  const app = createApp(config.transport === "http" ? config : { ...config, stateUrl: undefined }, redis);
   const { logger } = app.runtime;
   const stop = async () => {
     await app.close();
@@ -81,22 +84,43 @@ async function serve(initial: Config): Promise<void> {
     idleSessionMs: config.sessionIdleMs,
     logger,
     runtime: app.runtime,
-    health: () => ({ version: VERSION, toolsets: app.toolsets, readOnly: config.readOnly, sandbox: Boolean(sandbox) }),
+    runtimeFor: app.credentials === "caller" ? (headers) => app.runtimeFor(callerKeys(headers, app, !config.httpToken)) : undefined,
+    replicaId: app.replicaId,
+    ready: app.ready,
+    health: () => ({ version: VERSION, toolsets: app.toolsets, readOnly: config.readOnly, sandbox: Boolean(sandbox), credentials: app.credentials, replica: app.replicaId, ...app.stats() }),
   });
-  logger.info(`switchboard-mcp ready on ${http.url}`, { version: VERSION, toolsets: app.toolsets, sandbox: sandbox?.url });
+  logger.info(`switchboard-mcp ready on ${http.url}`, { version: VERSION, toolsets: app.toolsets, sandbox: sandbox?.url, credentials: app.credentials, state: config.stateUrl ? "redis" : "memory", replica: app.replicaId });
   onShutdown(async () => {
+    // Readiness turns 503 and requests in flight finish; then the tasks followed here are handed over.
+    await http.drain(config.drainMs);
     await http.close();
     await stop();
-  });
+  }, config.drainMs + 5000);
 }
 
-function onShutdown(stop: () => Promise<unknown>): void {
+/**
+ * The upstream keys a request brings (per-user mode): one header per service, and for the build
+ * service also `Authorization: Bearer tlm_sk_…` when the bearer is not the server's own token.
+ */
+function callerKeys(headers: IncomingHttpHeaders, app: App, bearerMayCarryKey: boolean): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const { service, header } of app.credentialHeaders) {
+    const value = headers[header];
+    const key = (Array.isArray(value) ? value[0] : value)?.trim();
+    if (key && key.length <= 1024) keys[service] = key;
+  }
+  const bearer = /^Bearer\s+(tlm_sk_\S+)$/i.exec(String(headers.authorization ?? "").trim())?.[1];
+  if (bearerMayCarryKey && bearer && !keys.build && app.credentialHeaders.some((h) => h.service === "build")) keys.build = bearer;
+  return keys;
+}
+
+function onShutdown(stop: () => Promise<unknown>, graceMs = 5000): void {
   let stopping = false;
   const handler = (signal: string) => {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`switchboard-mcp: ${signal}, shutting down\n`);
-    const force = setTimeout(() => process.exit(1), 5000);
+    const force = setTimeout(() => process.exit(1), graceMs);
     force.unref();
     stop().finally(() => process.exit(0));
   };

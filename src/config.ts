@@ -13,10 +13,15 @@ export const SERVER_ENV: EnvVarDecl[] = [
   { name: "MCP_MAX_SESSIONS", description: "HTTP: open 2025-era sessions allowed at once", default: "1000" },
   { name: "MCP_SESSION_IDLE_MS", description: "HTTP: idle time after which a 2025-era session with no request in flight expires", default: "1800000" },
   { name: "MCP_REQUEST_STATE_KEY", description: "key (32+ characters) that signs confirmation round trips; set the same on every replica", secret: true, default: "random per process" },
-  { name: "MCP_STATE_URL", description: "shared state for replicas (redis://…); not available in this version" },
+  { name: "MCP_CREDENTIALS", description: "HTTP: operator (the keys above serve every caller) or caller (each request brings its own keys in X-Build-Api-Key, X-Sizing-Api-Key, X-Drones-Api-Key)", default: "operator" },
+  { name: "MCP_STATE_URL", description: "HTTP: shared state for replicas (redis://…): tasks, poller leases, events, nonces; needs MCP_STATE_KEY", default: "none (in process)" },
+  { name: "MCP_STATE_KEY", description: "key (32+ characters, the same on every replica) that encrypts what a task keeps at rest and keys tenant ids", secret: true, default: "random per process" },
+  { name: "MCP_REPLICA_ID", description: "HTTP: this replica's name; 2025-era session ids start with it so a balancer can route them back", default: "random" },
+  { name: "MCP_DRAIN_MS", description: "HTTP: on SIGTERM, how long in-flight requests may take to finish before they are closed (ms)", default: "10000" },
   { name: "LOG_LEVEL", description: "debug, info, warn or error; logs go to stderr, never stdout", default: "info" },
   { name: "SANDBOX_TIME_SCALE", description: "sandbox: simulated ms per real ms", default: "20" },
   { name: "SANDBOX_FAULTS", description: "sandbox: JSON array of faults to inject from the start" },
+  { name: "SANDBOX_ACCOUNTS", description: "sandbox: build accounts to simulate (keys end in 1, 2, …; the same demo projects in each)", default: "1" },
 ];
 
 const ServerSettings = z.object({
@@ -31,6 +36,11 @@ const ServerSettings = z.object({
   allowedOrigins: z.array(z.string()),
   logLevel: z.enum(["debug", "info", "warn", "error"], { error: "LOG_LEVEL must be debug, info, warn or error" }),
   sandboxTimeScale: z.coerce.number({ error: "SANDBOX_TIME_SCALE must be a number" }).positive("SANDBOX_TIME_SCALE must be positive").optional(),
+  credentials: z.enum(["operator", "caller"], { error: "MCP_CREDENTIALS must be operator or caller" }),
+  stateUrl: z.string().regex(/^rediss?:\/\/.+/i, "MCP_STATE_URL must be a redis:// or rediss:// URL").optional(),
+  stateKey: z.string().min(32, "MCP_STATE_KEY must be at least 32 characters").optional(),
+  replicaId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/i, "MCP_REPLICA_ID must be 1-32 letters, digits or dashes").optional(),
+  drainMs: z.coerce.number({ error: "MCP_DRAIN_MS must be a number" }).int().min(0, "MCP_DRAIN_MS must be 0 or more"),
 });
 
 export type ServerConfig = z.infer<typeof ServerSettings>;
@@ -49,7 +59,7 @@ export interface Config extends ServerConfig {
 
 export type Command =
   | { kind: "serve"; config: Config }
-  | { kind: "sandbox"; port: number; host: string; timeScale?: number; faults?: Config["sandboxFaults"] }
+  | { kind: "sandbox"; port: number; host: string; timeScale?: number; faults?: Config["sandboxFaults"]; accounts: number }
   | { kind: "help" }
   | { kind: "version" };
 
@@ -114,7 +124,9 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("--port must be 0-65535");
     const scale = nonEmpty(env.SANDBOX_TIME_SCALE);
     if (scale !== undefined && !(Number(scale) > 0)) throw new ConfigError("SANDBOX_TIME_SCALE must be a positive number");
-    return { kind: "sandbox", port, host: values.host ?? "127.0.0.1", timeScale: scale === undefined ? undefined : Number(scale), faults };
+    const accounts = Number(nonEmpty(env.SANDBOX_ACCOUNTS) ?? 1);
+    if (!Number.isInteger(accounts) || accounts < 1 || accounts > 9) throw new ConfigError("SANDBOX_ACCOUNTS must be a whole number from 1 to 9");
+    return { kind: "sandbox", port, host: values.host ?? "127.0.0.1", timeScale: scale === undefined ? undefined : Number(scale), faults, accounts };
   }
 
   const warnings: string[] = [];
@@ -134,19 +146,30 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     allowedOrigins: nonEmpty(env.MCP_ALLOWED_ORIGINS)?.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean) ?? LOOPBACK_ORIGINS,
     logLevel: nonEmpty(env.LOG_LEVEL) ?? "info",
     sandboxTimeScale: nonEmpty(env.SANDBOX_TIME_SCALE),
+    credentials: nonEmpty(env.MCP_CREDENTIALS) ?? "operator",
+    stateUrl: nonEmpty(env.MCP_STATE_URL),
+    stateKey: nonEmpty(env.MCP_STATE_KEY),
+    replicaId: nonEmpty(env.MCP_REPLICA_ID),
+    drainMs: nonEmpty(env.MCP_DRAIN_MS) ?? "10000",
   }, {
     upstreamTimeoutMs: "UPSTREAM_TIMEOUT_MS",
     maxSessions: "MCP_MAX_SESSIONS",
     sessionIdleMs: "MCP_SESSION_IDLE_MS",
   });
-  if (nonEmpty(env.MCP_STATE_URL)) {
-    throw new ConfigError("MCP_STATE_URL (shared state for replicas) is not available in this version yet; unset it to keep state in process");
+  if (server.stateUrl && !server.stateKey) throw new ConfigError("MCP_STATE_URL needs MCP_STATE_KEY: set it to 32+ random characters, the same on every replica");
+  if (server.transport === "stdio") {
+    if (server.credentials === "caller") throw new ConfigError("MCP_CREDENTIALS=caller needs --transport http (over stdio the one user's keys come from the environment)");
+    if (server.stateUrl) warnings.push("MCP_STATE_URL has no effect with --transport stdio; it is for HTTP replicas");
   }
   if (server.transport === "http" && !isLoopbackHost(server.host) && !server.httpToken) {
     throw new ConfigError(`refusing to bind non-loopback host ${server.host} without MCP_HTTP_TOKEN: set MCP_HTTP_TOKEN, or bind 127.0.0.1`);
   }
   const sandbox = values.sandbox ?? false;
-  const services = sandbox ? new Map() : configuredServices(env);
+  const services = sandbox ? new Map() : configuredServices(env, server.credentials);
+  if (server.credentials === "caller" && !sandbox) {
+    const ignored = SERVICES.map((s) => s.apiKeyVar).filter((v) => nonEmpty(env[v]) !== undefined);
+    if (ignored.length) warnings.push(`MCP_CREDENTIALS=caller: every request brings its own keys, so ${ignored.join(", ")} ${ignored.length > 1 ? "are" : "is"} ignored`);
+  }
   if (sandbox) {
     const overridden = SERVICES.flatMap((s) => [s.baseUrlVar, s.apiKeyVar]).filter((v) => nonEmpty(env[v]) !== undefined);
     if (overridden.length) warnings.push(`--sandbox points every service at the built-in simulators: ${overridden.join(", ")} ignored`);
@@ -159,12 +182,17 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
  * Services whose key and base URL are set, with their settings parsed. A service set only half
  * (a key without its URL, or a URL without its key) stops the start: the user meant to use it.
  */
-export function configuredServices(env: NodeJS.ProcessEnv): Map<string, Record<string, unknown>> {
+export function configuredServices(env: NodeJS.ProcessEnv, credentials: "operator" | "caller" = "operator"): Map<string, Record<string, unknown>> {
   const out = new Map<string, Record<string, unknown>>();
   for (const service of SERVICES) {
-    const key = nonEmpty(env[service.apiKeyVar]);
     const url = nonEmpty(env[service.baseUrlVar]);
     const urlDefault = service.env.find((v) => v.name === service.baseUrlVar)?.default;
+    if (credentials === "caller") {
+      // Each request brings its key; a service is offered where its base URL is known.
+      if (url || urlDefault) out.set(service.name, serviceSettings(service, { ...env, [service.apiKeyVar]: CALLER_KEY }));
+      continue;
+    }
+    const key = nonEmpty(env[service.apiKeyVar]);
     if (!key && !url) continue;
     if (!key) throw new ConfigError(`${service.baseUrlVar} is set but ${service.apiKeyVar} is not: set ${service.apiKeyVar} to use the ${service.title}, or unset ${service.baseUrlVar}`);
     if (!url && !urlDefault) throw new ConfigError(`${service.apiKeyVar} is set but ${service.baseUrlVar} is not: set ${service.baseUrlVar} to the ${service.title}'s base URL, or unset ${service.apiKeyVar}`);
@@ -172,6 +200,9 @@ export function configuredServices(env: NodeJS.ProcessEnv): Map<string, Record<s
   }
   return out;
 }
+
+/** Stands in for the key in caller mode's settings; each tenant's runtime replaces it with the caller's. */
+export const CALLER_KEY = "(supplied by each caller)";
 
 /** Parses one service's variables; an error names the variable. */
 export function serviceSettings(service: ServiceModule<any>, env: NodeJS.ProcessEnv): Record<string, unknown> {

@@ -168,3 +168,49 @@ export async function retryStart<T>(start: () => Promise<T>, attempts = 3): Prom
     }
   }
 }
+
+type Json = Record<string, any>;
+
+/**
+ * One raw 2026-07-28 request over HTTP (envelope in `_meta`, the standard headers), answered as
+ * JSON or SSE: for what an SDK client does not expose, such as one task's tasks/get from anywhere.
+ */
+export async function rpc2026(url: string, method: string, params: Json = {}, options: { capabilities?: Json; headers?: Record<string, string> } = {}): Promise<{ status: number; body: Json }> {
+  const name = params.name ?? params.uri ?? params.taskId;
+  const message = {
+    jsonrpc: "2.0",
+    id: Math.floor(Math.random() * 1e9),
+    method,
+    params: {
+      ...params,
+      _meta: {
+        ...params._meta,
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1.0.0" },
+        "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? {},
+      },
+    },
+  };
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": method,
+      ...(name !== undefined ? { "mcp-name": String(name) } : {}),
+      ...options.headers,
+    },
+    body: JSON.stringify(message),
+  });
+  const text = await res.text();
+  if (res.headers.get("content-type")?.includes("text/event-stream")) {
+    for (const line of text.split("\n")) {
+      if (!line.startsWith("data:")) continue;
+      const data = JSON.parse(line.slice(5)) as Json;
+      if (data.id === message.id) return { status: res.status, body: data };
+    }
+    throw new Error(`no answer in the stream: ${text}`);
+  }
+  return { status: res.status, body: JSON.parse(text) as Json };
+}

@@ -24,6 +24,13 @@ export class Egress {
     if (value && value.length >= MIN_SECRET_LENGTH) this.configured.add(value);
   }
 
+  /** A scrubber for one tenant: every secret of this one, plus the tenant's own keys, never forgotten. */
+  derive(tenantSecrets: Iterable<string>): Egress {
+    const child = new Egress();
+    for (const value of [...this.configured, ...tenantSecrets]) child.addConfigured(value);
+    return child;
+  }
+
   /** A secret a caller sent (a secretValue, a token): remembered among the latest 1,000. */
   addSupplied(value: string | undefined): void {
     if (!value || value.length < MIN_SECRET_LENGTH || this.configured.has(value)) return;

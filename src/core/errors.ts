@@ -59,6 +59,8 @@ function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?
       return "the service answered something other than its JSON API (an outage page or a proxy); try again shortly and check the base URL.";
     case "BODY_TOO_LARGE":
       return "ask for less (use the tool's paging or filter arguments).";
+    case "MISSING_CREDENTIALS":
+      return "send your own key for this service in the header named above, then call again; nothing was sent upstream.";
   }
   if (err.status !== undefined && err.status >= 500) return "the service had an internal failure; try again shortly.";
   if (err.status === 400) return "correct the argument the message names and call again.";

@@ -20,6 +20,16 @@ interface Entry<T> {
   lastStart: number;
 }
 
+/** Follows keys: one upstream poll per key and interval, whoever follows. In process or across replicas. */
+export interface Poller<T> {
+  follow(key: string, listener: PollListener<T>): () => void;
+}
+
+/** Makes a poller for one namespace (a tenant's project statuses, say): in process, or leased across replicas. */
+export type PollerFactory = <T>(namespace: string, fetch: (key: string, signal: AbortSignal) => Promise<T>, options: PollerOptions) => Poller<T>;
+
+export const localPollers: PollerFactory = (_namespace, fetch, options) => new SharedPoller(fetch, options);
+
 export interface PollerOptions {
   intervalMs: number;
   logger: Logger;
@@ -33,7 +43,7 @@ export interface PollerOptions {
  * joined, so nobody acts on a state read before their own request (say, before the agent start
  * they just sent). Polling stops when the last follower leaves.
  */
-export class SharedPoller<T> {
+export class SharedPoller<T> implements Poller<T> {
   private readonly entries = new Map<string, Entry<T>>();
   private readonly minGapMs: number;
 

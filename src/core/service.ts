@@ -1,6 +1,8 @@
 import type { z } from "zod";
 import type { HintTable } from "./errors.js";
 import type { Logger } from "./logger.js";
+import type { PollerFactory } from "./poller.js";
+import type { PoolCache } from "./upstream.js";
 import type { PromptDef } from "./prompts.js";
 import type { ResourceDef, ResourceWatcher } from "./resources.js";
 import type { ToolDef } from "./tool.js";
@@ -54,9 +56,15 @@ export interface ServiceRuntime {
   redact(text: string): string;
   /** The base URL is a loopback sandbox (tests, --sandbox): short poll intervals are allowed. */
   sandbox: boolean;
+  /** Status pollers: one upstream poll per key and interval, in process or across replicas. */
+  createPoller: PollerFactory;
+  /** Upstream connection pools shared by every tenant's clients. */
+  pools: PoolCache;
+  /** Per-user mode, when the caller sent no key for this service: what every upstream call answers instead. */
+  missingKey?: string;
 }
 
-/** A service built for one process: its clients and pools are shared by every session. */
+/** A service built for one tenant (the process's one account, or one caller's keys): shared by all its sessions. */
 export interface ServiceInstance {
   tools: readonly ToolDef<any, any>[];
   resources: readonly ResourceDef[];

@@ -41,6 +41,12 @@ export interface ToolContext {
   confirm(request: ConfirmRequest): Promise<ConfirmOutcome>;
   /** Tells clients that the resource list changed (a project was created or deleted). */
   resourcesChanged(): void;
+  /**
+   * Tasks on shared state: the upstream work has started and this is how to go on following it. A
+   * replica that takes the task over (its first replica died) calls the tool's `resume` with it
+   * instead of starting the work again. Absent outside tasks.
+   */
+  checkpoint?(state: Record<string, unknown>): Promise<void>;
 }
 
 type Shape = z.ZodRawShape;
@@ -59,7 +65,11 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
    * Can run for minutes. Declares task support; `runsAsTask` says which calls become a task when
    * the client supports tasks (default: every call).
    */
-  longRunning?: { runsAsTask?(input: Obj<In>): boolean };
+  longRunning?: {
+    runsAsTask?(input: Obj<In>): boolean;
+    /** Goes on from a checkpoint the run left (another replica's): follows the work, never starts it again. */
+    resume?(checkpoint: Record<string, unknown>, input: Obj<In>, ctx: ToolContext): Promise<z.infer<Out>>;
+  };
   input: In;
   output: Out;
   /** Runs in the foreground before `run`, even for a task: confirmations and guards that may refuse. */
@@ -119,11 +129,11 @@ export function parseInput(def: ToolDef<any, any>, args: unknown): { ok: true; i
  * scrubbed first, then fitted to a model's context. Never throws, except the control-flow errors
  * the caller handles (a confirmation that needs input).
  */
-export async function runTool(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, runtime: ToolRuntime, skipBefore = false): Promise<CallToolResult> {
+export async function runTool(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, runtime: ToolRuntime, skipBefore = false, resumeFrom?: Record<string, unknown>): Promise<CallToolResult> {
   const started = performance.now();
   try {
     if (def.before && !skipBefore) await def.before(input, ctx);
-    const raw = await def.run(input, ctx);
+    const raw = resumeFrom && def.longRunning?.resume ? await def.longRunning.resume(resumeFrom, input, ctx) : await def.run(input, ctx);
     return success(def, input, raw, ctx, runtime, started);
   } catch (err) {
     if (err instanceof NeedsInput) throw err;

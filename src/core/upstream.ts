@@ -23,6 +23,38 @@ export interface UpstreamOptions {
   keyVariable: string;
   /** Scrubs known secrets from upstream text before it is cut into a snippet (a cut secret cannot be found later). */
   redact?: (text: string) => string;
+  /** Connection pools shared by every client of the process (hosted mode builds one client per tenant). */
+  pools?: PoolCache;
+  /** Set when the caller sent no key for this service: every request fails with this, before anything is sent. */
+  missingKey?: string;
+}
+
+/**
+ * One undici pool per upstream origin for the whole process. In hosted mode each tenant has its own
+ * clients (its own key), but they all reach the same few hosts: sharing the sockets keeps a
+ * thousand tenants from opening a thousand pools.
+ */
+export class PoolCache {
+  private readonly pools = new Map<string, Pool>();
+
+  get(origin: string, timeoutMs: number): Pool {
+    const key = `${origin}|${timeoutMs}`;
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = newPool(origin, timeoutMs);
+      this.pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.pools.values()].map((p) => p.close()));
+    this.pools.clear();
+  }
+}
+
+function newPool(origin: string, timeoutMs: number): Pool {
+  return new Pool(origin, { connections: 32, connectTimeout: timeoutMs, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 30_000 });
 }
 
 export interface RequestOptions {
@@ -98,13 +130,8 @@ export class UpstreamClient {
   }
 
   private get pool(): Pool {
-    return (this.poolInstance ??= new Pool(this.origin, {
-      connections: 32,
-      connectTimeout: this.options.timeoutMs,
-      headersTimeout: this.options.timeoutMs,
-      bodyTimeout: this.options.timeoutMs,
-      keepAliveTimeout: 30_000,
-    }));
+    if (this.options.pools) return this.options.pools.get(this.origin, this.options.timeoutMs);
+    return (this.poolInstance ??= newPool(this.origin, this.options.timeoutMs));
   }
 
   get service(): string {
@@ -152,6 +179,7 @@ export class UpstreamClient {
   private async once(req: RequestOptions): Promise<UpstreamResponse<unknown>> {
     const path = this.basePath + req.path + queryString(req.query);
     const where: RequestInfo = { method: req.method, path: req.path, idempotent: isIdempotent(req) };
+    if (this.options.missingKey) throw new UpstreamError(this.service, undefined, "MISSING_CREDENTIALS", this.options.missingKey, { ...where, idempotent: true });
     const headers: Record<string, string> = { accept: "application/json", ...this.options.headers };
     let body: string | Buffer | undefined;
     if (req.form) {
@@ -251,7 +279,7 @@ export class UpstreamClient {
 }
 
 /** An upstream with the `{ok, data}` envelope and `Authorization: Bearer <key>` (the sizing and drone APIs). */
-export function bearerClient(options: { service: string; baseUrl: string; apiKey: string | undefined; keyVariable: string; timeoutMs: number; logger: Logger; redact?: (text: string) => string }): UpstreamClient {
+export function bearerClient(options: { service: string; baseUrl: string; apiKey: string | undefined; keyVariable: string; timeoutMs: number; logger: Logger; redact?: (text: string) => string; pools?: PoolCache; missingKey?: string }): UpstreamClient {
   const { apiKey, ...rest } = options;
   return new UpstreamClient({ ...rest, headers: { authorization: `Bearer ${apiKey ?? ""}` }, envelope: "ok-data" });
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Logger } from "./logger.js";
-import type { SharedPoller } from "./poller.js";
+import type { Poller } from "./poller.js";
 import { UpstreamError } from "./upstream.js";
 
 /** `idle`: nothing is running to wait for (never started, or the start never showed). */
@@ -8,7 +8,7 @@ export type Phase = "running" | "done" | "failed" | "idle";
 
 export interface WaitSpec<T> {
   /** The shared poller and the key to follow on it. */
-  poller: SharedPoller<T>;
+  poller: Poller<T>;
   key: string;
   /** Where the work stands; `message` explains a failure; called once per answer. */
   check(state: T): { phase: Phase; message?: string; line?: string };

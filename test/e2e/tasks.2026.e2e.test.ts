@@ -3,48 +3,15 @@
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { connectHttp, sandboxEnv, sleep, spawnHttpServer, testSandbox, until, type HttpServerProcess } from "../harness.js";
+import { connectHttp, rpc2026, sandboxEnv, sleep, spawnHttpServer, testSandbox, until, type HttpServerProcess } from "../harness.js";
 
 const TASKS = "io.modelcontextprotocol/tasks";
 const API = "/api/v1/vcaas";
-const clientInfo = { name: "raw-2026", version: "1.0.0" };
 
 type Json = Record<string, any>;
 
-/** One 2026-07-28 request over HTTP, with the envelope and standard headers, answered as JSON or SSE. */
-async function rpc(url: string, method: string, params: Json = {}, capabilities: Json = { extensions: { [TASKS]: {} } }): Promise<{ status: number; body: Json }> {
-  const name = params.name ?? params.uri ?? params.taskId;
-  const message = {
-    jsonrpc: "2.0",
-    id: Math.floor(Math.random() * 1e9),
-    method,
-    params: {
-      ...params,
-      _meta: { ...params._meta, "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": clientInfo, "io.modelcontextprotocol/clientCapabilities": capabilities },
-    },
-  };
-  const res = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": method,
-      ...(name !== undefined ? { "mcp-name": String(name) } : {}),
-    },
-    body: JSON.stringify(message),
-  });
-  const text = await res.text();
-  if (res.headers.get("content-type")?.includes("text/event-stream")) {
-    for (const line of text.split("\n")) {
-      if (!line.startsWith("data:")) continue;
-      const data = JSON.parse(line.slice(5)) as Json;
-      if (data.id === message.id) return { status: res.status, body: data };
-    }
-    throw new Error(`no answer in the stream: ${text}`);
-  }
-  return { status: res.status, body: JSON.parse(text) as Json };
-}
+/** One 2026-07-28 request with the tasks extension declared unless other capabilities are given. */
+const rpc = (url: string, method: string, params: Json = {}, capabilities: Json = { extensions: { [TASKS]: {} } }) => rpc2026(url, method, params, { capabilities });
 
 describe("tasks extension over stateless HTTP", () => {
   let sandbox: Sandbox;
@@ -130,7 +97,7 @@ describe("tasks extension over stateless HTTP", () => {
         const answer = await rpc(http.url, r.method, r.params ?? {}, clientCapabilities);
         return answer.body.error ? { kind: "error", error: answer.body.error } : { kind: "result", result: answer.body.result };
       },
-      v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo, clientCapabilities },
+      v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo: { name: "raw-2026", version: "1.0.0" }, clientCapabilities },
     });
     try {
       const launch = await session.callTool("build_launch_project", { projectId: "ext-tasks-app", prompt: "Landing page [minutes=10]", wait: true });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpServer } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import { createMcpServer } from "../mcp/server.js";
 import { watchResource, type McpRuntime } from "../mcp/runtime.js";
@@ -13,8 +13,15 @@ export interface HttpOptions {
   token?: string;
   allowedOrigins: string[];
   logger: Logger;
+  /** Single-account mode's runtime; with `runtimeFor`, the runtime of a request that brings no keys. */
   runtime: McpRuntime;
+  /** Per-user mode: the runtime (tenant) that acts with the keys in this request's headers. */
+  runtimeFor?(headers: IncomingHttpHeaders): McpRuntime;
   health(): Record<string, unknown>;
+  /** Readiness: can this replica serve (its shared state answers)? */
+  ready?(): Promise<{ ok: boolean } & Record<string, unknown>>;
+  /** Starts 2025-era session ids, so a balancer can route a session back to its replica. */
+  replicaId?: string;
   /** The largest request body: a launch with a 12 MB attachment is ~16 MB of base64. */
   maxBodyBytes?: number;
   maxSessions?: number;
@@ -25,6 +32,8 @@ export interface HttpOptions {
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: McpServer;
+  /** The tenant the session was opened for: a request with other keys cannot use it. */
+  runtime: McpRuntime;
   lastSeen: number;
   /** Requests still open (a 40-minute wait, an SSE stream): a busy session never expires. */
   inflight: number;
@@ -34,6 +43,8 @@ export interface RunningHttp {
   url: string;
   server: Server;
   sessions(): number;
+  /** Stops taking connections, lets requests in flight finish (up to `ms`), then closes. */
+  drain(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,12 +66,34 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const idleMs = options.idleSessionMs ?? 30 * 60_000;
   const tokenOk = tokenChecker(options.token);
   const loopbackOnly = isLoopbackHost(options.host);
-  const modern = createMcpHandler(() => createMcpServer(rt, "modern"), {
-    legacy: "reject",
-    maxRequestBodySize: maxBody,
-    onerror: (err) => options.logger.debug("mcp handler error", { error: err.message }),
-  });
-  const stopListChanges = rt.changes.add(() => modern.notify.resourcesChanged());
+  const runtimeFor = options.runtimeFor ?? (() => rt);
+  // One 2026-07-28 handler per tenant: its listen streams hear that tenant's changes, nobody else's.
+  const handlers = new WeakMap<McpRuntime, McpHttpHandler>();
+  const stops: Array<() => void> = [];
+  const modernFor = (tenant: McpRuntime): McpHttpHandler => {
+    let handler = handlers.get(tenant);
+    if (!handler) {
+      const created = createMcpHandler(() => createMcpServer(tenant, "modern"), {
+        legacy: "reject",
+        maxRequestBodySize: maxBody,
+        onerror: (err) => options.logger.debug("mcp handler error", { error: err.message }),
+      });
+      stops.push(tenant.changes.add(() => created.notify.resourcesChanged()));
+      handlers.set(tenant, created);
+      handler = created;
+    }
+    return handler;
+  };
+  const modern = modernFor(rt);
+  let draining = false;
+  const inflight = new Set<ServerResponse>();
+  // Streams (listen, a wait's progress) never "finish" in a drain window: the drain waits for the rest.
+  const streaming = new WeakSet<ServerResponse>();
+  const finishing = () => [...inflight].filter((r) => !streaming.has(r)).length;
+  const send = (response: Response, res: ServerResponse) => {
+    if (response.headers.get("content-type")?.includes("event-stream")) streaming.add(res);
+    return sendWebResponse(response, res);
+  };
 
   const closeSession = async (id: string) => {
     const session = sessions.get(id);
@@ -76,10 +109,17 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   sweep.unref();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    inflight.add(res);
+    res.once("close", () => inflight.delete(res));
     const url = new URL(req.url ?? "/", "http://localhost");
     if (!hostAllowed(req.headers.host, loopbackOnly)) return plain(res, 403, { error: "Host not allowed" });
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, options.allowedOrigins)) return plain(res, 403, { error: "Origin not allowed" });
+    if (url.pathname === "/readyz" && req.method === "GET") {
+      if (draining) return plain(res, 503, { status: "draining" });
+      const ready = (await options.ready?.()) ?? { ok: true };
+      return plain(res, ready.ok ? 200 : 503, { status: ready.ok ? "ready" : "not ready", ...(tokenOk && !tokenOk(req.headers.authorization) ? {} : ready) });
+    }
     if (url.pathname === "/healthz" && req.method === "GET") {
       // Liveness is open; what runs here (version, toolsets, sessions) only for the token's holder.
       if (tokenOk && !tokenOk(req.headers.authorization)) return plain(res, 200, { status: "ok" });
@@ -101,33 +141,39 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     res.once("close", () => abort.abort());
     const request = toWebRequest(req, body, abort.signal);
 
+    const tenant = runtimeFor(req.headers);
     const sessionId = req.headers["mcp-session-id"];
     if (typeof sessionId === "string") {
       const session = sessions.get(sessionId);
       if (!session) return rpcError(res, 404, -32001, "Session not found or expired; initialize a new session");
+      if (session.runtime !== tenant && session.runtime.owner(undefined) !== tenant.owner(undefined)) {
+        return rpcError(res, 403, -32001, "This session was opened with other upstream keys; send the same keys, or initialize a new session");
+      }
       session.lastSeen = Date.now();
       session.inflight++;
       res.once("close", () => {
         session.inflight--;
         session.lastSeen = Date.now();
       });
-      return sendWebResponse(await session.transport.handleRequest(request, { parsedBody: body }), res);
+      return send(await session.transport.handleRequest(request, { parsedBody: body }), res);
     }
     if (req.method === "POST" && (await isLegacyRequest(request.clone(), body))) {
       if (!isInitializeRequest(body)) return rpcError(res, 400, -32000, "Bad request: no mcp-session-id header, and the body is not an initialize request");
       if (sessions.size >= maxSessions) return rpcError(res, 503, -32000, `Too many open sessions (${maxSessions}); close one or retry later`);
-      return sendWebResponse(await openSession(request, body), res);
+      return send(await openSession(tenant, request, body), res);
     }
-    const stopWatching = watchListened(body);
+    const handler = modernFor(tenant);
+    const stopWatching = watchListened(tenant, handler, body);
     res.once("close", stopWatching);
-    return sendWebResponse(await modern.fetch(request, { parsedBody: body }), res);
+    return send(await handler.fetch(request, { parsedBody: body }), res);
   };
 
-  const openSession = async (request: Request, body: unknown): Promise<Response> => {
-    const server = createMcpServer(rt, "legacy");
+  const openSession = async (tenant: McpRuntime, request: Request, body: unknown): Promise<Response> => {
+    const server = createMcpServer(tenant, "legacy");
+    const prefix = options.replicaId ? `${options.replicaId}.` : "";
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server, lastSeen: Date.now(), inflight: 0 }),
+      sessionIdGenerator: () => `${prefix}${randomUUID()}`,
+      onsessioninitialized: (id) => void sessions.set(id, { transport, server, runtime: tenant, lastSeen: Date.now(), inflight: 0 }),
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -137,12 +183,12 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   };
 
   /** A 2026 listen stream that names resources: follow them while the stream is open. */
-  const watchListened = (body: unknown): (() => void) => {
+  const watchListened = (tenant: McpRuntime, handler: McpHttpHandler, body: unknown): (() => void) => {
     const message = body as { method?: string; params?: { notifications?: { resourceSubscriptions?: unknown } } } | undefined;
     const uris = message?.method === "subscriptions/listen" ? message.params?.notifications?.resourceSubscriptions : undefined;
     if (!Array.isArray(uris)) return () => undefined;
-    const stops = uris.filter((u): u is string => typeof u === "string").map((uri) => watchResource(rt, uri, () => modern.notify.resourceUpdated(uri)));
-    return () => stops.forEach((stop) => stop());
+    const watching = uris.filter((u): u is string => typeof u === "string").map((uri) => watchResource(tenant, uri, () => handler.notify.resourceUpdated(uri)));
+    return () => watching.forEach((stop) => stop());
   };
 
   const http = createServer((req, res) => {
@@ -165,9 +211,20 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     url: `http://${shownHost}:${port}/mcp`,
     server: http,
     sessions: () => sessions.size,
+    drain: async (ms: number) => {
+      draining = true;
+      // No new connections; idle keep-alive ones close. Requests in flight get up to `ms`.
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeIdleConnections();
+      const deadline = Date.now() + ms;
+      while (finishing() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      http.closeAllConnections();
+      await closed;
+    },
     close: async () => {
+      draining = true;
       clearInterval(sweep);
-      stopListChanges();
+      stops.forEach((stop) => stop());
       await Promise.all([...sessions.keys()].map(closeSession));
       await modern.close().catch(() => undefined);
       http.closeAllConnections();

@@ -7,9 +7,20 @@ import type { ResourceDef, ResourceWatcher } from "../resources.js";
 import type { TaskRunner } from "../tasks/runner.js";
 import type { ToolDef, ToolRuntime } from "../tool.js";
 
-/** Where resource-list changes go: every legacy session, the modern listen streams. */
+/** Carries one tenant's change events to its other replicas (Redis pub/sub in hosted mode). */
+export interface ChangeRelay {
+  publish(): void;
+  listen(onRemoteChange: () => void): () => void;
+}
+
+/** Where one tenant's resource-list changes go: its legacy sessions, its listen streams, on every replica. */
 export class ChangeHub {
   private readonly sinks = new Set<() => void>();
+  private readonly stopRelay?: () => void;
+
+  constructor(private readonly relay?: ChangeRelay) {
+    this.stopRelay = relay?.listen(() => this.deliver());
+  }
 
   add(onListChanged: () => void): () => void {
     this.sinks.add(onListChanged);
@@ -17,6 +28,16 @@ export class ChangeHub {
   }
 
   resourcesChanged(): void {
+    this.deliver();
+    this.relay?.publish();
+  }
+
+  close(): void {
+    this.stopRelay?.();
+    this.sinks.clear();
+  }
+
+  private deliver(): void {
     for (const sink of this.sinks) {
       try {
         sink();
@@ -48,6 +69,10 @@ export interface McpRuntime {
   changes: ChangeHub;
   /** The tenant a request acts for: tasks are visible to their owner only. */
   owner(ctx: ServerContext | undefined): string;
+  /** Per-user mode: this tenant's upstream keys, by service (sealed into its tasks for takeover). */
+  credentials?: Readonly<Record<string, string>>;
+  /** Keeps this runtime alive (a task follows work with it); returns the release. */
+  pin(): () => void;
 }
 
 /** Starts following a resource for one subscriber; the first watcher that knows the URI wins. */

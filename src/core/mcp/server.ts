@@ -175,7 +175,8 @@ async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, an
   const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
   const record = await rt.tasks.start({
     owner: rt.owner(ctx),
-    def,
+    host: { def, toolRuntime: rt.toolRuntime, logger: rt.logger, pin: rt.pin },
+    credentials: rt.credentials ? { ...rt.credentials } : undefined,
     input,
     ttlMs: requestedTtl ?? undefined,
     context: (signal, onProgress) => ({

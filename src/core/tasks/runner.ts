@@ -1,79 +1,225 @@
 import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
+import type { Sealer } from "../state/seal.js";
 import { runTool, type ToolContext, type ToolDef, type ToolRuntime } from "../tool.js";
 import { TERMINAL, type TaskRecord, type TaskStore } from "./store.js";
 
 export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
 export const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
 
+/** What a task keeps at rest on shared state, sealed, so that another replica can go on with it. */
+export interface TaskWork {
+  tool: string;
+  input: Record<string, unknown>;
+  /** Per-user mode: the caller's upstream keys, by service. */
+  credentials?: Record<string, string>;
+  /** Set once the upstream work has started: where a takeover resumes. */
+  checkpoint?: Record<string, unknown>;
+}
+
+/** A tool ready to run for a task's tenant. */
+export interface TaskHost {
+  def: ToolDef<any, any>;
+  toolRuntime: ToolRuntime;
+  logger: Logger;
+  /** Keeps the tenant's runtime alive while the task runs; returns its release. */
+  pin(): () => void;
+}
+
 export interface StartTask {
   owner: string;
-  def: ToolDef<any, any>;
+  host: TaskHost;
   input: Record<string, unknown>;
   ttlMs?: number;
+  credentials?: Record<string, string>;
   /** Builds the tool's context for the background run: its signal, and progress that updates the task. */
   context(signal: AbortSignal, onProgress: (message: string) => Promise<void>): ToolContext;
+}
+
+export interface TaskRunnerOptions {
+  pollIntervalMs: number;
+  logger: Logger;
+  /** Shared stores: encrypts each task's work at rest. */
+  sealer?: Sealer;
+  /** Shared stores: how long a claim on a task lasts without renewal. */
+  leaseMs?: number;
+  /** Shared stores: finds the tool of an orphaned task, for its tenant (keys from the sealed work). */
+  adopt?(owner: string, credentials: Record<string, string> | undefined, tool: string): TaskHost | undefined;
 }
 
 /**
  * Runs the work behind tasks in the background and keeps their records up to date: every progress
  * line becomes the status message, the tool's result ends the task. The work is the upstream's; a
  * task only follows it, so cancelling one stops the following, not the upstream work.
+ *
+ * On a shared store each task is claimed by the replica following it. A replica that dies stops
+ * renewing its claims; another finds those tasks orphaned and adopts them: from the checkpoint
+ * the tool left once the upstream work started, or by running a read-only tool again. A task that
+ * spends or writes and had no checkpoint yet is failed with what to check, never started twice.
  */
 export class TaskRunner {
   private readonly running = new Map<string, AbortController>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly stopListening: () => void;
+  private closing = false;
 
   constructor(
     readonly store: TaskStore,
-    private readonly runtime: ToolRuntime,
-    private readonly logger: Logger,
-    readonly pollIntervalMs: number,
-  ) {}
+    private readonly options: TaskRunnerOptions,
+  ) {
+    // A task cancelled (or ended) through another replica stops being followed here.
+    this.stopListening = store.onChange((r) => {
+      if (TERMINAL.has(r.status)) this.running.get(r.taskId)?.abort(new Error("task cancelled by the client"));
+    });
+    const leaseMs = options.leaseMs ?? 15_000;
+    if (store.renew) this.every(leaseMs / 3, () => store.renew!([...this.running.keys()]));
+    if (store.orphans && options.adopt) this.every(leaseMs / 2, () => this.adoptOrphans());
+  }
+
+  get pollIntervalMs(): number {
+    return this.options.pollIntervalMs;
+  }
+
+  private every(ms: number, fn: () => Promise<unknown>): void {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy || this.closing) return;
+      busy = true;
+      fn()
+        .catch((err) => this.options.logger.debug("task upkeep failed", { error: err instanceof Error ? err.message : String(err) }))
+        .finally(() => (busy = false));
+    }, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
 
   async start(spec: StartTask): Promise<TaskRecord> {
     const now = new Date().toISOString();
     const ttlMs = Math.min(spec.ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
+    const def = spec.host.def;
+    const work: TaskWork = { tool: def.name, input: spec.input, ...(spec.credentials ? { credentials: spec.credentials } : {}) };
+    const taskId = randomUUID();
     const record: TaskRecord = {
-      taskId: randomUUID(),
+      taskId,
       owner: spec.owner,
-      tool: spec.def.name,
+      tool: def.name,
       status: "working",
-      statusMessage: `${spec.def.title}: started`,
+      statusMessage: `${def.title}: started`,
       createdAt: now,
       lastUpdatedAt: now,
       ttlMs,
-      pollIntervalMs: this.pollIntervalMs,
+      pollIntervalMs: this.options.pollIntervalMs,
+      ...this.sealed(work, taskId),
     };
     // The task must exist before its handle is returned (a tasks/get right after must find it).
     await this.store.create(record);
-    const controller = new AbortController();
-    this.running.set(record.taskId, controller);
-    const expiry = setTimeout(() => controller.abort(new Error("task expired")), ttlMs);
-    expiry.unref();
+    this.follow(record, work, spec.host, spec.context, undefined);
+    return record;
+  }
+
+  private sealed(work: TaskWork, taskId: string): Pick<TaskRecord, "sealed"> {
+    return this.store.shared && this.options.sealer ? { sealed: this.options.sealer.seal(work, taskId) } : {};
+  }
+
+  /** Runs (or resumes) the tool in the background until it ends, the TTL passes or the task is cancelled. */
+  private follow(record: TaskRecord, work: TaskWork, host: TaskHost, makeContext: StartTask["context"], resumeFrom: Record<string, unknown> | undefined): void {
     const { taskId } = record;
+    const controller = new AbortController();
+    this.running.set(taskId, controller);
+    const unpin = host.pin();
+    const remaining = Date.parse(record.createdAt) + record.ttlMs - Date.now();
+    const expiry = setTimeout(() => controller.abort(new Error("task expired")), Math.max(0, remaining));
+    expiry.unref();
     const progress = async (message: string) => {
-      await this.store.update(taskId, { statusMessage: this.runtime.egress.text(message) }).catch(() => undefined);
+      await this.store.update(taskId, { statusMessage: host.toolRuntime.egress.text(message) }).catch(() => undefined);
     };
-    void runTool(spec.def, spec.input, spec.context(controller.signal, progress), this.runtime, true)
+    const ctx: ToolContext = {
+      ...makeContext(controller.signal, progress),
+      checkpoint: async (state) => {
+        if (!this.store.shared) return;
+        work.checkpoint = state;
+        await this.store.update(taskId, this.sealed(work, taskId)).catch((err) => this.options.logger.warn("task checkpoint not saved", { taskId, error: String(err) }));
+      },
+    };
+    void runTool(host.def, work.input, ctx, host.toolRuntime, true, resumeFrom)
       .then(async (result) => {
         if (controller.signal.aborted) return;
         const line = result.content.find((c) => c.type === "text");
         const summary = line && "text" in line ? line.text.split("\n")[0] : undefined;
-        await this.store.update(taskId, { status: "completed", result, statusMessage: summary });
+        await this.finish(record, { status: "completed", result, statusMessage: summary });
       })
-      .catch((err) => this.logger.error("task ended without a result", { taskId, error: String(err) }))
+      .catch((err) => this.options.logger.error("task ended without a result", { taskId, error: String(err) }))
       .finally(() => {
         clearTimeout(expiry);
+        unpin();
         this.running.delete(taskId);
       });
-    return record;
+  }
+
+  /**
+   * Writes a task's end. A shared store that lost the record (Redis restarted without persistence)
+   * gets it back from what this replica knows, so the client still finds its result.
+   */
+  private async finish(record: TaskRecord, change: Partial<TaskRecord>): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const updated = await this.store.update(record.taskId, change);
+        if (updated) return;
+        const { sealed: _sealed, ...rest } = record;
+        await this.store.create({ ...rest, ...change, lastUpdatedAt: new Date().toISOString() });
+        return;
+      } catch (err) {
+        this.options.logger.warn("task result not saved yet; retrying", { taskId: record.taskId, error: err instanceof Error ? err.message : String(err) });
+        await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
+      }
+    }
+  }
+
+  /** Adopts working tasks whose replica stopped following them. */
+  private async adoptOrphans(): Promise<void> {
+    for (const taskId of await this.store.orphans!()) {
+      if (this.closing || this.running.has(taskId)) continue;
+      if (!(await this.store.claim!(taskId))) continue;
+      await this.adopt(taskId).catch((err) => this.options.logger.error("task takeover failed", { taskId, error: String(err) }));
+    }
+  }
+
+  private async adopt(taskId: string): Promise<void> {
+    const record = await this.store.get(taskId);
+    if (!record || TERMINAL.has(record.status)) return;
+    const fail = (message: string) => this.store.update(taskId, { status: "failed", error: { code: -32603, message } }).then(() => undefined);
+    let work: TaskWork;
+    try {
+      work = this.options.sealer!.open<TaskWork>(record.sealed ?? "", taskId);
+    } catch {
+      return fail("This task's replica stopped and its state could not be opened here (is MCP_STATE_KEY the same on every replica?). The upstream work goes on: follow it with build_wait.");
+    }
+    const host = this.options.adopt!(record.owner, work.credentials, work.tool);
+    if (!host) return fail(`This task's replica stopped, and no replica here offers ${work.tool} any more. The upstream work goes on.`);
+    const { def } = host;
+    const canResume = work.checkpoint !== undefined && def.longRunning?.resume !== undefined;
+    if (!canResume && def.kind !== "read") {
+      return fail(
+        `The replica following this task stopped before the upstream confirmed that ${def.name} started. It changes state or spends credits, so it was not sent again. Check whether it started (build_get_project or build_get_agent_status), then follow it with build_wait or call ${def.name} again.`,
+      );
+    }
+    this.options.logger.info("task taken over", { taskId, tool: def.name, from: canResume ? "checkpoint" : "start" });
+    await this.store.update(taskId, { statusMessage: `${def.title}: taken over by another replica, still following` });
+    this.follow(record, work, host, (signal, onProgress) => ({
+      signal,
+      progress: (update) => onProgress(update.message),
+      logger: host.logger,
+      secret: (value) => host.toolRuntime.egress.addSupplied(value),
+      confirm: async () => "unsupported",
+      resourcesChanged: () => undefined,
+    }), canResume ? work.checkpoint : undefined);
   }
 
   /** A task that ended before any work began (a refused spend asked for as a 2025 task). */
   async settled(owner: string, def: ToolDef<any, any>, result: CallToolResult): Promise<TaskRecord> {
     const now = new Date().toISOString();
-    const record: TaskRecord = { taskId: randomUUID(), owner, tool: def.name, status: "completed", result, createdAt: now, lastUpdatedAt: now, ttlMs: DEFAULT_TASK_TTL_MS, pollIntervalMs: this.pollIntervalMs };
+    const record: TaskRecord = { taskId: randomUUID(), owner, tool: def.name, status: "completed", result, createdAt: now, lastUpdatedAt: now, ttlMs: DEFAULT_TASK_TTL_MS, pollIntervalMs: this.options.pollIntervalMs };
     await this.store.create(record);
     return record;
   }
@@ -93,29 +239,49 @@ export class TaskRunner {
     return record && record.owner === owner ? record : undefined;
   }
 
-  /** Resolves when the task ends (for 2025's blocking tasks/result). */
+  /**
+   * Resolves when the task ends (for 2025's blocking tasks/result). Change events can be missed
+   * (a Redis restart drops pub/sub), so the store is also read again every few seconds.
+   */
   async whenTerminal(taskId: string, signal: AbortSignal): Promise<TaskRecord | undefined> {
     return new Promise((resolve, reject) => {
+      const check = () =>
+        void this.store.get(taskId).then(
+          (r) => {
+            if (!r || TERMINAL.has(r.status)) finish(() => resolve(r));
+          },
+          () => undefined,
+        );
       const stop = this.store.onChange((r) => {
         if (r.taskId === taskId && TERMINAL.has(r.status)) finish(() => resolve(r));
       });
+      const recheck = setInterval(check, 5000);
       const onAbort = () => finish(() => reject(signal.reason ?? new Error("aborted")));
       const finish = (fn: () => void) => {
         stop();
+        clearInterval(recheck);
         signal.removeEventListener("abort", onAbort);
         fn();
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      void this.store.get(taskId).then((r) => {
-        if (!r || TERMINAL.has(r.status)) finish(() => resolve(r));
-      });
+      check();
     });
   }
 
-  /** Shutdown: tasks this process follows end as failed, saying the upstream work goes on. */
+  /**
+   * Shutdown. On a shared store the tasks this replica follows are handed over: it lets go of
+   * them and another replica adopts them. In process, they end as failed, saying the work goes on.
+   */
   async stopAll(): Promise<void> {
+    this.closing = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.stopListening();
     for (const [taskId, controller] of this.running) {
       controller.abort(new Error("server shutting down"));
+      if (this.store.release) {
+        await this.store.release(taskId).catch(() => undefined);
+        continue;
+      }
       await this.store
         .update(taskId, { status: "failed", error: { code: -32603, message: "The server stopped before the work ended; the upstream work goes on: follow it again with build_wait." } })
         .catch(() => undefined);

@@ -21,7 +21,14 @@ export interface TaskRecord {
   result?: CallToolResult;
   /** A JSON-RPC error, for a task that failed outside the tool (rare: the server stopped, say). */
   error?: { code: number; message: string };
+  /**
+   * Shared stores only: what another replica needs to take the task over (the tool's input, the
+   * caller's keys, how far the work got), encrypted (AES-256-GCM, MCP_STATE_KEY). Erased when the task ends.
+   */
+  sealed?: string;
 }
+
+export type TaskChange = Partial<Pick<TaskRecord, "status" | "statusMessage" | "result" | "error" | "sealed">>;
 
 export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
 
@@ -30,11 +37,20 @@ export interface TaskStore {
   create(record: TaskRecord): Promise<void>;
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** Applies a change unless the task is already terminal; returns the task as it now is. */
-  update(taskId: string, change: Partial<Pick<TaskRecord, "status" | "statusMessage" | "result" | "error">>): Promise<TaskRecord | undefined>;
+  update(taskId: string, change: TaskChange): Promise<TaskRecord | undefined>;
   list(owner: string): Promise<TaskRecord[]>;
-  /** Calls `listener` whenever a task changes (its status line, its end). */
+  /** Calls `listener` whenever a task changes (its status line, its end), on whichever replica. */
   onChange(listener: (record: TaskRecord) => void): () => void;
   close(): Promise<void>;
+  /** Shared across replicas: the leases below exist, and tasks are sealed for takeover. */
+  readonly shared?: boolean;
+  /** Takes (or keeps) this replica's claim on following a task; false when another replica holds it. */
+  claim?(taskId: string): Promise<boolean>;
+  renew?(taskIds: string[]): Promise<void>;
+  /** Lets go of a task (a draining replica): another replica adopts it at its next look. */
+  release?(taskId: string): Promise<void>;
+  /** Working tasks nobody follows any more (their replica died or let go). */
+  orphans?(): Promise<string[]>;
 }
 
 /** The embedded store: a map with expiry at each task's TTL. */
@@ -52,7 +68,7 @@ export class MemoryTaskStore implements TaskStore {
     return this.tasks.get(taskId)?.record;
   }
 
-  async update(taskId: string, change: Partial<TaskRecord>): Promise<TaskRecord | undefined> {
+  async update(taskId: string, change: TaskChange): Promise<TaskRecord | undefined> {
     const entry = this.tasks.get(taskId);
     if (!entry) return undefined;
     if (TERMINAL.has(entry.record.status)) return entry.record;

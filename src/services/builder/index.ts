@@ -1,6 +1,5 @@
 import { z } from "zod";
 import type { HintTable } from "../../core/errors.js";
-import { SharedPoller } from "../../core/poller.js";
 import type { ServiceModule } from "../../core/service.js";
 import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/settings.js";
 import { UpstreamClient } from "../../core/upstream.js";
@@ -177,15 +176,17 @@ export const builder: ServiceModule<z.infer<typeof settings>> = {
       logger: runtime.logger,
       keyVariable: "BUILD_API_KEY",
       redact: runtime.redact,
+      pools: runtime.pools,
+      missingKey: runtime.missingKey,
     });
     const client = new BuildClient(http);
     const pollOptions = { intervalMs: s.BUILD_POLL_INTERVAL_MS, logger: runtime.logger };
     const deps: BuildDeps = {
       client,
-      agentPoller: new SharedPoller<AgentStatus>((id, signal) => client.getAgentStatus(id, signal), pollOptions),
-      projectPoller: new SharedPoller<ProjectDetails>((id, signal) => client.getProject(id, signal), pollOptions),
-      rebuildPoller: new SharedPoller((id, signal) => getRebuildStatus(http, id, signal), pollOptions),
-      pullPoller: new SharedPoller((id, signal) => getPullStatus(http, id, signal), pollOptions),
+      agentPoller: runtime.createPoller<AgentStatus>("agent", (id, signal) => client.getAgentStatus(id, signal), pollOptions),
+      projectPoller: runtime.createPoller<ProjectDetails>("project", (id, signal) => client.getProject(id, signal), pollOptions),
+      rebuildPoller: runtime.createPoller("rebuild", (id, signal) => getRebuildStatus(http, id, signal), pollOptions),
+      pullPoller: runtime.createPoller("pull", (id, signal) => getPullStatus(http, id, signal), pollOptions),
       guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
     };
     return {

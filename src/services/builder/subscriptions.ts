@@ -1,4 +1,4 @@
-import type { SharedPoller } from "../../core/poller.js";
+import type { Poller } from "../../core/poller.js";
 import type { ResourceWatcher } from "../../core/resources.js";
 import type { ProjectDetails } from "./schemas.js";
 
@@ -19,7 +19,7 @@ function fingerprint(p: ProjectDetails): string {
 }
 
 /** Watches build://projects/{projectId} through the shared project poller. */
-export function projectWatcher(poller: SharedPoller<ProjectDetails>): ResourceWatcher {
+export function projectWatcher(poller: Poller<ProjectDetails>): ResourceWatcher {
   return (uri, onChange) => {
     const m = PROJECT_URI.exec(uri);
     if (!m) return undefined;

@@ -1,4 +1,4 @@
-import type { SharedPoller } from "../../core/poller.js";
+import type { Poller } from "../../core/poller.js";
 import { DEFAULT_WAIT_SECONDS, formatElapsed, waitUntilDone } from "../../core/wait.js";
 import { credits as creditsText, trimLine } from "../../core/text.js";
 import { ToolError, type ToolContext } from "../../core/tool.js";
@@ -17,11 +17,11 @@ export type Until = WaitResult["until"];
 export interface WaitDeps {
   client: BuildClient;
   /** Shared per-project pollers: one upstream request per project and interval, whoever waits. */
-  agentPoller: SharedPoller<AgentStatus>;
-  projectPoller: SharedPoller<ProjectDetails>;
+  agentPoller: Poller<AgentStatus>;
+  projectPoller: Poller<ProjectDetails>;
   /** GET rebuild/status and GET github/pull-status, per project. */
-  rebuildPoller: SharedPoller<RebuildStatus>;
-  pullPoller: SharedPoller<PullStatus>;
+  rebuildPoller: Poller<RebuildStatus>;
+  pullPoller: Poller<PullStatus>;
 }
 
 /** Secrets the run asked for that are still not provided; a later message may mark one provided. */
@@ -65,7 +65,35 @@ export async function startThenWait<T extends object>(
   const since = Date.now();
   const result = { ...(await start()), startedAt: new Date(since).toISOString() };
   if (!options.wait || options.worthFollowing?.(result) === false) return result;
-  return { ...result, wait: await waitFor(deps, projectId, until, ctx, { timeoutSeconds: options.timeoutSeconds, since }) };
+  return { ...result, wait: await followStarted(deps, { projectId, until, since, timeoutSeconds: options.timeoutSeconds, started: result }, ctx) };
+}
+
+/** Where a task stands once its work started upstream: enough for another replica to follow it. */
+interface FollowCheckpoint {
+  projectId: string;
+  until: Until;
+  since: number;
+  timeoutSeconds?: number;
+  started: Record<string, unknown>;
+}
+
+/** Leaves the checkpoint (tasks on shared state), then follows the started work to its end. */
+export async function followStarted(deps: WaitDeps, cp: FollowCheckpoint, ctx: ToolContext): Promise<WaitResult> {
+  await ctx.checkpoint?.({ ...cp });
+  return waitFor(deps, cp.projectId, cp.until, ctx, { timeoutSeconds: cp.timeoutSeconds, since: cp.since });
+}
+
+/**
+ * A start-then-wait tool's `resume`: another replica took the task over after the start was
+ * confirmed, so it only follows (within what is left of the caller's time budget), never starts.
+ */
+export function resumeWait(deps: WaitDeps) {
+  return async (checkpoint: Record<string, unknown>, _input: unknown, ctx: ToolContext): Promise<any> => {
+    const cp = checkpoint as unknown as FollowCheckpoint;
+    const budget = cp.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
+    const left = Math.max(1, Math.round(budget - (Date.now() - cp.since) / 1000));
+    return { ...cp.started, wait: await waitFor(deps, cp.projectId, cp.until, ctx, { timeoutSeconds: left, since: cp.since }) };
+  };
 }
 
 export interface WaitOptions {

@@ -37,7 +37,7 @@ export const drones: ServiceModule<z.infer<typeof settings>> = {
   UNEXPECTED_SHAPE: "the service answered in a shape this server does not know: check that DRONES_API_BASE_URL points at the fleet data API.",
 },
   create(s, runtime) {
-    const http = bearerClient({ service: "drones", baseUrl: s.DRONES_API_BASE_URL, apiKey: s.DRONES_API_KEY, keyVariable: "DRONES_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact });
+    const http = bearerClient({ service: "drones", baseUrl: s.DRONES_API_BASE_URL, apiKey: s.DRONES_API_KEY, keyVariable: "DRONES_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact, pools: runtime.pools, missingKey: runtime.missingKey });
     const client = new DronesClient(http);
     return {
       tools: [...fleetTools(client), ...recordTools(client), ...keyTools(client)],

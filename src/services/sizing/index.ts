@@ -38,7 +38,7 @@ export const sizing: ServiceModule<z.infer<typeof settings>> = {
   UNEXPECTED_SHAPE: "the service answered in a shape this server does not know: check that SIZING_API_BASE_URL points at the v1 API.",
 },
   create(s, runtime) {
-    const http = bearerClient({ service: "sizing", baseUrl: s.SIZING_API_BASE_URL, apiKey: s.SIZING_API_KEY, keyVariable: "SIZING_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact });
+    const http = bearerClient({ service: "sizing", baseUrl: s.SIZING_API_BASE_URL, apiKey: s.SIZING_API_KEY, keyVariable: "SIZING_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact, pools: runtime.pools, missingKey: runtime.missingKey });
     const client = new SizingClient(http);
     return {
       tools: sizingTools(client),

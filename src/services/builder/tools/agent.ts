@@ -16,7 +16,7 @@ function runCost(multiPrompt: { prompts?: string[] } | undefined) {
 }
 import { trimLine } from "../../../core/text.js";
 import { isObject } from "../../../core/json.js";
-import { followHint, latestAgentMessage, secretsNeeded, startThenWait, waitFor } from "../waits.js";
+import { followHint, latestAgentMessage, resumeWait, secretsNeeded, startThenWait, waitFor } from "../waits.js";
 
 const MAX_MESSAGES = 50;
 
@@ -44,7 +44,7 @@ export function agentTools(deps: BuildDeps) {
         "Send a prompt to a project's AI build agent (5-40 min; 10 credits at start, the rest at the end, at most 60). 409 while another run, deployment or recovery is active. multiPrompt runs a batch unsupervised for hours, each prompt billed as a run: only when the user accepts that. wait: true blocks with progress until it ends.",
       toolset: "build",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: {
         projectId: s.projectId,
         prompt: s.prompt.optional().describe("Required unless multiPrompt.prompts; with letTotalumDecide, the goal"),

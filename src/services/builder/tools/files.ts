@@ -6,7 +6,7 @@ import * as files from "../api/files.js";
 import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
-import { followHint, startThenWait } from "../waits.js";
+import { followHint, resumeWait, startThenWait } from "../waits.js";
 
 /** Source code, files and rebuilds (reference §11): toolset build_files, off by default. */
 
@@ -245,7 +245,7 @@ export function fileTools(deps: BuildDeps) {
       description: "Rebuild the dev app so written files go live (1-4 min). Spends REBUILD_PROJECT credits. wait: true blocks with progress.",
       toolset: "build_files",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, ...waitInput },
       output: started,
       verify: ({ projectId }) => `call build_get_rebuild_status for "${projectId}"`,

@@ -6,7 +6,7 @@ import * as github from "../api/github.js";
 import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
-import { followHint, startThenWait } from "../waits.js";
+import { followHint, resumeWait, startThenWait } from "../waits.js";
 
 /** GitHub connection, pulls and the .env names (reference §12, all free): toolset build_github, off by default. */
 
@@ -130,7 +130,7 @@ export function githubTools(deps: BuildDeps) {
       description: "Pull GitHub's develop branch into the project; changed files are rebuilt in the background. wait: true blocks until it ends.",
       toolset: "build_github",
       kind: "write",
-      longRunning: { runsAsTask: (input) => input.wait === true },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, ...waitInput },
       output: z.looseObject({
         projectId: z.string(),

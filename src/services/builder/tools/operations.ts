@@ -5,7 +5,7 @@ import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { waitSummary, withScheme } from "../render.js";
-import { followHint, startThenWait } from "../waits.js";
+import { followHint, resumeWait, startThenWait } from "../waits.js";
 import { isObject } from "../../../core/json.js";
 
 const MAX_LOG_CHARS = 20_000;
@@ -31,7 +31,7 @@ export function operationTools(deps: BuildDeps) {
         "Deploy the project's latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits; 409 SERVER_NOT_READY means the dev server was down and is being started (START_SERVER): retry in a minute. wait: true blocks with progress.",
       toolset: "build",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, ...waitInput },
       output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}"`,
@@ -80,7 +80,7 @@ export function operationTools(deps: BuildDeps) {
       description: "Restore a project to an earlier version (from build_list_versions). Spends RECOVER_VERSION credits. wait: true blocks until the recovery ends.",
       toolset: "build_admin",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, versionId: s.pathId("versionId"), ...waitInput },
       output: z.looseObject({ projectId: z.string(), versionId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
@@ -116,7 +116,7 @@ export function operationTools(deps: BuildDeps) {
         "Start or restart a project's development server (2-4 min; needed before deploying when it is archived or down). Spends START_SERVER credits. wait: true blocks until it is Active again.",
       toolset: "build_admin",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, ...waitInput },
       output: z.looseObject({ projectId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read agentServerStatus`,

@@ -5,7 +5,7 @@ import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { projectLine, projectSummary, waitSummary } from "../render.js";
-import { followHint, waitFor } from "../waits.js";
+import { followHint, followStarted, resumeWait } from "../waits.js";
 
 /** Agent runs have no fixed price; the public docs give this range. */
 /**
@@ -125,7 +125,7 @@ export function projectTools(deps: BuildDeps) {
         "Create a project and start its first AI build from a prompt. Costs CREATE_PROJECT + UPLOAD_FILE per content file + the run (10-60). 5-40 min: wait: true blocks with progress, or follow with build_wait.",
       toolset: "build",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { ...s.launchFields, ...waitInput },
       output: s.launchResult,
       verify: ({ projectId }) => listed(projectId),
@@ -149,7 +149,8 @@ export function projectTools(deps: BuildDeps) {
         ctx.resourcesChanged();
         if (!wait || !launched.agent?.started) return { ...launched, startedAt: new Date(since).toISOString() };
         await ctx.progress({ message: `Project ${launched.projectId} created; agent started` });
-        return { ...launched, startedAt: new Date(since).toISOString(), wait: await waitFor(deps, launched.projectId, "agent", ctx, { timeoutSeconds, since }) };
+        const started = { ...launched, startedAt: new Date(since).toISOString() };
+        return { ...started, wait: await followStarted(deps, { projectId: launched.projectId, until: "agent", since, timeoutSeconds, started }, ctx) };
       },
       render: (r) => {
         const lines = [`Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`];

@@ -7,7 +7,7 @@ import * as api from "../api/transfer.js";
 import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
-import { followHint, startThenWait } from "../waits.js";
+import { followHint, resumeWait, startThenWait } from "../waits.js";
 
 /**
  * Project transfer (reference §15): clone = export (2) + create an empty target (1) + import (6).
@@ -98,7 +98,7 @@ export function transferTools(deps: BuildDeps) {
         "Import an export into a new empty project (from build_create_project), replacing its data. Spends IMPORT_PROJECT credits; 1/min, 5/h.",
       toolset: "build_transfer",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: {
         projectId: s.projectId,
         transferId: z.string().min(1).optional().describe("From build_export_project"),

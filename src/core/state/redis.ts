@@ -1,0 +1,265 @@
+import { Redis } from "ioredis";
+import type { NonceStore } from "../confirm.js";
+import type { Logger } from "../logger.js";
+import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "../tasks/store.js";
+
+/** Every key and channel of ours starts with this, so one Redis can be shared with other software. */
+const P = "sb:";
+
+/** Acquire the lease, or extend it when it is already ours; 1 when we hold it afterwards. */
+const LEASE = `local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+return 0`;
+
+/** Extend each lease that is still ours (the tasks this replica follows). */
+const RENEW = `for i, k in ipairs(KEYS) do if redis.call('GET', k) == ARGV[1] then redis.call('PEXPIRE', k, ARGV[2]) end end
+return 0`;
+
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/**
+ * Compare-and-set of one task: written only if nobody changed it since it was read, keeping its
+ * TTL. A task that ends leaves the working set and its lease; every change is published.
+ */
+const TASK_CAS = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+if ARGV[3] == '1' then redis.call('ZREM', KEYS[2], ARGV[5]) redis.call('DEL', KEYS[3]) end
+redis.call('PUBLISH', KEYS[4], ARGV[4])
+return 1`;
+
+export interface RedisStateOptions {
+  url: string;
+  replicaId: string;
+  logger: Logger;
+  /** How long a replica's claim on a task or a poll lasts without renewal. */
+  leaseMs: number;
+}
+
+/**
+ * Shared state on Redis for replicas: one command connection, one subscriber connection. Commands
+ * fail at once while Redis is away (no offline queue), so nothing waits forever on it; both
+ * connections reconnect on their own, and the subscriber subscribes again.
+ */
+export class RedisState {
+  readonly cmd: Redis;
+  private readonly sub: Redis;
+  private readonly handlers = new Map<string, Set<(message: string) => void>>();
+  readonly replicaId: string;
+  readonly leaseMs: number;
+  /** Commands sent, for the benchmark's "Redis round trips per call". */
+  roundTrips = 0;
+
+  constructor(private readonly options: RedisStateOptions) {
+    this.replicaId = options.replicaId;
+    this.leaseMs = options.leaseMs;
+    const common = {
+      lazyConnect: false,
+      connectTimeout: 2000,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (times: number) => Math.min(200 * times, 2000),
+    };
+    this.cmd = new Redis(options.url, { ...common, enableOfflineQueue: false, connectionName: `switchboard-${options.replicaId}` });
+    this.sub = new Redis(options.url, { ...common, enableOfflineQueue: true, connectionName: `switchboard-${options.replicaId}-sub` });
+    let down = false;
+    for (const [name, conn] of [["commands", this.cmd], ["subscriber", this.sub]] as const) {
+      conn.on("error", (err: Error) => {
+        if (!down) options.logger.warn("redis connection error", { connection: name, error: err.message });
+        down = true;
+      });
+      conn.on("ready", () => {
+        if (down) options.logger.info("redis connection restored", { connection: name });
+        down = false;
+      });
+    }
+    this.cmd.defineCommand("sbLease", { numberOfKeys: 1, lua: LEASE });
+    this.cmd.defineCommand("sbRelease", { numberOfKeys: 1, lua: RELEASE });
+    this.cmd.defineCommand("sbTaskCas", { numberOfKeys: 4, lua: TASK_CAS });
+    this.sub.on("message", (channel: string, message: string) => {
+      for (const handler of this.handlers.get(channel) ?? []) {
+        try {
+          handler(message);
+        } catch (err) {
+          options.logger.error("redis message handler failed", { channel, error: String(err) });
+        }
+      }
+    });
+  }
+
+  get ready(): boolean {
+    return this.cmd.status === "ready";
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      this.roundTrips++;
+      return (await this.cmd.ping()) === "PONG";
+    } catch {
+      return false;
+    }
+  }
+
+  subscribe(channel: string, handler: (message: string) => void): () => void {
+    const key = P + channel;
+    let set = this.handlers.get(key);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(key, set);
+      this.sub.subscribe(key).catch((err: Error) => this.options.logger.warn("redis subscribe failed", { channel, error: err.message }));
+    }
+    set.add(handler);
+    return () => {
+      const current = this.handlers.get(key);
+      if (!current?.delete(handler) || current.size > 0) return;
+      this.handlers.delete(key);
+      this.sub.unsubscribe(key).catch(() => undefined);
+    };
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    this.roundTrips++;
+    await this.cmd.publish(P + channel, message);
+  }
+
+  /** Takes or extends a lease for this replica; false when another replica holds it. */
+  async lease(name: string, ms = this.leaseMs): Promise<boolean> {
+    this.roundTrips++;
+    return (await (this.cmd as unknown as { sbLease(k: string, me: string, ms: number): Promise<number> }).sbLease(P + name, this.replicaId, ms)) === 1;
+  }
+
+  async release(name: string): Promise<void> {
+    this.roundTrips++;
+    await (this.cmd as unknown as { sbRelease(k: string, me: string): Promise<number> }).sbRelease(P + name, this.replicaId);
+  }
+
+  async close(): Promise<void> {
+    this.sub.disconnect();
+    await this.cmd.quit().catch(() => this.cmd.disconnect());
+  }
+}
+
+/** Single-use nonces across replicas: SET NX with the nonce's lifetime. */
+export class RedisNonceStore implements NonceStore {
+  constructor(private readonly state: RedisState) {}
+
+  async consume(nonce: string, ttlMs: number): Promise<boolean> {
+    this.state.roundTrips++;
+    return (await this.state.cmd.set(`${P}nonce:${nonce}`, "1", "PX", ttlMs, "NX")) === "OK";
+  }
+}
+
+const taskKey = (id: string) => `${P}task:${id}`;
+const leaseName = (id: string) => `tlease:${id}`;
+const ownerKey = (owner: string) => `${P}owner:${owner}`;
+const WORKING = `${P}working`;
+const CHANGED = "task-changed";
+
+/** What goes on the wire when a task changes: everything but the sealed work. */
+function publicPart(record: TaskRecord): TaskRecord {
+  const { sealed: _sealed, ...rest } = record;
+  return rest;
+}
+
+/**
+ * Tasks on Redis: any replica reads, updates, cancels and completes any task. A task's record
+ * expires with its TTL; the replica following it holds a lease that it renews, and a task whose
+ * lease lapsed (its replica died) is an orphan another replica adopts.
+ */
+export class RedisTaskStore implements TaskStore {
+  readonly shared = true;
+  private readonly listeners = new Set<(record: TaskRecord) => void>();
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly state: RedisState) {
+    this.unsubscribe = state.subscribe(CHANGED, (message) => {
+      const record = JSON.parse(message) as TaskRecord;
+      for (const listener of this.listeners) listener(record);
+    });
+  }
+
+  async create(record: TaskRecord): Promise<void> {
+    const expiresAt = Date.parse(record.createdAt) + record.ttlMs;
+    const tx = this.state.cmd
+      .multi()
+      .set(taskKey(record.taskId), JSON.stringify(record), "PX", record.ttlMs)
+      .zadd(ownerKey(record.owner), expiresAt, record.taskId)
+      .pexpire(ownerKey(record.owner), record.ttlMs);
+    if (!TERMINAL.has(record.status)) tx.zadd(WORKING, expiresAt, record.taskId).set(P + leaseName(record.taskId), this.state.replicaId, "PX", this.state.leaseMs);
+    this.state.roundTrips++;
+    await tx.exec();
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    this.state.roundTrips++;
+    const raw = await this.state.cmd.get(taskKey(taskId));
+    return raw ? (JSON.parse(raw) as TaskRecord) : undefined;
+  }
+
+  async update(taskId: string, change: TaskChange): Promise<TaskRecord | undefined> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      this.state.roundTrips++;
+      const raw = await this.state.cmd.get(taskKey(taskId));
+      if (!raw) return undefined;
+      const current = JSON.parse(raw) as TaskRecord;
+      if (TERMINAL.has(current.status)) return current;
+      const next: TaskRecord = { ...current, ...change, lastUpdatedAt: new Date().toISOString() };
+      const ended = TERMINAL.has(next.status);
+      // What a task keeps at rest (its sealed work, its caller's keys) goes when the task ends.
+      if (ended) delete next.sealed;
+      const text = JSON.stringify(next);
+      this.state.roundTrips++;
+      const written = await (this.state.cmd as unknown as { sbTaskCas(...a: unknown[]): Promise<number> }).sbTaskCas(
+        taskKey(taskId), WORKING, P + leaseName(taskId), P + CHANGED, raw, text, ended ? "1" : "0", JSON.stringify(publicPart(next)), taskId,
+      );
+      if (written === 1) return next;
+    }
+    throw new Error(`task ${taskId} is being changed by several replicas at once; try again`);
+  }
+
+  async list(owner: string): Promise<TaskRecord[]> {
+    this.state.roundTrips++;
+    const ids = await this.state.cmd.zrangebyscore(ownerKey(owner), Date.now(), "+inf");
+    if (ids.length === 0) return [];
+    this.state.roundTrips++;
+    const raws = await this.state.cmd.mget(ids.map(taskKey));
+    return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as TaskRecord] : [])).filter((r) => r.owner === owner);
+  }
+
+  onChange(listener: (record: TaskRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async claim(taskId: string): Promise<boolean> {
+    return this.state.lease(leaseName(taskId));
+  }
+
+  async renew(taskIds: string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    this.state.roundTrips++;
+    await this.state.cmd.eval(RENEW, taskIds.length, ...taskIds.map((id) => P + leaseName(id)), this.state.replicaId, String(this.state.leaseMs));
+  }
+
+  async release(taskId: string): Promise<void> {
+    await this.state.release(leaseName(taskId));
+  }
+
+  /** Tasks still working whose follower's lease lapsed. */
+  async orphans(): Promise<string[]> {
+    const now = Date.now();
+    this.state.roundTrips++;
+    const [, ids] = (await this.state.cmd.multi().zremrangebyscore(WORKING, "-inf", String(now)).zrange(WORKING, "0", "-1").exec()) as [unknown, [unknown, string[]]];
+    const working = ids?.[1] ?? [];
+    if (working.length === 0) return [];
+    const check = this.state.cmd.pipeline();
+    for (const id of working) check.exists(P + leaseName(id));
+    this.state.roundTrips++;
+    const held = (await check.exec()) ?? [];
+    return working.filter((_, i) => held[i]?.[1] === 0);
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe();
+    this.listeners.clear();
+  }
+}

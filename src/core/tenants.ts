@@ -1,0 +1,73 @@
+/** Something built for one tenant that holds resources (pollers, subscriptions) until closed. */
+export interface TenantScoped {
+  close(): Promise<void>;
+}
+
+interface Entry<T> {
+  value: T;
+  lastUsed: number;
+  /** Requests in flight and tasks following work with this tenant's runtime. */
+  pins: number;
+}
+
+/**
+ * One value per tenant, built on first use and closed after it has been idle (no request, no
+ * task) for a while. Caps the number kept: past it, the longest idle unpinned tenant goes first.
+ */
+export class TenantCache<T extends TenantScoped> {
+  private readonly entries = new Map<string, Entry<T>>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly build: (tenantId: string) => T,
+    private readonly options: { idleMs: number; max: number },
+  ) {
+    this.sweeper = setInterval(() => this.sweep(Date.now() - options.idleMs), Math.min(options.idleMs, 60_000));
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(tenantId: string): T {
+    let entry = this.entries.get(tenantId);
+    if (!entry) {
+      if (this.entries.size >= this.options.max) this.sweep(Infinity, 1);
+      entry = { value: this.build(tenantId), lastUsed: Date.now(), pins: 0 };
+      this.entries.set(tenantId, entry);
+    }
+    entry.lastUsed = Date.now();
+    return entry.value;
+  }
+
+  /** Keeps the tenant's value while `pins` > 0; the returned function releases (once). */
+  pin(tenantId: string): () => void {
+    const entry = this.entries.get(tenantId);
+    if (!entry) return () => undefined;
+    entry.pins++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      entry.pins--;
+      entry.lastUsed = Date.now();
+    };
+  }
+
+  /** Closes unpinned tenants last used before `cutoff` (at most `limit`, oldest first). */
+  private sweep(cutoff: number, limit = Infinity): void {
+    const idle = [...this.entries].filter(([, e]) => e.pins === 0 && e.lastUsed < cutoff).sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+    for (const [id, entry] of idle.slice(0, limit)) {
+      this.entries.delete(id);
+      void entry.value.close().catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.allSettled(all.map((e) => e.value.close()));
+  }
+}

@@ -1,0 +1,151 @@
+// Per-user keys (MCP_CREDENTIALS=caller) on one HTTP server with state in process: each request
+// acts with the keys it brings, and two tenants with a project of the same id never see each
+// other's project, tasks, change notifications or log lines. The sandbox runs two build accounts
+// with the same demo data, so "acme-storefront" exists twice, once per key.
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../../src/sandbox/index.js";
+import { call, connectHttp, ok, rpc2026, sleep, spawnHttpServer, testSandbox, text, until, type HttpServerProcess } from "../../harness.js";
+
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+const INTERVAL = 50;
+
+describe("per-user keys: one server, two tenants, one project id", () => {
+  let sandbox: Sandbox;
+  let http: HttpServerProcess;
+  let keyA: string;
+  let keyB: string;
+  const clients: Client[] = [];
+  const connect = async (headers: Record<string, string>, era: "legacy" | "modern" = "modern") => {
+    const client = await connectHttp(http.url, headers, {}, era);
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    sandbox = await testSandbox({ accounts: 2 });
+    [keyA, keyB] = sandbox.buildKeys;
+    http = await spawnHttpServer(
+      {
+        PATH: process.env.PATH ?? "",
+        MCP_CREDENTIALS: "caller",
+        BUILD_API_BASE_URL: sandbox.urls.build,
+        SIZING_API_BASE_URL: sandbox.urls.sizing,
+        DRONES_API_BASE_URL: sandbox.urls.drones,
+        BUILD_POLL_INTERVAL_MS: String(INTERVAL),
+        LOG_LEVEL: "debug",
+      },
+      ["--toolsets", "all"],
+    );
+  });
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await http?.stop();
+    await sandbox?.close();
+  });
+
+  it("lists every tool without keys, and a call without its key names the header and sends nothing", async () => {
+    const anonymous = await connect({});
+    const { tools } = await anonymous.listTools();
+    expect(tools.length).toBeGreaterThan(60);
+    const before = sandbox.build.router.count() + sandbox.builds[1].router.count();
+    const build = await call(anonymous, "build_get_project", { projectId: "acme-storefront" });
+    expect(build.isError).toBe(true);
+    expect(text(build)).toMatch(/x-build-api-key header/);
+    expect(text(build)).toMatch(/nothing was sent upstream/);
+    const drones = await call(anonymous, "drones_list_drones", {});
+    expect(drones.isError).toBe(true);
+    expect(text(drones)).toMatch(/x-drones-api-key header/);
+    expect(sandbox.build.router.count() + sandbox.builds[1].router.count()).toBe(before);
+  });
+
+  it("acts with each caller's own key: the same project id is two projects", async () => {
+    const a = await connect({ "x-build-api-key": keyA });
+    const b = await connect({ "x-build-api-key": keyB });
+    await ok(a, "build_update_project", { projectId: "acme-storefront", label: "Tenant A's store" });
+    expect((await ok(a, "build_get_project", { projectId: "acme-storefront" })).label).toBe("Tenant A's store");
+    expect((await ok(b, "build_get_project", { projectId: "acme-storefront" })).label).toBe("Acme Storefront");
+    // A wrong key is the upstream's 401, with advice that names the header, not a variable.
+    const wrong = await connect({ "x-build-api-key": "tlm_sk_not_a_real_key_000000000000" });
+    const refused = await call(wrong, "build_get_account", {});
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/HTTP 401.*\n.*x-build-api-key header/s);
+  });
+
+  it("takes the build key from Authorization: Bearer tlm_sk_… when no MCP_HTTP_TOKEN is set", async () => {
+    const viaBearer = await connect({ authorization: `Bearer ${keyA}` });
+    expect((await ok(viaBearer, "build_get_project", { projectId: "acme-storefront" })).label).toBe("Tenant A's store");
+  });
+
+  it("shows a tenant's tasks to that tenant only", async () => {
+    const headersA = { "x-build-api-key": keyA };
+    const headersB = { "x-build-api-key": keyB };
+    await rpc2026(http.url, "tools/call", { name: "build_start_agent", arguments: { projectId: "acme-storefront", prompt: "Add a blog [minutes=100000]" } }, { headers: headersA });
+    const created = (await rpc2026(http.url, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } }, { headers: headersA, capabilities: TASKS })).body.result;
+    expect(created.resultType).toBe("task");
+    const asA = await rpc2026(http.url, "tasks/get", { taskId: created.taskId }, { headers: headersA, capabilities: TASKS });
+    expect(asA.body.result).toMatchObject({ taskId: created.taskId, status: "working" });
+    for (const method of ["tasks/get", "tasks/cancel"]) {
+      const asB = await rpc2026(http.url, method, { taskId: created.taskId }, { headers: headersB, capabilities: TASKS });
+      expect(asB.body.error?.message).toMatch(/Task not found/);
+    }
+    expect((await rpc2026(http.url, "tasks/get", { taskId: created.taskId }, { headers: headersA, capabilities: TASKS })).body.result.status).toBe("working");
+    await rpc2026(http.url, "tasks/cancel", { taskId: created.taskId }, { headers: headersA, capabilities: TASKS });
+    await ok(await connect(headersA), "build_stop_agent", { projectId: "acme-storefront" });
+  });
+
+  it("sends a tenant's change notifications to that tenant's listen streams only", async () => {
+    const a = await connect({ "x-build-api-key": keyA });
+    const b = await connect({ "x-build-api-key": keyB });
+    const uri = "build://projects/spring-campaign";
+    const heard = { a: 0, b: 0 };
+    a.setNotificationHandler("notifications/resources/updated", () => void heard.a++);
+    b.setNotificationHandler("notifications/resources/updated", () => void heard.b++);
+    const streams = [await a.listen({ resourceSubscriptions: [uri] }), await b.listen({ resourceSubscriptions: [uri] })];
+    try {
+      await sleep(INTERVAL * 3); // both pollers take their baseline
+      await ok(a, "build_start_agent", { projectId: "spring-campaign", prompt: "New hero [minutes=5]" });
+      await until(async () => heard.a, (n) => n >= 1);
+      await sleep(INTERVAL * 6);
+      expect(heard.b).toBe(0);
+    } finally {
+      await Promise.all(streams.map((s) => s.close()));
+    }
+    await ok(a, "build_wait", { projectId: "spring-campaign", until: "agent" });
+  });
+
+  it("sends a session's log lines to that session only (2025 sessions)", async () => {
+    const a = await connect({ "x-build-api-key": keyA }, "legacy");
+    const b = await connect({ "x-build-api-key": keyB }, "legacy");
+    const logs = { a: [] as string[], b: [] as string[] };
+    a.setNotificationHandler("notifications/message", (n) => void logs.a.push(JSON.stringify(n.params)));
+    b.setNotificationHandler("notifications/message", (n) => void logs.b.push(JSON.stringify(n.params)));
+    await a.setLoggingLevel("debug");
+    await b.setLoggingLevel("debug");
+    const failed = await call(a, "build_get_project", { projectId: "tenant-a-secret-project" });
+    expect(failed.isError).toBe(true);
+    await until(async () => logs.a.length, (n) => n >= 1);
+    await sleep(200);
+    expect(logs.a.join("\n")).toMatch(/tool call failed/);
+    expect(logs.b).toEqual([]);
+    // A session belongs to the keys it was opened with.
+    const sessionId = (a as unknown as { transport: { sessionId?: string } }).transport.sessionId!;
+    const hijack = await fetch(http.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25", "x-build-api-key": keyB },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(hijack.status).toBe(403);
+  });
+
+  it("never shows a key in results, logs or stderr", async () => {
+    const a = await connect({ "x-build-api-key": keyA });
+    const results = [await call(a, "build_get_account", {}), await call(a, "build_get_project", { projectId: "no-such-project" })];
+    for (const result of results) {
+      const all = JSON.stringify(result);
+      expect(all).not.toContain(keyA);
+    }
+    expect(http.stderr()).not.toContain(keyA);
+    expect(http.stderr()).not.toContain(keyB);
+  });
+});
