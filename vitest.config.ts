@@ -22,7 +22,8 @@ const e2e = { testTimeout: 30_000, hookTimeout: 30_000 };
 /**
  * unit: no process spawned. e2e-2025 / e2e-2026: the end-to-end suites, once per protocol era
  * (test/harness.ts reads SWITCHBOARD_ERA). e2e-once: suites that pick their own peers (the
- * conformance suite, the Inspector, a browser) and run once.
+ * conformance suite, the Inspector, a browser) and run once. cluster: the hosted topology (replicas
+ * behind nginx, Redis) with local processes.
  */
 export default defineConfig({
   test: {
@@ -34,6 +35,11 @@ export default defineConfig({
       { test: { name: "e2e-2025", include: ["test/e2e/*.e2e.test.ts"], exclude: ["test/e2e/*.2026.e2e.test.ts"], env: { SWITCHBOARD_ERA: "legacy" }, ...e2e } },
       { test: { name: "e2e-2026", include: ["test/e2e/*.e2e.test.ts"], exclude: ["test/e2e/*.2025.e2e.test.ts"], env: { SWITCHBOARD_ERA: "modern" }, ...e2e } },
       { test: { name: "e2e-once", include: ["test/e2e/once/*.test.ts"], ...e2e, testTimeout: 120_000, hookTimeout: 120_000 } },
+      // Redis, the sandbox, N replicas and nginx as local processes (scripts/cluster.mjs): one file at
+      // a time, after the other projects (groupOrder), so a cluster never competes with the e2e
+      // servers or another cluster for the two cores CI has. Skipped, with one line, without
+      // redis-server and nginx (test/cluster/harness.ts).
+      { test: { name: "cluster", include: ["test/cluster/*.test.ts"], testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
   },
 });

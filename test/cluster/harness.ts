@@ -1,0 +1,89 @@
+import { describe } from "vitest";
+import { clusterPrerequisites, startCluster, type Cluster, type ClusterOptions } from "../../scripts/cluster.mjs";
+
+/**
+ * The cluster suites (vitest project "cluster") run Redis, the sandbox, N replicas and nginx as
+ * local processes through scripts/cluster.mjs. They need redis-server and nginx on this machine
+ * (.ci/run installs both with apt) and a built dist/.
+ */
+export function clusterAvailable(): { ok: true } | { ok: false; why: string } {
+  return clusterPrerequisites();
+}
+
+let skipNoted = false;
+
+/** describe() when the cluster can run here; otherwise one line on stderr and a skipped suite. */
+export function describeCluster(name: string, fn: () => void): void {
+  const available = clusterAvailable();
+  if (available.ok) {
+    describe(name, fn);
+    return;
+  }
+  if (!skipNoted) {
+    skipNoted = true;
+    process.stderr.write(`cluster tests skipped: ${available.why}\n`);
+  }
+  describe.skip(name, fn);
+}
+
+export type TestCluster = Cluster & {
+  /** Whether the replicas run with MCP_STATE_URL (false while the server refuses it). */
+  state: boolean;
+};
+
+/**
+ * startCluster() for a test. Until the server accepts MCP_STATE_URL (it exits 2 with "not
+ * available in this version yet"), the cluster starts without it, with one line on stderr: the
+ * topology, nginx and routing can be tested meanwhile. Any other start failure fails the test.
+ */
+export async function startTestCluster(options: ClusterOptions = {}): Promise<TestCluster> {
+  const wantsState = options.state !== false;
+  try {
+    return Object.assign(await startOnce(options), { state: wantsState });
+  } catch (err) {
+    if (!wantsState || !STATE_REFUSED.test((err as Error).message)) throw err;
+    process.stderr.write("cluster tests: this build refuses MCP_STATE_URL (shared state not landed yet); the replicas run without it\n");
+    return Object.assign(await startOnce({ ...options, state: false }), { state: false });
+  }
+}
+
+const STATE_REFUSED = /MCP_STATE_URL[^\n]*not available/;
+
+/**
+ * One more try after a failed start: a replica spawned while dist/ is being rebuilt (a watch
+ * build, another suite's npm test) exits at once, and a port picked free may be taken meanwhile.
+ */
+async function startOnce(options: ClusterOptions): Promise<Cluster> {
+  try {
+    return await startCluster(options);
+  } catch (err) {
+    if (STATE_REFUSED.test((err as Error).message)) throw err;
+    await new Promise((r) => setTimeout(r, 2000));
+    return startCluster(options);
+  }
+}
+
+/** The sticky-routing prefix of a 2025 session id ("r2.9f1c…" -> "r2"), or undefined. */
+export function replicaPrefix(sessionId: string | null | undefined): string | undefined {
+  return /^(r\d+)\./.exec(sessionId ?? "")?.[1];
+}
+
+export interface AccessLine {
+  method: string;
+  path: string;
+  status: number;
+  /** The replica address(es) nginx tried, e.g. "127.0.0.1:41234" (", "-separated after a retry). */
+  upstream: string;
+  /** The upstream group the sticky map chose: switchboard_replicas or switchboard_r<i>. */
+  group: string;
+}
+
+/** Parses nginx's access log (the `switchboard` log_format of deploy/nginx.conf). */
+export function accessLines(log: string): AccessLine[] {
+  const out: AccessLine[] = [];
+  for (const line of log.split("\n")) {
+    const m = /"(\S+) (\S+) [^"]*" (\d{3}) .* upstream=(.+?) upstream_status=\S+ group=(\S+)$/.exec(line);
+    if (m) out.push({ method: m[1], path: m[2], status: Number(m[3]), upstream: m[4], group: m[5] });
+  }
+  return out;
+}
