@@ -27,39 +27,21 @@ export function describeCluster(name: string, fn: () => void): void {
 }
 
 export type TestCluster = Cluster & {
-  /** Whether the replicas run with MCP_STATE_URL (false while the server refuses it). */
+  /** Whether the replicas run with MCP_STATE_URL. */
   state: boolean;
 };
 
 /**
- * startCluster() for a test. Until the server accepts MCP_STATE_URL (it exits 2 with "not
- * available in this version yet"), the cluster starts without it, with one line on stderr: the
- * topology, nginx and routing can be tested meanwhile. Any other start failure fails the test.
+ * startCluster() for a test, with one more try after a failed start: a replica spawned while
+ * dist/ is being rebuilt exits at once, and a port picked free may be taken meanwhile.
  */
 export async function startTestCluster(options: ClusterOptions = {}): Promise<TestCluster> {
-  const wantsState = options.state !== false;
+  const state = options.state !== false;
   try {
-    return Object.assign(await startOnce(options), { state: wantsState });
-  } catch (err) {
-    if (!wantsState || !STATE_REFUSED.test((err as Error).message)) throw err;
-    process.stderr.write("cluster tests: this build refuses MCP_STATE_URL (shared state not landed yet); the replicas run without it\n");
-    return Object.assign(await startOnce({ ...options, state: false }), { state: false });
-  }
-}
-
-const STATE_REFUSED = /MCP_STATE_URL[^\n]*not available/;
-
-/**
- * One more try after a failed start: a replica spawned while dist/ is being rebuilt (a watch
- * build, another suite's npm test) exits at once, and a port picked free may be taken meanwhile.
- */
-async function startOnce(options: ClusterOptions): Promise<Cluster> {
-  try {
-    return await startCluster(options);
-  } catch (err) {
-    if (STATE_REFUSED.test((err as Error).message)) throw err;
+    return Object.assign(await startCluster(options), { state });
+  } catch {
     await new Promise((r) => setTimeout(r, 2000));
-    return startCluster(options);
+    return Object.assign(await startCluster(options), { state });
   }
 }
 

@@ -35,6 +35,16 @@ function detailedTask(r: TaskRecord) {
   return base;
 }
 
+/** A store that cannot answer (Redis away) is a clear, retryable error, never a hang. */
+async function stateCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ProtocolError) throw err;
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `The task store is unavailable right now (${err instanceof Error ? err.message : String(err)}); retry in a few seconds. The upstream work is not affected.`);
+  }
+}
+
 const notFound = (taskId: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found (${taskId}); it may have expired`);
 const taskIdParams = z.looseObject({ taskId: z.string().min(1) });
 
@@ -45,12 +55,12 @@ const taskIdParams = z.looseObject({ taskId: z.string().min(1) });
  */
 export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "legacy" | "modern"): void {
   const tasks = rt.tasks;
-  const find = async (taskId: string, ctx: ServerContext) => (await tasks.get(taskId, rt.owner(ctx))) ?? Promise.reject(notFound(taskId));
+  const find = async (taskId: string, ctx: ServerContext) => (await stateCall(() => tasks.get(taskId, rt.owner(ctx)))) ?? Promise.reject(notFound(taskId));
   const s = server.server;
   if (era === "legacy") {
     s.setRequestHandler("tasks/get", { params: GetTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => legacyTask(await find(taskId, ctx)));
     s.setRequestHandler("tasks/list", { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() }, async (_params, ctx) => ({
-      tasks: (await tasks.store.list(rt.owner(ctx))).map(legacyTask),
+      tasks: (await stateCall(() => tasks.store.list(rt.owner(ctx)))).map(legacyTask),
     }));
     s.setRequestHandler("tasks/cancel", { params: CancelTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => {
       const before = await find(taskId, ctx);

@@ -114,6 +114,7 @@ export class TaskRunner {
     };
     // The task must exist before its handle is returned (a tasks/get right after must find it).
     await this.store.create(record);
+    this.options.logger.info("task started", { taskId, tool: def.name });
     this.follow(record, work, spec.host, spec.context, undefined);
     return record;
   }

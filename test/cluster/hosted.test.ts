@@ -1,0 +1,191 @@
+// The hosted topology (issue 13): three replicas behind nginx sharing one Redis, driven as clients
+// drive it, through the balancer. A task outlives the replica that followed it; a listen stream
+// hears a poll made on another replica; a hundred waits on one project cost one upstream poll per
+// interval in all; two tenants with one project id never meet; keys never reach Redis in clear;
+// a Redis restart leaves nothing hanging.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { connectHttp, ok, rpc2026, sleep, until } from "../harness.js";
+import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
+
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+const API = "/api/v1/vcaas";
+const INTERVAL = 250;
+const LEASE_MS = 2000;
+
+type Json = Record<string, any>;
+
+const hitsOf = async (cluster: TestCluster, route: string) => (await cluster.sandbox!.stats()).services["/build"]?.[route] ?? 0;
+
+/** Polls a task through the balancer until it ends; every status line seen is kept. */
+async function taskResult(url: string, taskId: string, headers: Record<string, string> = {}, timeoutMs = 45_000): Promise<{ task: Json; lines: string[] }> {
+  const lines: string[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await rpc2026(url, "tasks/get", { taskId }, { headers, capabilities: TASKS });
+    const task = body.result ?? {};
+    if (task.statusMessage && lines.at(-1) !== task.statusMessage) lines.push(task.statusMessage);
+    if (["completed", "failed", "cancelled"].includes(task.status)) return { task, lines };
+    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${task.status ?? JSON.stringify(body)} after ${timeoutMs} ms: ${lines.join(" | ")}`);
+    await sleep(200);
+  }
+}
+
+const startTask = async (url: string, name: string, args: Json, headers: Record<string, string> = {}) => {
+  const { body } = await rpc2026(url, "tools/call", { name, arguments: args }, { headers, capabilities: TASKS });
+  if (body.result?.resultType !== "task") throw new Error(`${name} did not become a task: ${JSON.stringify(body)}`);
+  return body.result as Json;
+};
+
+describeCluster("three replicas, one Redis, nginx in front (single account)", () => {
+  let cluster: TestCluster;
+
+  beforeAll(async () => {
+    cluster = await startTestCluster({ replicas: 3, pollIntervalMs: INTERVAL, timeScale: 600, env: { MCP_LEASE_MS: LEASE_MS }, args: ["--toolsets", "all"] });
+    expect(cluster.state).toBe(true);
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("finishes a task whose replica was killed with SIGKILL: another takes it over from its checkpoint", async () => {
+    const before = await hitsOf(cluster, `POST ${API}/projects/launch`);
+    const task = await startTask(cluster.url, "build_launch_project", { projectId: "survives-a-crash", prompt: "Landing page [minutes=60]", wait: true });
+    const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
+    expect(follower).toBeDefined();
+    // Once the launch is confirmed upstream the task says so; then its replica dies mid-wait.
+    await until(async () => (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result?.statusMessage ?? "", (m) => /Agent|created/.test(m));
+    await follower.kill("SIGKILL");
+    const { task: done, lines } = await taskResult(cluster.url, task.taskId);
+    expect(done.status).toBe("completed");
+    expect(done.result.structuredContent).toMatchObject({ projectId: "survives-a-crash", wait: { outcome: "done", until: "agent" } });
+    expect(lines.join("\n")).toMatch(/taken over by another replica/);
+    // The launch spends credits: it went upstream once, never again on takeover.
+    expect((await hitsOf(cluster, `POST ${API}/projects/launch`)) - before).toBe(1);
+    const adopter = cluster.replicas.find((r) => r !== follower && /task taken over/.test(r.output()));
+    expect(adopter).toBeDefined();
+    await follower.start();
+  });
+
+  it("delivers to a listen stream on one replica the update a poll on another replica caused", async () => {
+    const uri = "build://projects/spring-campaign";
+    const [r1, r2] = cluster.replicas;
+    const onR2 = await connectHttp(r2.url, {}, {}, "modern");
+    const onR1 = await connectHttp(r1.url, {}, {}, "modern");
+    const heard: string[] = [];
+    onR1.setNotificationHandler("notifications/resources/updated", (n) => void heard.push(n.params.uri));
+    const streams = [await onR2.listen({ resourceSubscriptions: [uri] })];
+    try {
+      // r2 follows the project first, so r2 holds its poll lease; r1 then only listens.
+      const lease = await until(async () => (await cluster.redis.keys("sb:poll:lease:*:project:*spring-campaign")) as string[], (keys) => keys.length === 1);
+      expect(await cluster.redis.command("GET", lease[0])).toBe("r2");
+      streams.push(await onR1.listen({ resourceSubscriptions: [uri] }));
+      await sleep(INTERVAL * 2);
+      await ok(onR2, "build_start_agent", { projectId: "spring-campaign", prompt: "New hero [minutes=5]" });
+      await until(async () => heard.length, (n) => n >= 1, 15_000);
+      expect(heard.every((u) => u === uri)).toBe(true);
+      expect(await cluster.redis.command("GET", lease[0])).toBe("r2"); // r1 never polled it
+    } finally {
+      await Promise.all(streams.map((s) => s.close()));
+      await Promise.all([onR1.close(), onR2.close()]);
+    }
+  });
+
+  it("makes one upstream poll per interval for 100 waits on one project spread over three replicas", async () => {
+    const client = await connectHttp(cluster.url, {}, {}, "modern");
+    await ok(client, "build_start_agent", { projectId: "booking-app", prompt: "Long work [minutes=100000]" });
+    const tasks: Json[] = [];
+    for (let i = 0; i < 100; i++) tasks.push(await startTask(cluster.url, "build_wait", { projectId: "booking-app", until: "agent" }));
+    const followers = cluster.replicas.filter((r) => tasks.some((t) => r.output().includes(t.taskId)));
+    expect(followers.length).toBe(3); // nginx spread them over every replica
+    const route = `GET ${API}/projects/:projectId/agent/status`;
+    await sleep(INTERVAL * 2);
+    const start = await hitsOf(cluster, route);
+    const windowMs = 4000;
+    await sleep(windowMs);
+    const polls = (await hitsOf(cluster, route)) - start;
+    // One poller cluster-wide: about windowMs / INTERVAL polls (16), where one per replica would be 48.
+    expect(polls).toBeGreaterThanOrEqual(windowMs / INTERVAL / 2);
+    expect(polls).toBeLessThanOrEqual(windowMs / INTERVAL + 4);
+    await ok(client, "build_stop_agent", { projectId: "booking-app" });
+    const ends = await Promise.all(tasks.slice(0, 5).map((t) => taskResult(cluster.url, t.taskId)));
+    expect(ends.every((e) => e.task.status === "completed")).toBe(true);
+    await client.close();
+  });
+
+  it("survives a Redis restart: tasks in flight still end, nothing hangs, readiness says when Redis is away", async () => {
+    const client = await connectHttp(cluster.url, {}, {}, "modern");
+    await ok(client, "build_start_agent", { projectId: "internal-dashboard", prompt: "Reports [minutes=40]" });
+    const task = await startTask(cluster.url, "build_wait", { projectId: "internal-dashboard", until: "agent" });
+    await cluster.redis.kill("SIGKILL");
+    const started = Date.now();
+    const during = await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(during.body.error?.message).toMatch(/task store is unavailable right now.*retry/);
+    expect((await cluster.replicas[0].readyz()).status).toBe(503);
+    await cluster.redis.start();
+    await until(async () => (await cluster.replicas[0].readyz()).status, (s) => s === 200, 10_000);
+    // Redis came back empty; the replica following the task writes its end back when it comes.
+    const { task: done } = await taskResult(cluster.url, task.taskId);
+    expect(done.status).toBe("completed");
+    expect(done.result.structuredContent).toMatchObject({ outcome: "done" });
+    await client.close();
+  });
+});
+
+describeCluster("per-user keys across replicas: two tenants, one project id", () => {
+  let cluster: TestCluster;
+  let keyA: string;
+  let keyB: string;
+  const as = (key: string) => ({ "x-build-api-key": key });
+
+  beforeAll(async () => {
+    cluster = await startTestCluster({ replicas: 3, credentials: "caller", pollIntervalMs: INTERVAL, timeScale: 600, sandboxEnv: { SANDBOX_ACCOUNTS: 2 }, env: { MCP_LEASE_MS: LEASE_MS }, args: ["--toolsets", "all"] });
+    [keyA, keyB] = cluster.sandbox!.buildKeys;
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("keeps state, tasks and notifications apart, and never writes a key to Redis in clear", async () => {
+    const a = await connectHttp(cluster.url, as(keyA), {}, "modern");
+    const b = await connectHttp(cluster.url, as(keyB), {}, "modern");
+    await ok(a, "build_update_project", { projectId: "acme-storefront", label: "Tenant A" });
+    expect((await ok(b, "build_get_project", { projectId: "acme-storefront" })).label).toBe("Acme Storefront");
+
+    // Notifications: B listens on r1, A on r3; A's change reaches A only.
+    const bOnR1 = await connectHttp(cluster.replicas[0].url, as(keyB), {}, "modern");
+    const aOnR3 = await connectHttp(cluster.replicas[2].url, as(keyA), {}, "modern");
+    const heard = { a: 0, b: 0 };
+    aOnR3.setNotificationHandler("notifications/resources/updated", () => void heard.a++);
+    bOnR1.setNotificationHandler("notifications/resources/updated", () => void heard.b++);
+    const uri = "build://projects/acme-storefront";
+    const streams = [await aOnR3.listen({ resourceSubscriptions: [uri] }), await bOnR1.listen({ resourceSubscriptions: [uri] })];
+    await sleep(INTERVAL * 3);
+
+    // Tasks: A's wait, asked for from every replica by B, is nobody's; A sees it anywhere.
+    await ok(a, "build_start_agent", { projectId: "acme-storefront", prompt: "Add a blog [minutes=100000]" });
+    const task = await startTask(cluster.url, "build_wait", { projectId: "acme-storefront", until: "agent" }, as(keyA));
+    for (const replica of cluster.replicas) {
+      expect((await rpc2026(replica.url, "tasks/get", { taskId: task.taskId }, { headers: as(keyB), capabilities: TASKS })).body.error?.message).toMatch(/Task not found/);
+      expect((await rpc2026(replica.url, "tasks/get", { taskId: task.taskId }, { headers: as(keyA), capabilities: TASKS })).body.result?.status).toBe("working");
+    }
+    await until(async () => heard.a, (n) => n >= 1, 15_000);
+    await sleep(INTERVAL * 4);
+    expect(heard.b).toBe(0);
+
+    // At rest: the task is sealed (its keys are inside), and no key appears anywhere in Redis.
+    const dump = await cluster.redis.dump("*");
+    const everything = JSON.stringify(dump);
+    const stored = Object.entries(dump).filter(([k]) => k.startsWith("sb:task:")).map(([, e]) => JSON.parse(String(e.value)) as Json);
+    expect(stored.find((t) => t.taskId === task.taskId)?.sealed).toMatch(/^v1\./);
+    for (const key of [keyA, keyB]) expect(everything).not.toContain(key);
+
+    await Promise.all(streams.map((s) => s.close()));
+    await ok(a, "build_stop_agent", { projectId: "acme-storefront" });
+    const { task: done } = await taskResult(cluster.url, task.taskId, as(keyA));
+    expect(done.status).toBe("completed");
+    // Ended: its sealed work (and the keys in it) is erased.
+    expect(await cluster.redis.command("GET", `sb:task:${task.taskId}`)).not.toMatch(/sealed/);
+    await Promise.all([a, b, bOnR1, aOnR3].map((c) => c.close()));
+  });
+});
