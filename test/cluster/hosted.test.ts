@@ -30,6 +30,9 @@ async function taskResult(url: string, taskId: string, headers: Record<string, s
   }
 }
 
+/** The replica's log says it adopted this task. */
+const tookOver = (log: string, taskId: string) => log.split("\n").some((line) => line.includes("task taken over") && line.includes(taskId));
+
 const startTask = async (url: string, name: string, args: Json, headers: Record<string, string> = {}) => {
   const { body } = await rpc2026(url, "tools/call", { name, arguments: args }, { headers, capabilities: TASKS });
   if (body.result?.resultType !== "task") throw new Error(`${name} did not become a task: ${JSON.stringify(body)}`);
@@ -61,8 +64,7 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     expect(lines.join("\n")).toMatch(/taken over by another replica/);
     // The launch spends credits: it went upstream once, never again on takeover.
     expect((await hitsOf(cluster, `POST ${API}/projects/launch`)) - before).toBe(1);
-    const adopter = cluster.replicas.find((r) => r !== follower && /task taken over/.test(r.output()));
-    expect(adopter).toBeDefined();
+    expect(cluster.replicas.filter((r) => r !== follower && tookOver(r.output(), task.taskId))).toHaveLength(1);
     await follower.start();
   });
 
@@ -109,6 +111,25 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     await ok(client, "build_stop_agent", { projectId: "booking-app" });
     const ends = await Promise.all(tasks.slice(0, 5).map((t) => taskResult(cluster.url, t.taskId)));
     expect(ends.every((e) => e.task.status === "completed")).toBe(true);
+    await client.close();
+  });
+
+  it("drains on SIGTERM: a request in flight finishes, the replica exits 0, its tasks are handed over", async () => {
+    const client = await connectHttp(cluster.url, {}, {}, "modern");
+    await ok(client, "build_start_agent", { projectId: "acme-storefront", prompt: "Checkout [minutes=50]" });
+    const task = await startTask(cluster.url, "build_wait", { projectId: "acme-storefront", until: "agent" });
+    const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
+    // A blocking call in flight on that replica (no progress token: a plain JSON answer in ~2 s).
+    const inFlight = rpc2026(follower.url, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent", timeoutSeconds: 2 } });
+    await sleep(300);
+    const stopping = follower.kill("SIGTERM", 20_000);
+    const answer = await inFlight;
+    expect(answer.body.result?.structuredContent).toMatchObject({ outcome: "timed_out" });
+    expect(await stopping).toMatchObject({ code: 0 });
+    const { task: done } = await taskResult(cluster.url, task.taskId);
+    expect(done.status).toBe("completed");
+    expect(cluster.replicas.filter((r) => r !== follower && tookOver(r.output(), task.taskId))).toHaveLength(1);
+    await follower.start();
     await client.close();
   });
 
