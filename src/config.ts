@@ -17,6 +17,7 @@ export const SERVER_ENV: EnvVarDecl[] = [
   { name: "MCP_STATE_URL", description: "HTTP: shared state for replicas (redis://…): tasks, poller leases, events, nonces; needs MCP_STATE_KEY", default: "none (in process)" },
   { name: "MCP_STATE_KEY", description: "key (32+ characters, the same on every replica) that encrypts what a task keeps at rest and keys tenant ids", secret: true, default: "random per process" },
   { name: "MCP_REPLICA_ID", description: "HTTP: this replica's name; 2025-era session ids start with it so a balancer can route them back", default: "random" },
+  { name: "MCP_LEASE_MS", description: "HTTP with MCP_STATE_URL: how long a replica's claim on a task lasts unrenewed; a dead replica's tasks are adopted within it (ms)", default: "15000" },
   { name: "MCP_DRAIN_MS", description: "HTTP: on SIGTERM, how long in-flight requests may take to finish before they are closed (ms)", default: "10000" },
   { name: "LOG_LEVEL", description: "debug, info, warn or error; logs go to stderr, never stdout", default: "info" },
   { name: "SANDBOX_TIME_SCALE", description: "sandbox: simulated ms per real ms", default: "20" },
@@ -41,6 +42,7 @@ const ServerSettings = z.object({
   stateKey: z.string().min(32, "MCP_STATE_KEY must be at least 32 characters").optional(),
   replicaId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/i, "MCP_REPLICA_ID must be 1-32 letters, digits or dashes").optional(),
   drainMs: z.coerce.number({ error: "MCP_DRAIN_MS must be a number" }).int().min(0, "MCP_DRAIN_MS must be 0 or more"),
+  leaseMs: z.coerce.number({ error: "MCP_LEASE_MS must be a number" }).int().min(500, "MCP_LEASE_MS must be at least 500"),
 });
 
 export type ServerConfig = z.infer<typeof ServerSettings>;
@@ -151,6 +153,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     stateKey: nonEmpty(env.MCP_STATE_KEY),
     replicaId: nonEmpty(env.MCP_REPLICA_ID),
     drainMs: nonEmpty(env.MCP_DRAIN_MS) ?? "10000",
+    leaseMs: nonEmpty(env.MCP_LEASE_MS) ?? "15000",
   }, {
     upstreamTimeoutMs: "UPSTREAM_TIMEOUT_MS",
     maxSessions: "MCP_MAX_SESSIONS",

@@ -169,7 +169,7 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   };
 
   function leaseMs(): number {
-    return Number(process.env.MCP_LEASE_MS) > 0 ? Number(process.env.MCP_LEASE_MS) : DEFAULT_LEASE_MS;
+    return config.leaseMs ?? DEFAULT_LEASE_MS;
   }
 }
 
