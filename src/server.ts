@@ -85,6 +85,7 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   });
 
   type Tenant = McpRuntime & { close(): Promise<void> };
+  const listKey = {};
   const buildTenant = (tenantId: string, credentials: Readonly<Record<string, string>> | undefined): Tenant => {
     const tenantEgress = caller ? egress.derive(Object.values(credentials ?? {})) : egress;
     const tenantLogger = caller ? createLogger(config.logLevel, tenantEgress) : logger;
@@ -126,6 +127,7 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
       owner: () => tenantId,
       credentials,
       pin: () => (caller ? tenants.pin(tenantId) : () => undefined),
+      listKey,
       close: async () => {
         changes.close();
         await Promise.allSettled(instances.map(([, i]) => i.close()));

@@ -73,6 +73,8 @@ export interface McpRuntime {
   credentials?: Readonly<Record<string, string>>;
   /** Keeps this runtime alive (a task follows work with it); returns the release. */
   pin(): () => void;
+  /** Shared by runtimes whose tools are the same (every tenant of an app): tools/list is shaped once for all. */
+  listKey?: object;
 }
 
 /** Starts following a resource for one subscriber; the first watcher that knows the URI wins. */

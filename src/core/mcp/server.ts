@@ -203,13 +203,14 @@ function supportsViews(server: McpServer, ctx: ServerContext): boolean {
  * runtime, not the server instance: a 2026-07-28 HTTP request gets a fresh instance, and building
  * the answer (JSON Schemas of every tool) costs several times more than serving it.
  */
-const toolLists = new WeakMap<McpRuntime, Map<string, Record<string, unknown>[]>>();
+const toolLists = new WeakMap<object, Map<string, Record<string, unknown>[]>>();
 
 /** tools/list shaped per revision (and per MCP Apps support) and trimmed; computed once for each. */
 function shapeToolList(server: McpServer, rt: McpRuntime): void {
   const taskCapable = new Set(rt.tools.filter((t) => t.longRunning).map((t) => t.name));
-  const cache = toolLists.get(rt) ?? new Map<string, Record<string, unknown>[]>();
-  toolLists.set(rt, cache);
+  const key = rt.listKey ?? rt;
+  const cache = toolLists.get(key) ?? new Map<string, Record<string, unknown>[]>();
+  toolLists.set(key, cache);
   wrapRequestHandler(server, "tools/list", (original) => async (request, ctx) => {
     const modern = ctx.mcpReq.envelope !== undefined;
     const revision = modern ? MODERN_REVISION : (server.server.getNegotiatedProtocolVersion() ?? "2025-11-25");
