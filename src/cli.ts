@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import type { IncomingHttpHeaders } from "node:http";
 import { ConfigError, configuredServices, helpText, parseCommand, type Config } from "./config.js";
+import { setUpstreamBodyBudget } from "./core/upstream.js";
 import { createApp, type App } from "./server.js";
 import type { Sandbox } from "./sandbox/index.js";
 import { SERVICES } from "./services/registry.js";
@@ -58,6 +59,7 @@ async function serve(initial: Config): Promise<void> {
     sandbox = await startSandbox({ timeScale: config.sandboxTimeScale, faults: config.sandboxFaults as never });
     config = { ...config, services: configuredServices({ ...process.env, ...sandboxEnv(sandbox) }) };
   }
+  if (config.upstreamBodyBudgetBytes) setUpstreamBodyBudget(config.upstreamBodyBudgetBytes);
   const redis = config.stateUrl && config.transport === "http" ? await import("./core/state/redis.js") : undefined;
   const app = createApp(config.transport === "http" ? config : { ...config, stateUrl: undefined }, redis);
   const { logger } = app.runtime;
@@ -82,6 +84,10 @@ async function serve(initial: Config): Promise<void> {
     allowedOrigins: config.allowedOrigins,
     maxSessions: config.maxSessions,
     idleSessionMs: config.sessionIdleMs,
+    maxConnections: config.maxConnections,
+    headersTimeoutMs: config.headersTimeoutMs,
+    unauthRatePerSec: config.unauthRate,
+    bodyBudgetBytes: config.bodyBudgetBytes,
     logger,
     runtime: app.runtime,
     runtimeFor: app.credentials === "caller" ? (headers) => app.runtimeFor(callerKeys(headers, app, !config.httpToken)) : undefined,

@@ -59,6 +59,8 @@ function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?
       return "the service answered something other than its JSON API (an outage page or a proxy); try again shortly and check the base URL.";
     case "BODY_TOO_LARGE":
       return "ask for less (use the tool's paging or filter arguments).";
+    case "BUSY":
+      return "this server is reading many large upstream answers at once; try again in a few seconds, ask for less (a smaller page), or raise UPSTREAM_BODY_BUDGET_BYTES.";
     case "MISSING_CREDENTIALS":
       return "send your own key for this service in the header named above, then call again; nothing was sent upstream.";
   }

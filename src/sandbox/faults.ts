@@ -24,6 +24,14 @@ export const FAULTS = {
     kind: "respond",
     response: { status: 200, raw: `{"errors":null,"data":"${"x".repeat(bytes)}"}`, headers: { "content-type": "application/json" } },
   }),
+  /**
+   * A valid answer of about `bytes` made of tiny objects (`{"i":7}`): under the 8 MiB limit, but
+   * JSON.parse expands such text many times over (7.9 MB of it peaks near 100 MB more RSS).
+   */
+  tinyObjects: (bytes = 7_900_000): Fault["action"] => ({
+    kind: "respond",
+    response: { status: 200, raw: `{"ok":true,"errors":null,"data":[${Array.from({ length: Math.max(1, Math.floor(bytes / 8)) }, (_, i) => `{"i":${i % 10}}`).join(",")}]}`, headers: { "content-type": "application/json" } },
+  }),
 } as const;
 
 export type FaultName = keyof typeof FAULTS;

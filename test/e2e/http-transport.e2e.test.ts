@@ -40,7 +40,7 @@ function postRaw(url: string, body: Buffer, headers: Record<string, string>): Pr
   });
 }
 
-const healthz = async (url: string) => (await (await fetch(url.replace(/\/mcp$/, "/healthz"))).json()) as { sessions: number };
+const healthz = async (url: string) => (await (await fetch(url.replace(/\/mcp$/, "/healthz"))).json()) as { sessions: number; replica: string };
 
 describe("Streamable HTTP transport", () => {
   let sandbox: Sandbox;
@@ -80,8 +80,10 @@ describe("Streamable HTTP transport", () => {
       expect((await healthz(server.url)).sessions).toBe(before);
     } else {
       expect(client.getProtocolEra()).toBe("legacy");
-      expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
-      expect((await healthz(server.url)).sessions).toBe(before + 1);
+      // The replica's id (MCP_REPLICA_ID, here a random one) leads, so a balancer can route it back.
+      const health = await healthz(server.url);
+      expect(sessionId).toMatch(new RegExp(`^${health.replica}\\.[0-9a-f-]{36}$`));
+      expect(health.sessions).toBe(before + 1);
     }
     await client.close();
   });

@@ -46,53 +46,99 @@ export function tokenChecker(token: string | undefined): ((authorization: string
 /** A body that trickles in slower than this is dropped: a client sends its request at once. */
 export const BODY_DEADLINE_MS = 30_000;
 
+/** The first bytes of every body are not counted in the body budget: small requests never wait on big uploads. */
+export const UNCOUNTED_BODY_BYTES = 64 * 1024;
+
+/** What the transport's limits (limits.ts) set for one request's body: its deadline and the shared byte budget. */
+export interface BodyPolicy {
+  deadlineMs: number;
+  budget?: { tryTake(bytes: number): boolean; release(bytes: number): void };
+}
+
+const policies = new WeakMap<IncomingMessage, BodyPolicy>();
+
+export function setBodyPolicy(req: IncomingMessage, policy: BodyPolicy): void {
+  policies.set(req, policy);
+}
+
+type ReadAnswer = { value?: unknown; error?: string; status: number; code: number };
+
 /**
- * Reads a JSON body up to `max` bytes within the deadline. Past the limit or the deadline it stops
- * reading without closing the socket (the answer must still reach the client), and marks the
- * request so that the connection is closed once that answer has been sent.
+ * Reads a JSON body up to `max` bytes within the deadline. Past the limit or the deadline, or
+ * when the shared body budget is spent, it stops reading without closing the socket (the answer
+ * must still reach the client), and marks the request so that the connection is closed once that
+ * answer has been sent. A body aborted mid-way drops its buffers and its share of the budget at once.
  */
-export function readJson(req: IncomingMessage, max: number, deadlineMs = BODY_DEADLINE_MS): Promise<{ value?: unknown; error?: string; status: number; code: number }> {
+export function readJson(req: IncomingMessage, max: number, deadlineMs?: number): Promise<ReadAnswer> {
+  const policy = policies.get(req);
+  const deadline = deadlineMs ?? policy?.deadlineMs ?? BODY_DEADLINE_MS;
+  const budget = policy?.budget;
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
-    const stop = (answer: { error: string; status: number; code: number }) => {
+    /** Bytes of this body counted in the shared budget (all but the first UNCOUNTED_BODY_BYTES). */
+    let held = 0;
+    const settle = (answer: ReadAnswer) => {
       cleanup();
-      req.pause();
-      abandoned.add(req);
+      chunks = [];
+      budget?.release(held);
+      held = 0;
       resolve(answer);
+    };
+    const stop = (answer: { error: string; status: number; code: number }, headers?: Record<string, string>) => {
+      req.pause();
+      abandoned.set(req, headers ?? {});
+      settle(answer);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > max) return stop({ error: `Request body larger than ${max} bytes`, status: 413, code: -32600 });
+      const counted = Math.max(0, size - UNCOUNTED_BODY_BYTES) - held;
+      if (counted > 0 && budget) {
+        if (!budget.tryTake(counted)) {
+          return stop({ error: "Server busy: request bodies being received at once are at the server's limit (MCP_BODY_BUDGET_BYTES); retry in a few seconds", status: 503, code: -32000 }, { "retry-after": "5" });
+        }
+        held += counted;
+      }
       chunks.push(chunk);
     };
     const onEnd = () => {
-      cleanup();
+      const text = Buffer.concat(chunks, size).toString("utf8");
+      chunks = [];
       try {
-        resolve({ value: JSON.parse(Buffer.concat(chunks).toString("utf8")), status: 200, code: 0 });
+        settle({ value: JSON.parse(text), status: 200, code: 0 });
       } catch {
-        resolve({ error: "Parse error: the body is not valid JSON", status: 400, code: -32700 });
+        settle({ error: "Parse error: the body is not valid JSON", status: 400, code: -32700 });
       }
     };
     const onError = () => stop({ error: "The request body could not be read", status: 400, code: -32600 });
-    const timer = setTimeout(() => stop({ error: `Request body not received within ${deadlineMs / 1000} s`, status: 408, code: -32600 }), deadlineMs);
+    // An aborted upload ends in "error" (or "close" alone): either way its buffers go now, not at the deadline.
+    const onClose = () => {
+      if (!req.complete) onError();
+    };
+    const timer = setTimeout(() => stop({ error: `Request body not received within ${deadline / 1000} s`, status: 408, code: -32600 }), deadline);
     const cleanup = () => {
       clearTimeout(timer);
-      req.off("data", onData).off("end", onEnd).off("error", onError);
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
     };
-    req.on("data", onData).once("end", onEnd).once("error", onError);
+    req.on("data", onData).once("end", onEnd).once("error", onError).once("close", onClose);
   });
 }
 
-/** Requests whose body was not read to the end: their connection closes after the answer. */
-const abandoned = new WeakSet<IncomingMessage>();
+/** Requests whose body was not read to the end (and headers for their answer): their connection closes after the answer. */
+const abandoned = new WeakMap<IncomingMessage, Record<string, string>>();
+
+/** Answers to this request close its connection once sent (an unauthenticated request: do not hold its socket). */
+export function closeAfterAnswer(req: IncomingMessage, headers: Record<string, string> = {}): void {
+  abandoned.set(req, headers);
+}
 
 export function plain(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
-  const unread = abandoned.has(res.req);
-  res.writeHead(status, { "content-type": "application/json", ...(unread ? { connection: "close" } : {}), ...headers });
+  const extra = abandoned.get(res.req);
+  res.writeHead(status, { "content-type": "application/json", ...(extra ? { connection: "close", ...extra } : {}), ...headers });
   res.end(JSON.stringify(body));
-  if (unread) res.once("finish", () => res.req.destroy());
+  if (extra) res.once("finish", () => res.req.destroy());
 }
 
 export function rpcError(res: ServerResponse, status: number, code: number, message: string, headers?: Record<string, string>): void {

@@ -6,8 +6,10 @@ import type { Logger } from "../logger.js";
 import { createMcpServer } from "../mcp/server.js";
 import { watchResource, type McpRuntime } from "../mcp/runtime.js";
 import { hostAllowed, isLoopbackHost, originAllowed, plain, readJson, rpcError, sendWebResponse, toWebRequest, tokenChecker } from "./guards.js";
+import { createHttpLimits, type HttpLimitOptions } from "./limits.js";
 
-export interface HttpOptions {
+/** Connection cap, header timeout, body deadline and budget, unauthenticated rate: see limits.ts. */
+export interface HttpOptions extends HttpLimitOptions {
   host: string;
   port: number;
   token?: string;
@@ -126,9 +128,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       return plain(res, 200, { status: "ok", sessions: sessions.size, ...options.health() });
     }
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });
-    if (tokenOk && !tokenOk(req.headers.authorization)) {
-      return rpcError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <MCP_HTTP_TOKEN>", { "www-authenticate": 'Bearer realm="switchboard-mcp"' });
-    }
+    // 401 (429 over MCP_UNAUTH_RATE) before any byte of the body is read, then the connection closes.
+    if (tokenOk && !tokenOk(req.headers.authorization)) return limits.refuseUnauthenticated(req, res);
 
     let body: unknown;
     if (req.method === "POST") {
@@ -142,6 +143,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     const request = toWebRequest(req, body, abort.signal);
 
     const tenant = runtimeFor(req.headers);
+    // A tenant's runtime stays while it has a request in flight (a 40-minute wait) or a session.
+    res.once("close", tenant.pin());
     const sessionId = req.headers["mcp-session-id"];
     if (typeof sessionId === "string") {
       const session = sessions.get(sessionId);
@@ -175,7 +178,9 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       sessionIdGenerator: () => `${prefix}${randomUUID()}`,
       onsessioninitialized: (id) => void sessions.set(id, { transport, server, runtime: tenant, lastSeen: Date.now(), inflight: 0 }),
     });
+    const unpin = tenant.pin();
     transport.onclose = () => {
+      unpin();
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
@@ -191,7 +196,9 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     return () => watching.forEach((stop) => stop());
   };
 
-  const http = createServer((req, res) => {
+  const limits = createHttpLimits(options, options.logger);
+  const http = createServer(limits.serverOptions, (req, res) => {
+    limits.track(req, res);
     handle(req, res).catch((err) => {
       options.logger.error("http request failed", { error: err instanceof Error ? err.message : String(err) });
       if (!res.headersSent) rpcError(res, 500, -32603, "Internal error");
@@ -200,6 +207,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   });
   http.requestTimeout = 0; // long waits stream progress for many minutes
   http.keepAliveTimeout = 30_000;
+  limits.apply(http);
 
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);

@@ -1,0 +1,152 @@
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { ByteBudget } from "../budget.js";
+import type { Logger } from "../logger.js";
+import { BODY_DEADLINE_MS, closeAfterAnswer, rpcError, setBodyPolicy } from "./guards.js";
+
+/**
+ * What a client on the open internet can make the HTTP transport hold. Every field has a default
+ * (HTTP_LIMIT_DEFAULTS); the server's variables set them (docs/security.md lists them).
+ */
+export interface HttpLimitOptions {
+  /** Open connections at once (MCP_MAX_CONNECTIONS); a socket past it is closed as soon as it is accepted. */
+  maxConnections?: number;
+  /** A client that has not sent its request line and headers by then is dropped with 408 (MCP_HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs?: number;
+  /** A request body not received in full by then is dropped with 408. */
+  bodyDeadlineMs?: number;
+  /**
+   * With a token: requests without a valid one answered per second (MCP_UNAUTH_RATE), 401 each;
+   * past it (after a burst of `unauthBurst`, default twice the rate) 429 with Retry-After. Both close the connection.
+   */
+  unauthRatePerSec?: number;
+  unauthBurst?: number;
+  /** Request-body bytes held at once across all connections (MCP_BODY_BUDGET_BYTES); past it 503 and close. */
+  bodyBudgetBytes?: number;
+}
+
+export const HTTP_LIMIT_DEFAULTS = {
+  maxConnections: 2000,
+  headersTimeoutMs: 15_000,
+  bodyDeadlineMs: BODY_DEADLINE_MS,
+  unauthRatePerSec: 50,
+  bodyBudgetBytes: 256 * 1024 * 1024,
+} as const;
+
+export interface HttpLimitStats {
+  /** Sockets open now. */
+  connections: number;
+  /** Sockets closed at accept because the cap was reached. */
+  droppedConnections: number;
+  /** Request-body bytes counted in the budget now (0 when no upload is in progress). */
+  bodyBytes: number;
+  unauthorized: number;
+  /** Unauthenticated requests answered 429 (over MCP_UNAUTH_RATE). */
+  throttled: number;
+}
+
+export interface HttpLimits {
+  /** Options for node's createServer: header timeout, no total request timeout (long waits stream for many minutes). */
+  readonly serverOptions: ServerOptions;
+  /** The connection cap and its accounting, on the server about to listen. */
+  apply(server: Server): void;
+  /** Every request: its body's deadline and budget, and a connection closed when a body is left unread. */
+  track(req: IncomingMessage, res: ServerResponse): void;
+  /** Answers a request without a valid token at almost no cost: 401 (or 429 over the rate), then close. */
+  refuseUnauthenticated(req: IncomingMessage, res: ServerResponse): void;
+  stats(): HttpLimitStats;
+}
+
+const attached = new WeakMap<Server, HttpLimits>();
+
+/** The limits of a server started by startHttpTransport (its counters, for tests and diagnostics). */
+export function limitsOf(server: Server): HttpLimits | undefined {
+  return attached.get(server);
+}
+
+/** A token bucket: `rate` per second, at most `burst` at once. */
+export class TokenBucket {
+  private tokens: number;
+  private last = performance.now();
+
+  constructor(
+    private readonly rate: number,
+    private readonly burst: number,
+  ) {
+    this.tokens = burst;
+  }
+
+  take(): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Whole seconds until the next token. */
+  retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil((1 - this.tokens) / this.rate));
+  }
+}
+
+export function createHttpLimits(options: HttpLimitOptions, logger: Logger): HttpLimits {
+  const maxConnections = options.maxConnections ?? HTTP_LIMIT_DEFAULTS.maxConnections;
+  const headersTimeout = options.headersTimeoutMs ?? HTTP_LIMIT_DEFAULTS.headersTimeoutMs;
+  const deadlineMs = options.bodyDeadlineMs ?? HTTP_LIMIT_DEFAULTS.bodyDeadlineMs;
+  const rate = options.unauthRatePerSec ?? HTTP_LIMIT_DEFAULTS.unauthRatePerSec;
+  const bucket = new TokenBucket(rate, options.unauthBurst ?? Math.max(1, rate * 2));
+  const bodyBudget = new ByteBudget(options.bodyBudgetBytes ?? HTTP_LIMIT_DEFAULTS.bodyBudgetBytes);
+  const counts = { connections: 0, droppedConnections: 0, unauthorized: 0, throttled: 0 };
+  let lastWarning = 0;
+  const warn = (message: string, fields: Record<string, unknown>) => {
+    // At most one line per 10 s: the warning must not become the attacker's amplifier.
+    if (Date.now() - lastWarning < 10_000) return;
+    lastWarning = Date.now();
+    logger.warn(message, fields);
+  };
+
+  const limits: HttpLimits = {
+    serverOptions: {
+      requestTimeout: 0,
+      headersTimeout: headersTimeout,
+      // node checks header (and request) deadlines on this interval, not per socket timer.
+      connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(headersTimeout / 4))),
+    },
+    apply(server) {
+      attached.set(server, limits);
+      // node closes a socket past the cap right at accept, before any parser or buffer is made for it.
+      server.maxConnections = maxConnections;
+      server.on("connection", (socket: Socket) => {
+        counts.connections++;
+        socket.once("close", () => counts.connections--);
+      });
+      server.on("drop", () => {
+        counts.droppedConnections++;
+        warn("HTTP connection cap reached: new connections are closed at once", { maxConnections, variable: "MCP_MAX_CONNECTIONS", dropped: counts.droppedConnections });
+      });
+    },
+    track(req, res) {
+      setBodyPolicy(req, { deadlineMs, budget: bodyBudget });
+      // An answer sent before the body was read (403, 404, 401): node would otherwise read and
+      // discard the rest of the body on a kept-alive socket for as long as the client trickles it.
+      res.once("finish", () => {
+        if (!req.complete) req.destroy();
+      });
+    },
+    refuseUnauthenticated(req, res) {
+      if (!bucket.take()) {
+        counts.throttled++;
+        warn("HTTP: requests without a valid token over the rate are answered 429", { ratePerSecond: rate, variable: "MCP_UNAUTH_RATE", throttled: counts.throttled });
+        closeAfterAnswer(req, { "retry-after": String(bucket.retryAfterSeconds()) });
+        return rpcError(res, 429, -32000, "Too many requests without a valid token; retry later with Authorization: Bearer <MCP_HTTP_TOKEN>");
+      }
+      counts.unauthorized++;
+      closeAfterAnswer(req);
+      return rpcError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <MCP_HTTP_TOKEN>", { "www-authenticate": 'Bearer realm="switchboard-mcp"' });
+    },
+    stats: () => ({ ...counts, bodyBytes: bodyBudget.inUse }),
+  };
+  return limits;
+}
