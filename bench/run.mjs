@@ -2,7 +2,7 @@
 // npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
 // one table per goal and writes bench/results.json. See bench/README.md.
 //
-//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package] [--quick] [--use-dist]
+//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted] [--quick] [--use-dist]
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { callOverhead } from "./call-overhead.mjs";
 import { coldStart } from "./cold-start.mjs";
 import { contextCost } from "./context-cost.mjs";
+import { hosted } from "./hosted.mjs";
 import { httpLoad } from "./http-load.mjs";
 import { CLI, ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
 import { packageFootprint } from "./package-footprint.mjs";
@@ -123,6 +124,14 @@ try {
       fail("httpLoad", err);
     }
   }
+  if (want("hosted")) {
+    log("hosted mode (Redis, nginx, replicas)...");
+    try {
+      results.hosted = await hosted({ log, quick, cores: results.machine.cpus });
+    } catch (err) {
+      fail("hosted", err);
+    }
+  }
   if (want("package")) {
     log("package footprint (npm pack, npm install from the registry)...");
     try {
@@ -175,6 +184,12 @@ function collectGoals(r) {
     add("5 polling", r.polling.goals.stopsOnCancel, `${r.polling.sameProject.requestsAfterCancel + r.polling.differentProjects.requestsAfterCancel} requests after cancel`);
   }
   if (r.package?.goal) add("6 package", r.package.goal, `${r.package.installedPackages ?? "?"} packages`);
+  if (r.hosted?.goals) {
+    const g = r.hosted.goals;
+    const per = (m) => `${fmt(m.perCall, 3)} ± ${fmt(m.uncertainty, 3)} commands per call`;
+    add("7 hosted", g.redisTool, per(r.hosted.redis.toolCall.commands));
+    add("7 hosted", g.redisPoll, per(r.hosted.redis.poll.commands));
+  }
   return goals;
 }
 
@@ -291,6 +306,40 @@ function render(r) {
       ["installed --version", k.installedVersion ?? "-"],
     ]);
   } else if (k) out += `\n6. Package footprint: ERROR ${k.error}\n`;
+
+  const hs = r.hosted;
+  if (hs?.protocol) {
+    const { protocol: pr, scaling: sc, taskPoll: tp, redis: rd } = hs;
+    const none = "n/a (no goal)";
+    const perCall = (m) => (m ? `${fmt(m.perCall, 3)} ± ${fmt(m.uncertainty, 3)}` : "-");
+    const met = (g) => (g.met ? "yes" : "NO");
+    const pair = (a, b, digits) => `${fmt(a, digits)} / ${fmt(b, digits)}`;
+    out += table(
+      `7. Hosted mode: ${hs.clients} clients at once, ${hs.tool}, 4 x ${fmt(hs.blockMs / 1000, 1)} s per side (A B B A, after warm-up); ${tp.gets} sequential tasks/get per path`,
+      ["measure", "value", "peer", "ratio", "goal", "met"],
+      [
+        ["1 replica, direct: calls/s, 2026-07-28 stateless (peer: 2025-11-25 in sessions)", fmt(pr.modern.callsPerSecond, 0), fmt(pr.legacy.callsPerSecond, 0), fmt(pr.ratio, 2), "-", none],
+        ["  replica CPU ms per call", fmt(pr.modern.cpuMsPerCall, 2), fmt(pr.legacy.cpuMsPerCall, 2), fmt(pr.cpuRatio, 2), "", ""],
+        ["  latency p50 / p99 (ms)", pair(pr.modern.latency.median, pr.modern.latency.p99, 1), pair(pr.legacy.latency.median, pr.legacy.latency.p99, 1), "", "", ""],
+        ["nginx + Redis: calls/s, 3 replicas (peer: 1 replica)", fmt(sc.three.callsPerSecond, 0), fmt(sc.one.callsPerSecond, 0), fmt(sc.ratio, 2), "-", `n/a (${hs.cores} cores)`],
+        ["  CPU ms per call, every process of the cluster", fmt(sc.three.cpuMsPerCall, 2), fmt(sc.one.cpuMsPerCall, 2), fmt(sc.three.cpuMsPerCall / sc.one.cpuMsPerCall, 2), "", ""],
+        ["  requests per replica (nginx access log)", Object.values(sc.requestsPerReplica).join(" / "), "", "", "", ""],
+        ["tasks/get p50 (ms): nginx, 3 replicas, Redis (peer: 1 replica, state in process)", fmt(tp.nginx.median, 2), fmt(tp.inProcess.median, 2), fmt(tp.ratioMedian, 2), "-", none],
+        ["tasks/get p99 (ms): same paths", fmt(tp.nginx.p99, 2), fmt(tp.inProcess.p99, 2), fmt(tp.ratioP99, 2), "-", none],
+        ["  one of the 3 replicas directly (Redis, no nginx): p50 / p99", pair(tp.replica.median, tp.replica.p99, 2), "", pair(tp.replica.median / tp.inProcess.median, tp.replica.p99 / tp.inProcess.p99, 2), "", ""],
+        [`Redis commands per ${rd.tool} (peer: the replicas' own count)`, perCall(rd.toolCall.commands), perCall(rd.toolCall.replicaRoundTrips), "", "0", met(hs.goals.redisTool)],
+        ["Redis commands per tasks/get (peer: the replicas' own count)", perCall(rd.poll.commands), perCall(rd.poll.replicaRoundTrips), "", "<= 2", met(hs.goals.redisPoll)],
+      ],
+    );
+    const errors = [pr.modern, pr.legacy, sc.three, sc.one].map((x) => x.errors);
+    out += `   errors under load (stateless, sessions, 3 replicas, 1 replica): ${errors.join(" / ")}${errors.some(Boolean) ? `; first: ${[pr.modern, pr.legacy, sc.three, sc.one].find((x) => x.firstError)?.firstError}` : ""}\n`;
+    const raw = (m, d) => `${m.raw} in ${fmt(d.ms, 0)} ms, background ${fmt(m.background, 1)}`;
+    out += `   Redis, ${rd.calls} calls each, INFO total_commands_processed (our INFO reads subtracted): ${rd.tool} ${raw(rd.toolCall.commands, rd.toolCall)}; tasks/get ${raw(rd.poll.commands, rd.poll)}. `;
+    out += `Without calls: ${rd.quiet.map((q) => fmt(q.commandsPerSecond, 1)).join(" and ")} commands/s (${rd.quiet.map((q) => fmt(q.replicaRoundTripsPerSecond, 1)).join(" and ")} replica round trips/s); ± is the spread of that background over windows as long as the measure, per call.\n`;
+    const w = hs.warmUp;
+    if (w) out += `   warm-up (load until the CPU per call settles; ms per call by block): one replica ${fmt(w.modern.seconds, 0)} s stateless (${w.modern.cpuMsPerCall.join(", ")}) + ${fmt(w.legacy.seconds, 0)} s sessions (${w.legacy.cpuMsPerCall.join(", ")}); three replicas ${fmt(w.three.seconds, 0)} s (${w.three.cpuMsPerCall.join(", ")})\n`;
+    out += `   note: ${hs.note}.\n`;
+  } else if (hs) out += `\n7. Hosted mode: ${hs.skipped ? `skipped: ${hs.skipped}` : `ERROR ${hs.error}`}\n`;
 
   out += table("Goals", ["goal", "measured", "met"], r.goals.map((g) => [`${g.id}: ${g.text}`, g.value, g.met === null ? `n/a${g.note ? ` (${g.note})` : ""}` : g.met ? "yes" : "NO"]));
   return out;
