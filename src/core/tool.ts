@@ -116,9 +116,24 @@ export interface ToolRuntime {
   advice: ReadonlyMap<string, ServiceAdvice>;
 }
 
+const inputSchemas = new WeakMap<ToolDef<any, any>, z.ZodObject>();
+
+/**
+ * A tool's input as one zod object, built once per definition: a 2026-07-28 HTTP request gets a
+ * fresh server instance, and rebuilding every tool's object per request was most of its cost.
+ */
+export function inputSchemaOf(def: ToolDef<any, any>): z.ZodObject {
+  let schema = inputSchemas.get(def);
+  if (!schema) {
+    schema = z.object(def.input);
+    inputSchemas.set(def, schema);
+  }
+  return schema;
+}
+
 /** Input validation with a message that names the field, the same for plain calls and tasks. */
 export function parseInput(def: ToolDef<any, any>, args: unknown): { ok: true; input: Record<string, unknown> } | { ok: false; result: CallToolResult } {
-  const parsed = z.object(def.input).safeParse(args ?? {});
+  const parsed = inputSchemaOf(def).safeParse(args ?? {});
   if (parsed.success) return { ok: true, input: parsed.data };
   const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(arguments)"}: ${i.message}`).join("; ");
   return { ok: false, result: { content: [{ type: "text", text: `Invalid arguments for ${def.name}: ${issues}. Nothing was sent upstream.` }], isError: true } };

@@ -10,11 +10,12 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { LogLevel } from "../logger.js";
+import type { PromptDef } from "../prompts.js";
 import { LOG_LEVEL_ORDER } from "../logger.js";
 import { decodeVariable, resourceError } from "../resources.js";
 import { describeError } from "../errors.js";
 import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
-import { annotationsFor, failure, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
+import { annotationsFor, failure, inputSchemaOf, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
 import { watchResource } from "./runtime.js";
 import { withInputRequired, wrapRequestHandler } from "./sdk-internals.js";
@@ -55,7 +56,7 @@ export function createMcpServer(rt: McpRuntime, era: Era): McpServer {
   for (const def of rt.tools) registerTool(server, rt, def, session);
   for (const def of rt.resources) registerResource(server, rt, def);
   for (const def of rt.prompts) {
-    server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: z.object(def.args) }, (args: Record<string, unknown>) => ({
+    server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: argsSchemaOf(def) }, (args: Record<string, unknown>) => ({
       messages: [{ role: "user" as const, content: { type: "text" as const, text: rt.egress.text(def.text(args as never)) } }],
     }));
   }
@@ -72,11 +73,19 @@ export function createMcpServer(rt: McpRuntime, era: Era): McpServer {
   return server;
 }
 
+const argsSchemas = new WeakMap<PromptDef<any>, z.ZodObject>();
+/** Built once per prompt, not per (2026 per-request) server instance. */
+function argsSchemaOf(def: PromptDef<any>): z.ZodObject {
+  let schema = argsSchemas.get(def);
+  if (!schema) argsSchemas.set(def, (schema = z.object(def.args)));
+  return schema;
+}
+
 function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, session: { logLevelSet: boolean }): void {
   const config = {
     title: def.title,
     description: def.description,
-    inputSchema: z.object(def.input),
+    inputSchema: inputSchemaOf(def),
     outputSchema: def.output,
     annotations: annotationsFor(def),
     // MCP Apps: the view that shows this tool's result (the legacy key too, for older hosts).
