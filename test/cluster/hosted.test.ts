@@ -98,7 +98,9 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     const tasks: Json[] = [];
     for (let i = 0; i < 100; i++) tasks.push(await startTask(cluster.url, "build_wait", { projectId: "booking-app", until: "agent" }));
     const followers = cluster.replicas.filter((r) => tasks.some((t) => r.output().includes(t.taskId)));
-    expect(followers.length).toBe(3); // nginx spread them over every replica
+    // nginx spread them; a replica restarted by an earlier test may still be in nginx's fail_timeout
+    // (10 s after its SIGKILL), so at least two replicas follow, which is what a shared poll needs.
+    expect(followers.length).toBeGreaterThanOrEqual(2);
     const route = `GET ${API}/projects/:projectId/agent/status`;
     await sleep(INTERVAL * 2);
     const start = await hitsOf(cluster, route);
