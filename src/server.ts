@@ -4,7 +4,7 @@ import { Confirmations, MemoryNonceStore, type NonceStore } from "./core/confirm
 import { Egress } from "./core/egress.js";
 import type { ServiceAdvice } from "./core/errors.js";
 import { createLogger, type Logger } from "./core/logger.js";
-import { ChangeHub, type ChangeRelay, type McpRuntime } from "./core/mcp/runtime.js";
+import { ChangeHub, taskHost, type ChangeRelay, type McpRuntime } from "./core/mcp/runtime.js";
 import { localPollers, type PollerFactory } from "./core/poller.js";
 import type { ServiceInstance, ServiceModule } from "./core/service.js";
 import { isLoopbackUrl } from "./core/settings.js";
@@ -70,21 +70,9 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   const confirmations = new Confirmations(config.requestStateKey ?? (config.stateKey ? sealer.requestStateKey : randomBytes(32)), nonces);
   const headers = enabled.map((s) => ({ service: s.name, header: credentialHeader(s.name) }));
 
-  const pollIntervalMs = Math.max(...enabled.map((m) => Number(config.services.get(m.name)?.BUILD_POLL_INTERVAL_MS ?? 0)), 0) || DEFAULT_TASK_POLL_MS;
-  const tasks = new TaskRunner(store, {
-    pollIntervalMs,
-    logger,
-    sealer,
-    leaseMs: leaseMs(),
-    adopt: (owner, credentials, tool) => {
-      const rt = runtimeFor(credentials);
-      const def = rt.tools.find((t) => t.name === tool);
-      if (rt.owner(undefined) !== owner || !def) return undefined;
-      return { def, toolRuntime: rt.toolRuntime, logger: rt.logger, pin: rt.pin };
-    },
-  });
-
-  type Tenant = McpRuntime & { close(): Promise<void> };
+  type Tenant = McpRuntime & { taskPollIntervalMs: number; close(): Promise<void> };
+  // Made once the first tenant exists: the services say how often their tasks are worth polling.
+  let tasks: TaskRunner;
   const listKey = {};
   const buildTenant = (tenantId: string, credentials: Readonly<Record<string, string>> | undefined): Tenant => {
     const tenantEgress = caller ? egress.derive(Object.values(credentials ?? {})) : egress;
@@ -121,7 +109,10 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
       logger: tenantLogger,
       logLevel: config.logLevel,
       toolRuntime: { egress: tenantEgress, advice },
-      tasks,
+      get tasks() {
+        return tasks;
+      },
+      taskPollIntervalMs: Math.max(...instances.map(([, i]) => i.taskPollIntervalMs ?? 0), 0) || DEFAULT_TASK_POLL_MS,
       confirmations,
       changes,
       owner: () => tenantId,
@@ -135,21 +126,26 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
     };
   };
 
-  // Credentials by tenant id, only while the tenant's runtime is being built (never kept beside it).
-  let building: Readonly<Record<string, string>> | undefined;
-  const tenants = new TenantCache<Tenant>((id) => buildTenant(id, building), { idleMs: 15 * 60_000, max: 10_000 });
+  const tenants = new TenantCache<Tenant>({ idleMs: 15 * 60_000, max: 10_000 });
   const single = caller ? undefined : buildTenant("local", undefined);
-  const runtimeFor = (credentials: Readonly<Record<string, string>> | undefined): McpRuntime => {
+  const runtimeFor = (credentials: Readonly<Record<string, string>> | undefined): Tenant => {
     if (single) return single;
     const keys = credentials ?? {};
-    building = keys;
-    try {
-      return tenants.get(sealer.tenantId(keys));
-    } finally {
-      building = undefined;
-    }
+    const tenantId = sealer.tenantId(keys);
+    return tenants.get(tenantId, () => buildTenant(tenantId, keys));
   };
   const runtime = runtimeFor(undefined);
+  tasks = new TaskRunner(store, {
+    pollIntervalMs: runtime.taskPollIntervalMs,
+    logger,
+    sealer,
+    leaseMs: leaseMs(),
+    adopt: (owner, credentials, tool) => {
+      const rt = runtimeFor(credentials);
+      const def = rt.tools.find((t) => t.name === tool);
+      return rt.owner(undefined) === owner && def ? taskHost(rt, def) : undefined;
+    },
+  });
 
   return {
     runtime,

@@ -18,10 +18,7 @@ export class TenantCache<T extends TenantScoped> {
   private readonly entries = new Map<string, Entry<T>>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(
-    private readonly build: (tenantId: string) => T,
-    private readonly options: { idleMs: number; max: number },
-  ) {
+  constructor(private readonly options: { idleMs: number; max: number }) {
     this.sweeper = setInterval(() => this.sweep(Date.now() - options.idleMs), Math.min(options.idleMs, 60_000));
     this.sweeper.unref();
   }
@@ -30,11 +27,12 @@ export class TenantCache<T extends TenantScoped> {
     return this.entries.size;
   }
 
-  get(tenantId: string): T {
+  /** The tenant's value, built with `build` on first use. */
+  get(tenantId: string, build: () => T): T {
     let entry = this.entries.get(tenantId);
     if (!entry) {
       if (this.entries.size >= this.options.max) this.sweep(Infinity, 1);
-      entry = { value: this.build(tenantId), lastUsed: Date.now(), pins: 0 };
+      entry = { value: build(), lastUsed: Date.now(), pins: 0 };
       this.entries.set(tenantId, entry);
     }
     entry.lastUsed = Date.now();

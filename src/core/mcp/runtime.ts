@@ -4,7 +4,7 @@ import type { Egress } from "../egress.js";
 import type { Logger, LogLevel, LogEcho } from "../logger.js";
 import type { PromptDef } from "../prompts.js";
 import type { ResourceDef, ResourceWatcher } from "../resources.js";
-import type { TaskRunner } from "../tasks/runner.js";
+import type { TaskHost, TaskRunner } from "../tasks/runner.js";
 import type { ToolDef, ToolRuntime } from "../tool.js";
 
 /** Carries one tenant's change events to its other replicas (Redis pub/sub in hosted mode). */
@@ -75,6 +75,11 @@ export interface McpRuntime {
   pin(): () => void;
   /** Shared by runtimes whose tools are the same (every tenant of an app): tools/list is shaped once for all. */
   listKey?: object;
+}
+
+/** A tool of this runtime, ready to run as a task (started here, or adopted from another replica). */
+export function taskHost(rt: McpRuntime, def: ToolDef<any, any>): TaskHost {
+  return { def, toolRuntime: rt.toolRuntime, logger: rt.logger, pin: rt.pin, resourcesChanged: () => rt.changes.resourcesChanged() };
 }
 
 /** Starts following a resource for one subscriber; the first watcher that knows the URI wins. */

@@ -17,7 +17,7 @@ import { describeError } from "../errors.js";
 import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
 import { annotationsFor, failure, inputSchemaOf, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
-import { watchResource } from "./runtime.js";
+import { taskHost, watchResource } from "./runtime.js";
 import { withInputRequired, wrapRequestHandler } from "./sdk-internals.js";
 import { shapeTool } from "./tool-list.js";
 
@@ -184,17 +184,10 @@ async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, an
   const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
   const record = await rt.tasks.start({
     owner: rt.owner(ctx),
-    host: { def, toolRuntime: rt.toolRuntime, logger: rt.logger, pin: rt.pin },
+    host: taskHost(rt, def),
     credentials: rt.credentials ? { ...rt.credentials } : undefined,
     input,
     ttlMs: requestedTtl ?? undefined,
-    context: (signal, onProgress) => ({
-      ...toolCtx,
-      signal,
-      logger: rt.logger,
-      progress: (update) => onProgress(update.message),
-      confirm: async () => "unsupported",
-    }),
   });
   return era === "legacy" ? { task: legacyTask(record) } : { resultType: "task", ...modernTask(record) };
 }

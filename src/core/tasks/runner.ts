@@ -25,6 +25,8 @@ export interface TaskHost {
   logger: Logger;
   /** Keeps the tenant's runtime alive while the task runs; returns its release. */
   pin(): () => void;
+  /** Tells the tenant's clients that the resource list changed. */
+  resourcesChanged(): void;
 }
 
 export interface StartTask {
@@ -33,8 +35,6 @@ export interface StartTask {
   input: Record<string, unknown>;
   ttlMs?: number;
   credentials?: Record<string, string>;
-  /** Builds the tool's context for the background run: its signal, and progress that updates the task. */
-  context(signal: AbortSignal, onProgress: (message: string) => Promise<void>): ToolContext;
 }
 
 export interface TaskRunnerOptions {
@@ -77,10 +77,6 @@ export class TaskRunner {
     if (store.orphans && options.adopt) this.every(leaseMs / 2, () => this.adoptOrphans());
   }
 
-  get pollIntervalMs(): number {
-    return this.options.pollIntervalMs;
-  }
-
   private every(ms: number, fn: () => Promise<unknown>): void {
     let busy = false;
     const timer = setInterval(() => {
@@ -115,7 +111,7 @@ export class TaskRunner {
     // The task must exist before its handle is returned (a tasks/get right after must find it).
     await this.store.create(record);
     this.options.logger.info("task started", { taskId, tool: def.name });
-    this.follow(record, work, spec.host, spec.context, undefined);
+    this.follow(record, work, spec.host, undefined);
     return record;
   }
 
@@ -123,8 +119,11 @@ export class TaskRunner {
     return this.store.shared && this.options.sealer ? { sealed: this.options.sealer.seal(work, taskId) } : {};
   }
 
-  /** Runs (or resumes) the tool in the background until it ends, the TTL passes or the task is cancelled. */
-  private follow(record: TaskRecord, work: TaskWork, host: TaskHost, makeContext: StartTask["context"], resumeFrom: Record<string, unknown> | undefined): void {
+  /**
+   * Runs (or resumes) the tool in the background until it ends, the TTL passes or the task is
+   * cancelled. Nobody can be asked anything there; progress becomes the task's status line.
+   */
+  private follow(record: TaskRecord, work: TaskWork, host: TaskHost, resumeFrom: Record<string, unknown> | undefined): void {
     const { taskId } = record;
     const controller = new AbortController();
     this.running.set(taskId, controller);
@@ -132,11 +131,15 @@ export class TaskRunner {
     const remaining = Date.parse(record.createdAt) + record.ttlMs - Date.now();
     const expiry = setTimeout(() => controller.abort(new Error("task expired")), Math.max(0, remaining));
     expiry.unref();
-    const progress = async (message: string) => {
-      await this.store.update(taskId, { statusMessage: host.toolRuntime.egress.text(message) }).catch(() => undefined);
-    };
     const ctx: ToolContext = {
-      ...makeContext(controller.signal, progress),
+      signal: controller.signal,
+      progress: async ({ message }) => {
+        await this.store.update(taskId, { statusMessage: host.toolRuntime.egress.text(message) }).catch(() => undefined);
+      },
+      logger: host.logger,
+      secret: (value) => host.toolRuntime.egress.addSupplied(value),
+      confirm: async () => "unsupported",
+      resourcesChanged: () => host.resourcesChanged(),
       checkpoint: async (state) => {
         if (!this.store.shared) return;
         work.checkpoint = state;
@@ -207,14 +210,7 @@ export class TaskRunner {
     }
     this.options.logger.info("task taken over", { taskId, tool: def.name, from: canResume ? "checkpoint" : "start" });
     await this.store.update(taskId, { statusMessage: `${def.title}: taken over by another replica, still following` });
-    this.follow(record, work, host, (signal, onProgress) => ({
-      signal,
-      progress: (update) => onProgress(update.message),
-      logger: host.logger,
-      secret: (value) => host.toolRuntime.egress.addSupplied(value),
-      confirm: async () => "unsupported",
-      resourcesChanged: () => undefined,
-    }), canResume ? work.checkpoint : undefined);
+    this.follow(record, work, host, canResume ? work.checkpoint : undefined);
   }
 
   /** A task that ended before any work began (a refused spend asked for as a 2025 task). */
