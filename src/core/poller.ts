@@ -28,6 +28,27 @@ export interface Poller<T> {
 /** Makes a poller for one namespace (a tenant's project statuses, say): in process, or leased across replicas. */
 export type PollerFactory = <T>(namespace: string, fetch: (key: string, signal: AbortSignal) => Promise<T>, options: PollerOptions) => Poller<T>;
 
+/** One fetch as a result: an error is an answer followers handle, never a throw. */
+export async function settle<T>(fetch: () => Promise<T>): Promise<PollResult<T>> {
+  try {
+    return { value: await fetch() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** Hands an answer to the followers `wants` accepts; one that throws does not stop the others. */
+export function handOut<T, F extends { listener: PollListener<T> }>(followers: Iterable<F>, wants: (f: F) => boolean, result: PollResult<T>, logger: Logger, key: string): void {
+  for (const follower of [...followers]) {
+    if (!wants(follower)) continue;
+    try {
+      follower.listener(result);
+    } catch (err) {
+      logger.error("poll follower failed", { key, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+}
+
 export const localPollers: PollerFactory = (_namespace, fetch, options) => new SharedPoller(fetch, options);
 
 export interface PollerOptions {
@@ -92,22 +113,10 @@ export class SharedPoller<T> implements Poller<T> {
     entry.freshWanted = false;
     entry.lastStart = Date.now();
     const seq = ++entry.fetchSeq;
-    let result: PollResult<T>;
-    try {
-      result = { value: await this.fetch(key, entry.controller.signal) };
-    } catch (error) {
-      result = { error };
-    }
+    const result = await settle(() => this.fetch(key, entry.controller.signal));
     entry.inFlight = false;
     if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
-    for (const follower of [...entry.followers]) {
-      if (follower.fromFetch > seq) continue;
-      try {
-        follower.listener(result);
-      } catch (err) {
-        this.options.logger.error("poll follower failed", { key, error: err instanceof Error ? err.message : String(err) });
-      }
-    }
+    handOut(entry.followers, (f) => f.fromFetch <= seq, result, this.options.logger, key);
     if (this.entries.get(key) !== entry) return;
     const delay = entry.freshWanted ? Math.max(0, entry.lastStart + this.minGapMs - Date.now()) : this.options.intervalMs;
     this.schedule(key, entry, delay);

@@ -1,4 +1,4 @@
-import type { Poller, PollerFactory, PollerOptions, PollListener, PollResult } from "../poller.js";
+import { handOut, settle, type Poller, type PollerFactory, type PollerOptions, type PollListener, type PollResult } from "../poller.js";
 import { UpstreamError } from "../upstream.js";
 import type { RedisState } from "./redis.js";
 
@@ -61,7 +61,7 @@ export class ClusterPoller<T> implements Poller<T> {
       entry = created;
       this.entries.set(key, created);
       created.stop.push(
-        this.state.subscribe(this.name(key, "result"), (message) => this.received(created, JSON.parse(message) as Published)),
+        this.state.subscribe(this.name(key, "result"), (message) => this.received(key, created, JSON.parse(message) as Published)),
         this.state.subscribe(this.name(key, "want"), (message) => this.wanted(key, created, message)),
       );
       this.schedule(key, created, 0);
@@ -119,34 +119,22 @@ export class ClusterPoller<T> implements Poller<T> {
     entry.inFlight = true;
     entry.freshWanted = false;
     const startedAt = (entry.lastStart = Date.now());
-    let result: PollResult<T>;
-    try {
-      result = { value: await this.fetch(key, entry.controller.signal) };
-    } catch (error) {
-      result = { error };
-    }
+    const result = await settle(() => this.fetch(key, entry.controller.signal));
     entry.inFlight = false;
     if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
-    this.deliver(entry, startedAt, result);
+    this.deliver(key, entry, startedAt, result);
     void this.state.publish(this.name(key, "result"), JSON.stringify(toPublished(this.state.replicaId, startedAt, result))).catch(() => undefined);
     const delay = entry.freshWanted ? Math.max(0, entry.lastStart + this.minGapMs - Date.now()) : this.options.intervalMs;
     this.schedule(key, entry, delay);
   }
 
-  private received(entry: Entry<T>, message: Published): void {
+  private received(key: string, entry: Entry<T>, message: Published): void {
     if (message.from === this.state.replicaId) return; // delivered locally already
-    this.deliver(entry, message.startedAt, fromPublished<T>(message));
+    this.deliver(key, entry, message.startedAt, fromPublished<T>(message));
   }
 
-  private deliver(entry: Entry<T>, startedAt: number, result: PollResult<T>): void {
-    for (const follower of [...entry.followers]) {
-      if (follower.joinedAt > startedAt) continue;
-      try {
-        follower.listener(result);
-      } catch (err) {
-        this.options.logger.error("poll follower failed", { error: err instanceof Error ? err.message : String(err) });
-      }
-    }
+  private deliver(key: string, entry: Entry<T>, startedAt: number, result: PollResult<T>): void {
+    handOut(entry.followers, (f) => f.joinedAt <= startedAt, result, this.options.logger, key);
   }
 }
 
