@@ -1,3 +1,4 @@
+import { connect, type Socket } from "node:net";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
@@ -214,3 +215,44 @@ export async function rpc2026(url: string, method: string, params: Json = {}, op
   }
   return { status: res.status, body: JSON.parse(text) as Json };
 }
+
+/** A raw client socket (node:net) that records what it received and when the server closed it. */
+export interface RawSocket {
+  socket: Socket;
+  data(): string;
+  openedAt: number;
+  closedAt?: number;
+  closed: Promise<void>;
+}
+
+const rawSockets: Socket[] = [];
+
+/** Opens a raw socket to a loopback port and, once connected, writes `send`. */
+export function openRaw(port: number, send?: string | Buffer): Promise<RawSocket> {
+  return new Promise((resolve) => {
+    let received = "";
+    let closeNow!: () => void;
+    const socket = connect(port, "127.0.0.1");
+    rawSockets.push(socket);
+    const r: RawSocket = { socket, data: () => received, openedAt: 0, closed: new Promise<void>((c) => (closeNow = c)) };
+    socket.on("data", (c) => (received += c.toString("latin1")));
+    socket.on("error", () => undefined);
+    socket.once("close", () => {
+      r.closedAt = performance.now();
+      closeNow();
+    });
+    socket.once("connect", () => {
+      r.openedAt = performance.now();
+      if (send) socket.write(send);
+      resolve(r);
+    });
+  });
+}
+
+/** Destroys every raw socket opened so far (an afterAll). */
+export function destroyRawSockets(): void {
+  rawSockets.splice(0).forEach((s) => s.destroy());
+}
+
+/** The HTTP status a raw socket received, or 0. */
+export const rawStatus = (r: RawSocket) => Number(/^HTTP\/1\.1 (\d{3})/.exec(r.data())?.[1] ?? 0);

@@ -3,7 +3,6 @@
 // silent and aborting clients, and an SDK client that must be served meanwhile. The upstream
 // budget is tested against a tiny node:http upstream on loopback.
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { connect, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -15,6 +14,7 @@ import { startHttpTransport, type RunningHttp } from "../../src/core/http/transp
 import type { Logger } from "../../src/core/logger.js";
 import { DEFAULT_UPSTREAM_BODY_BUDGET, UpstreamClient, UpstreamError } from "../../src/core/upstream.js";
 import { createApp } from "../../src/server.js";
+import { destroyRawSockets, openRaw, rawStatus, type RawSocket } from "../harness.js";
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -43,39 +43,13 @@ async function startServer(options: HttpLimitOptions & { token?: string } = {}):
   return { running, port: Number(new URL(running.url).port), stats: () => limits.stats() };
 }
 
-/** A raw client socket that records what it received and when the server closed it. */
-interface Raw {
-  socket: Socket;
-  data(): string;
-  openedAt: number;
-  closedAt?: number;
-  closed: Promise<void>;
-}
+afterAll(destroyRawSockets);
 
-const sockets: Socket[] = [];
-afterAll(() => sockets.forEach((s) => s.destroy()));
-
-function raw(port: number, send?: string): Promise<Raw> {
-  return new Promise((resolve) => {
-    let received = "";
-    let closeNow!: () => void;
-    const closed = new Promise<void>((r) => (closeNow = r));
-    const socket = connect(port, "127.0.0.1");
-    sockets.push(socket);
-    closers.push(() => void socket.destroy());
-    const r: Raw = { socket, data: () => received, openedAt: 0, closed };
-    socket.on("data", (c) => (received += c.toString("latin1")));
-    socket.on("error", () => undefined);
-    socket.once("close", () => {
-      r.closedAt = performance.now();
-      closeNow();
-    });
-    socket.once("connect", () => {
-      r.openedAt = performance.now();
-      if (send) socket.write(send);
-      resolve(r);
-    });
-  });
+/** A raw socket, also destroyed when the test ends. */
+async function raw(port: number, send?: string): Promise<RawSocket> {
+  const r = await openRaw(port, send);
+  closers.push(() => void r.socket.destroy());
+  return r;
 }
 
 const post = (port: number, length: number, headers = "") =>
@@ -96,7 +70,6 @@ async function sdkClient(port: number, headers: Record<string, string> = {}): Pr
   return client;
 }
 
-const status = (r: Raw) => Number(/^HTTP\/1\.1 (\d{3})/.exec(r.data())?.[1] ?? 0);
 
 describe("HTTP transport bounds", () => {
   it("caps open connections (MCP_MAX_CONNECTIONS): sockets past the cap are closed at once; header-less sockets go at the header timeout; then clients are served", async () => {
@@ -114,7 +87,7 @@ describe("HTTP transport bounds", () => {
     for (const h of holders) {
       expect(h.closedAt! - h.openedAt).toBeGreaterThan(900);
       expect(h.closedAt! - h.openedAt).toBeLessThan(2500);
-      expect(status(h)).toBe(408);
+      expect(rawStatus(h)).toBe(408);
     }
     await until(() => stats().connections === 0, 1000, "holders gone");
     const client = await sdkClient(port);
@@ -128,7 +101,7 @@ describe("HTTP transport bounds", () => {
     closers.push(() => clearInterval(drip));
     await slow.closed;
     expect(slow.closedAt! - slow.openedAt).toBeLessThan(2000);
-    expect(status(slow)).toBe(408);
+    expect(rawStatus(slow)).toBe(408);
   });
 
   it("drops a body that trickles in (1 byte per 200 ms) at the body deadline, without a token too", async () => {
@@ -140,14 +113,14 @@ describe("HTTP transport bounds", () => {
     const held = slow.closedAt! - slow.openedAt;
     expect(held).toBeGreaterThan(900);
     expect(held).toBeLessThan(2000);
-    expect(status(slow)).toBe(408);
+    expect(rawStatus(slow)).toBe(408);
     expect(slow.data()).toMatch(/connection: close/i);
     // An answer sent before the body was read (here 404) closes the socket instead of reading on.
     const elsewhere = await raw(port, `${post(port, 100).replace("/mcp", "/elsewhere")}{`);
     const drip2 = setInterval(() => elsewhere.socket.write(" "), 200);
     closers.push(() => clearInterval(drip2));
     await elsewhere.closed;
-    expect(status(elsewhere)).toBe(404);
+    expect(rawStatus(elsewhere)).toBe(404);
     expect(elsewhere.closedAt! - elsewhere.openedAt).toBeLessThan(500);
   });
 
@@ -155,7 +128,7 @@ describe("HTTP transport bounds", () => {
     const token = "limits-test-token-5b1e";
     const { port, stats } = await startServer({ token });
     const authorized = await sdkClient(port, { authorization: `Bearer ${token}` });
-    const attackers: Raw[] = [];
+    const attackers: RawSocket[] = [];
     const drips: NodeJS.Timeout[] = [];
     closers.push(() => drips.forEach(clearInterval));
     const served = (async () => {
@@ -173,11 +146,11 @@ describe("HTTP transport bounds", () => {
     await Promise.all(attackers.map((a) => a.closed));
     const held = attackers.map((a) => a.closedAt! - a.openedAt).sort((x, y) => x - y);
     expect(held.at(-1)!).toBeLessThan(3000);
-    const statuses = attackers.map(status);
+    const statuses = attackers.map(rawStatus);
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
     expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(100);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
-    const throttled = attackers.find((a) => status(a) === 429)!;
+    const throttled = attackers.find((a) => rawStatus(a) === 429)!;
     expect(throttled.data()).toMatch(/retry-after: \d+/i);
     expect(throttled.data()).toMatch(/connection: close/i);
     expect((await served).every((n) => n > 10)).toBe(true);
@@ -200,7 +173,7 @@ describe("HTTP transport bounds", () => {
     expect(stats().bodyBytes).toBeLessThanOrEqual(2 * 1024 * 1024);
     expect(stats().bodyBytes).toBeGreaterThan(1024 * 1024);
     const refused = stalled.filter((s) => s.closedAt !== undefined);
-    for (const r of refused) expect(status(r)).toBe(503);
+    for (const r of refused) expect(rawStatus(r)).toBe(503);
     expect(refused[0].data()).toMatch(/retry-after: 5/i);
     expect(refused[0].data()).toContain("MCP_BODY_BUDGET_BYTES");
     // A request of a few hundred bytes is not counted (the first 64 KiB of every body are free).

@@ -1,48 +1,14 @@
 // The HTTP transport's bounds, set through the server's variables on a spawned `node dist/cli.js`
 // (test/unit/http-limits.test.ts holds the detailed cases, in process): what a client on the open
 // internet can make it hold, and the upstream body budget seen through a tool call.
-import { connect, type Socket } from "node:net";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
 import { FAULTS } from "../../../src/sandbox/faults.js";
-import { call, connectHttp, ok, retryStart, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess } from "../../harness.js";
+import { call, connectHttp, destroyRawSockets, ok, openRaw, rawStatus, retryStart, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess } from "../../harness.js";
 
 const TOKEN = "hardening-token-3c9d1e";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
-
-interface Raw {
-  socket: Socket;
-  data(): string;
-  openedAt: number;
-  closedAt?: number;
-  closed: Promise<void>;
-}
-
-const opened: Socket[] = [];
-
-function raw(port: number, send?: string | Buffer): Promise<Raw> {
-  return new Promise((resolve) => {
-    let received = "";
-    let closeNow!: () => void;
-    const socket = connect(port, "127.0.0.1");
-    opened.push(socket);
-    const r: Raw = { socket, data: () => received, openedAt: 0, closed: new Promise<void>((c) => (closeNow = c)) };
-    socket.on("data", (c) => (received += c.toString("latin1")));
-    socket.on("error", () => undefined);
-    socket.once("close", () => {
-      r.closedAt = performance.now();
-      closeNow();
-    });
-    socket.once("connect", () => {
-      r.openedAt = performance.now();
-      if (send) socket.write(send);
-      resolve(r);
-    });
-  });
-}
-
-const status = (r: Raw) => Number(/^HTTP\/1\.1 (\d{3})/.exec(r.data())?.[1] ?? 0);
 
 describe("HTTP bounds set by the server's variables", () => {
   let sandbox: Sandbox;
@@ -68,22 +34,22 @@ describe("HTTP bounds set by the server's variables", () => {
     port = Number(new URL(server.url).port);
   });
   afterAll(async () => {
-    opened.forEach((s) => s.destroy());
+    destroyRawSockets();
     await client?.close();
     await server?.stop();
     await sandbox?.close();
   });
 
   it("MCP_MAX_CONNECTIONS and MCP_HEADERS_TIMEOUT_MS: sockets past the cap close at once, silent ones at the header timeout", async () => {
-    const holders = await Promise.all(Array.from({ length: 12 }, () => raw(port)));
+    const holders = await Promise.all(Array.from({ length: 12 }, () => openRaw(port)));
     await new Promise((r) => setTimeout(r, 200));
-    const extras = await Promise.all(Array.from({ length: 5 }, () => raw(port)));
+    const extras = await Promise.all(Array.from({ length: 5 }, () => openRaw(port)));
     await Promise.all(extras.map((e) => e.closed));
     for (const e of extras) expect(e.closedAt! - e.openedAt).toBeLessThan(500);
     expect(holders.every((h) => h.closedAt === undefined)).toBe(true);
     await Promise.all(holders.map((h) => h.closed));
     for (const h of holders) {
-      expect(status(h)).toBe(408);
+      expect(rawStatus(h)).toBe(408);
       expect(h.closedAt! - h.openedAt).toBeLessThan(2500);
     }
     expect(server.stderr()).toMatch(/connection cap reached.*MCP_MAX_CONNECTIONS/);
@@ -94,12 +60,12 @@ describe("HTTP bounds set by the server's variables", () => {
   it("MCP_UNAUTH_RATE: requests without the token get 401 then 429 with Retry-After, and their connection closes", async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const r = await raw(port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`);
+      const r = await openRaw(port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`);
       await r.closed;
       expect(r.closedAt! - r.openedAt).toBeLessThan(500);
       expect(r.data()).toMatch(/connection: close/i);
-      if (status(r) === 429) expect(r.data()).toMatch(/retry-after: \d+/i);
-      statuses.push(status(r));
+      if (rawStatus(r) === 429) expect(r.data()).toMatch(/retry-after: \d+/i);
+      statuses.push(rawStatus(r));
     }
     // A burst of twice the rate, then 429.
     expect(statuses).toEqual([401, 401, 429, 429]);
@@ -108,13 +74,13 @@ describe("HTTP bounds set by the server's variables", () => {
 
   it("MCP_BODY_BUDGET_BYTES: uploads past the budget get 503 and are closed; a tool call still goes through", async () => {
     const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${2 * 1024 * 1024}\r\n\r\n`;
-    const uploads = await Promise.all(Array.from({ length: 3 }, () => raw(port, Buffer.concat([Buffer.from(head), Buffer.alloc(700 * 1024, 0x20)]))));
+    const uploads = await Promise.all(Array.from({ length: 3 }, () => openRaw(port, Buffer.concat([Buffer.from(head), Buffer.alloc(700 * 1024, 0x20)]))));
     const deadline = Date.now() + 3000;
     while (uploads.filter((u) => u.closedAt !== undefined).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const refused = uploads.filter((u) => u.closedAt !== undefined);
     expect(refused.length).toBeGreaterThanOrEqual(2);
     for (const r of refused) {
-      expect(status(r)).toBe(503);
+      expect(rawStatus(r)).toBe(503);
       expect(r.data()).toContain("MCP_BODY_BUDGET_BYTES");
     }
     await ok(client!, "build_get_account");
