@@ -36,12 +36,13 @@ function detailedTask(r: TaskRecord) {
 }
 
 /** A store that cannot answer (Redis away) is a clear, retryable error, never a hang. */
-async function stateCall<T>(fn: () => Promise<T>): Promise<T> {
+async function stateCall<T>(rt: McpRuntime, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof ProtocolError) throw err;
-    throw new ProtocolError(ProtocolErrorCode.InternalError, `The task store is unavailable right now (${err instanceof Error ? err.message : String(err)}); retry in a few seconds. The upstream work is not affected.`);
+    const cause = rt.egress.text(err instanceof Error ? err.message : String(err));
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `The task store is unavailable right now (${cause}); retry in a few seconds. The upstream work is not affected.`);
   }
 }
 
@@ -55,17 +56,17 @@ const taskIdParams = z.looseObject({ taskId: z.string().min(1) });
  */
 export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "legacy" | "modern"): void {
   const tasks = rt.tasks;
-  const find = async (taskId: string, ctx: ServerContext) => (await stateCall(() => tasks.get(taskId, rt.owner(ctx)))) ?? Promise.reject(notFound(taskId));
+  const find = async (taskId: string, ctx: ServerContext) => (await stateCall(rt, () => tasks.get(taskId, rt.owner(ctx)))) ?? Promise.reject(notFound(taskId));
   const s = server.server;
   if (era === "legacy") {
     s.setRequestHandler("tasks/get", { params: GetTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => legacyTask(await find(taskId, ctx)));
     s.setRequestHandler("tasks/list", { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() }, async (_params, ctx) => ({
-      tasks: (await stateCall(() => tasks.store.list(rt.owner(ctx)))).map(legacyTask),
+      tasks: (await stateCall(rt, () => tasks.store.list(rt.owner(ctx)))).map(legacyTask),
     }));
     s.setRequestHandler("tasks/cancel", { params: CancelTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => {
       const before = await find(taskId, ctx);
       if (TERMINAL.has(before.status)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task ${taskId}: it is already ${legacyTask(before).status}`);
-      return legacyTask((await tasks.cancel(taskId, rt.owner(ctx))) ?? before);
+      return legacyTask((await stateCall(rt, () => tasks.cancel(taskId, rt.owner(ctx)))) ?? before);
     });
     s.setRequestHandler("tasks/result", { params: GetTaskPayloadRequestSchema.shape.params }, async ({ taskId }, ctx) => {
       await find(taskId, ctx);
@@ -93,7 +94,7 @@ export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "leg
   s.setRequestHandler("tasks/cancel", { params: taskIdParams }, async ({ taskId }, ctx) => {
     requireExtension(ctx);
     await find(taskId, ctx);
-    await tasks.cancel(taskId, rt.owner(ctx));
+    await stateCall(rt, () => tasks.cancel(taskId, rt.owner(ctx)));
     return {};
   });
 }
