@@ -157,6 +157,7 @@ export function logsAndDiffTools(deps: BuildDeps) {
       render: (r) => {
         if (r.total === 0) return `No production log records for ${r.projectId} in this window (logs are kept 3 days and start with the first successful deployment).`;
         const counts = Object.entries(r.outcomes)
+          .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
           .map(([k, v]) => `${k} ${v}`)
           .join(", ");
         const more = r.total > r.shown ? ` (newest ${r.shown} shown; narrow from/to or raise limit for more)` : "";
