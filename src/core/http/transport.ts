@@ -70,23 +70,27 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const loopbackOnly = isLoopbackHost(options.host);
   const runtimeFor = options.runtimeFor ?? (() => rt);
   // One 2026-07-28 handler per tenant: its listen streams hear that tenant's changes, nobody else's.
-  const handlers = new WeakMap<McpRuntime, McpHttpHandler>();
-  const stops: Array<() => void> = [];
+  // A tenant's handler goes with it: when its runtime closes (idle), nothing here keeps it alive.
+  const handlers = new Map<McpRuntime, { handler: McpHttpHandler; stop: () => void }>();
   const modernFor = (tenant: McpRuntime): McpHttpHandler => {
-    let handler = handlers.get(tenant);
-    if (!handler) {
-      const created = createMcpHandler(() => createMcpServer(tenant, "modern"), {
-        legacy: "reject",
-        maxRequestBodySize: maxBody,
-        onerror: (err) => options.logger.debug("mcp handler error", { error: err.message }),
-      });
-      stops.push(tenant.changes.add(() => created.notify.resourcesChanged()));
-      handlers.set(tenant, created);
-      handler = created;
-    }
+    const known = handlers.get(tenant);
+    if (known) return known.handler;
+    const handler = createMcpHandler(() => createMcpServer(tenant, "modern"), {
+      legacy: "reject",
+      maxRequestBodySize: maxBody,
+      onerror: (err) => options.logger.debug("mcp handler error", { error: err.message }),
+    });
+    const unhear = tenant.changes.add(() => handler.notify.resourcesChanged());
+    const stop = () => {
+      handlers.delete(tenant);
+      unhear();
+      cancelOnClose();
+      void handler.close().catch(() => undefined);
+    };
+    const cancelOnClose = tenant.changes.onClose(stop);
+    handlers.set(tenant, { handler, stop });
     return handler;
   };
-  const modern = modernFor(rt);
   let draining = false;
   const inflight = new Set<ServerResponse>();
   // Streams (listen, a wait's progress) never "finish" in a drain window: the drain waits for the rest.
@@ -125,7 +129,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     if (url.pathname === "/healthz" && req.method === "GET") {
       // Liveness is open; what runs here (version, toolsets, sessions) only for the token's holder.
       if (tokenOk && !tokenOk(req.headers.authorization)) return plain(res, 200, { status: "ok" });
-      return plain(res, 200, { status: "ok", sessions: sessions.size, ...options.health() });
+      return plain(res, 200, { status: "ok", sessions: sessions.size, tenants: handlers.size, ...options.health() });
     }
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });
     // 401 (429 over MCP_UNAUTH_RATE) before any byte of the body is read, then the connection closes.
@@ -232,9 +236,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     close: async () => {
       draining = true;
       clearInterval(sweep);
-      stops.forEach((stop) => stop());
+      for (const { stop } of [...handlers.values()]) stop();
       await Promise.all([...sessions.keys()].map(closeSession));
-      await modern.close().catch(() => undefined);
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

@@ -16,6 +16,7 @@ export interface ChangeRelay {
 /** Where one tenant's resource-list changes go: its legacy sessions, its listen streams, on every replica. */
 export class ChangeHub {
   private readonly sinks = new Set<() => void>();
+  private readonly closers = new Set<() => void>();
   private readonly stopRelay?: () => void;
 
   constructor(private readonly relay?: ChangeRelay) {
@@ -32,9 +33,18 @@ export class ChangeHub {
     this.relay?.publish();
   }
 
+  /** Runs `fn` once when this hub (its tenant) closes; returns the cancel. */
+  onClose(fn: () => void): () => void {
+    this.closers.add(fn);
+    return () => this.closers.delete(fn);
+  }
+
   close(): void {
     this.stopRelay?.();
     this.sinks.clear();
+    const closers = [...this.closers];
+    this.closers.clear();
+    for (const fn of closers) fn();
   }
 
   private deliver(): void {
