@@ -78,7 +78,7 @@ describe("HTTP transport bounds", () => {
     await until(() => stats().connections === 20, 2000, "20 connections accepted");
     const extras = await Promise.all(Array.from({ length: 15 }, () => raw(port)));
     await Promise.all(extras.map((e) => e.closed));
-    for (const e of extras) expect(e.closedAt! - e.openedAt).toBeLessThan(500);
+    for (const e of extras) expect(e.closedAt! - e.openedAt).toBeLessThan(900); // at once: well before the 1 s header timeout, even on a loaded machine
     expect(stats().droppedConnections).toBe(15);
     expect(holders.filter((h) => h.closedAt !== undefined)).toHaveLength(0);
 
@@ -89,7 +89,7 @@ describe("HTTP transport bounds", () => {
       expect(h.closedAt! - h.openedAt).toBeLessThan(2500);
       expect(rawStatus(h)).toBe(408);
     }
-    await until(() => stats().connections === 0, 1000, "holders gone");
+    await until(() => stats().connections === 0, 3000, "holders gone");
     const client = await sdkClient(port);
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
   });
@@ -121,7 +121,7 @@ describe("HTTP transport bounds", () => {
     closers.push(() => clearInterval(drip2));
     await elsewhere.closed;
     expect(rawStatus(elsewhere)).toBe(404);
-    expect(elsewhere.closedAt! - elsewhere.openedAt).toBeLessThan(500);
+    expect(elsewhere.closedAt! - elsewhere.openedAt).toBeLessThan(900); // before the 1 s body deadline
   });
 
   it("with MCP_HTTP_TOKEN, 1,000 clients without a token that trickle a body cost almost nothing: 401/429 at once, socket closed; an authorized client is served meanwhile", async () => {
@@ -179,7 +179,7 @@ describe("HTTP transport bounds", () => {
     // A request of a few hundred bytes is not counted (the first 64 KiB of every body are free).
     expect(await initialize(port)).toBe(200);
     for (const s of stalled) s.socket.destroy();
-    await until(() => stats().bodyBytes === 0, 1000, "budget released when the stalled uploads go");
+    await until(() => stats().bodyBytes === 0, 3000, "budget released when the stalled uploads go");
   });
 
   it("a few hundred aborted uploads release their buffers at once: the budget is back to 0 and requests are answered promptly", async () => {
@@ -200,10 +200,10 @@ describe("HTTP transport bounds", () => {
     }
     expect(peak).toBeGreaterThan(0);
     // Released on the abort itself, not at the 30 s body deadline.
-    await until(() => stats().bodyBytes === 0, 1000, "every aborted upload released its share");
+    await until(() => stats().bodyBytes === 0, 3000, "every aborted upload released its share");
     const started = performance.now();
     expect(await initialize(port)).toBe(200);
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(3000);
   }, 20_000);
 });
 
