@@ -30,7 +30,7 @@ export interface EnvVarDecl {
  * list, smithery.yaml and server.json are derived from these declarations: adding a service is
  * adding a folder and one line in services/registry.ts.
  */
-export interface ServiceModule<S extends Record<string, unknown> = Record<string, unknown>> {
+export interface ServiceModule<S extends Record<string, unknown> = Record<string, unknown>, D extends object = any> {
   /** Used in error messages: "The build service failed (...)". */
   name: string;
   title: string;
@@ -45,7 +45,12 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
   instructions: string;
   /** Advice keyed by the upstream's errorCode: what the caller should do next. */
   hints: HintTable;
-  create(settings: S, runtime: ServiceRuntime): ServiceInstance;
+  /**
+   * The service's tools, built once per process. `deps` is a late-bound view (core/tenant-scope.ts):
+   * inside run, before or resume it is the calling tenant's `ServiceInstance.deps`; read it nowhere else.
+   */
+  tools(deps: D): readonly ToolDef<any, any>[];
+  create(settings: S, runtime: ServiceRuntime): ServiceInstance<D>;
 }
 
 /** What the process gives every service. */
@@ -65,8 +70,9 @@ export interface ServiceRuntime {
 }
 
 /** A service built for one tenant (the process's one account, or one caller's keys): shared by all its sessions. */
-export interface ServiceInstance {
-  tools: readonly ToolDef<any, any>[];
+export interface ServiceInstance<D extends object = object> {
+  /** What this tenant's tool calls act with: its upstream client, pollers, guards. */
+  deps: D;
   resources: readonly ResourceDef[];
   prompts: readonly PromptDef<any>[];
   /** Resources that change on their own and can be subscribed to. */

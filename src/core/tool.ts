@@ -116,17 +116,18 @@ export interface ToolRuntime {
   advice: ReadonlyMap<string, ServiceAdvice>;
 }
 
-const inputSchemas = new WeakMap<ToolDef<any, any>, z.ZodObject>();
+const inputSchemas = new WeakMap<Shape, z.ZodObject>();
 
 /**
- * A tool's input as one zod object, built once per definition: a 2026-07-28 HTTP request gets a
- * fresh server instance, and rebuilding every tool's object per request was most of its cost.
+ * A tool's input as one zod object, built once per definition (every tenant's copy shares its
+ * input shape): a 2026-07-28 HTTP request gets a fresh server instance, and rebuilding every
+ * tool's object per request was most of its cost.
  */
 export function inputSchemaOf(def: ToolDef<any, any>): z.ZodObject {
-  let schema = inputSchemas.get(def);
+  let schema = inputSchemas.get(def.input);
   if (!schema) {
     schema = z.object(def.input);
-    inputSchemas.set(def, schema);
+    inputSchemas.set(def.input, schema);
   }
   return schema;
 }

@@ -3,7 +3,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
 import { ChangeHub, type McpRuntime } from "../../src/core/mcp/runtime.js";
+import { forTenant, lateBound } from "../../src/core/tenant-scope.js";
 import { TenantCache } from "../../src/core/tenants.js";
+import { defineTool } from "../../src/core/tool.js";
+import { z } from "zod";
 import { createApp } from "../../src/server.js";
 import { allServicesConfig } from "../../scripts/manifest.js";
 import { rpc2026 } from "../harness.js";
@@ -35,6 +38,50 @@ describe("TenantCache", () => {
     releaseA(); // releases once
     await cache.close();
     expect(a.closed).toBe(1);
+  });
+});
+
+describe("tool definitions shared by tenants", () => {
+  it("are built once: every tenant's copy has the same schemas, and runs with its own dependencies, also across awaits", async () => {
+    const deps = lateBound<{ key: string; read(): string }>("demo");
+    const echo = defineTool({
+      name: "demo_echo",
+      title: "Echo",
+      description: "Says which key it acts with",
+      toolset: "demo",
+      kind: "read",
+      input: { wait: z.number() },
+      output: z.object({ before: z.string(), after: z.string() }),
+      run: async ({ wait }) => {
+        const before = deps.key;
+        await new Promise((r) => setTimeout(r, wait));
+        return { before, after: deps.read() };
+      },
+      render: (r) => r.after,
+    });
+    const tenant = (key: string) => forTenant(echo, new Map([["demo", { key, read: function (this: { key: string }) { return this.key; } }]]));
+    const [a, b] = [tenant("key-a"), tenant("key-b")];
+    expect(a.input).toBe(b.input);
+    expect(a.output).toBe(b.output);
+    const ctx = {} as Parameters<typeof a.run>[1];
+    // Interleaved: a starts first and ends last, b runs meanwhile; each keeps its own tenant.
+    const [ra, rb] = await Promise.all([a.run({ wait: 30 }, ctx), b.run({ wait: 5 }, ctx)]);
+    expect(ra).toEqual({ before: "key-a", after: "key-a" });
+    expect(rb).toEqual({ before: "key-b", after: "key-b" });
+    // Read outside a call (at definition time, say), the dependencies are an error that says so.
+    expect(() => deps.key).toThrow(/demo service's dependencies were read outside a tool call \(key\)/);
+  });
+
+  it("a per-user app gives each tenant its own copy of the same definitions", () => {
+    const app = createApp({ ...allServicesConfig(), transport: "http", credentials: "caller", stateKey: "tenants-test-state-key-0123456789abcdef" });
+    const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
+    expect(one).not.toBe(two);
+    expect(one.tools.map((t) => t.name)).toEqual(two.tools.map((t) => t.name));
+    for (const [i, def] of one.tools.entries()) {
+      expect(def).not.toBe(two.tools[i]);
+      expect(def.input).toBe(two.tools[i].input);
+    }
+    void app.close();
   });
 });
 

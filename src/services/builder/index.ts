@@ -136,7 +136,7 @@ function buildConsole(baseUrl: string): ViewDecl {
   };
 }
 
-export const builder: ServiceModule<z.infer<typeof settings>> = {
+export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
   name: "build",
   title: "project build service",
   toolsets: [
@@ -164,6 +164,21 @@ export const builder: ServiceModule<z.infer<typeof settings>> = {
   instructions:
     "Build service: builds take 5-40 minutes; launch with build_launch_project and follow with build_wait (progress on every poll). Tools marked as spending credits are never retried automatically; check the balance with build_get_account first.",
   hints: BUILD_HINTS,
+  tools: (deps) => [
+    ...projectTools(deps),
+    ...agentTools(deps),
+    ...operationTools(deps),
+    ...logsAndDiffTools(deps),
+    ...figmaTools(deps),
+    ...webhookTools(deps),
+    ...billingTools(deps),
+    ...fileTools(deps),
+    ...githubTools(deps),
+    ...databaseTools(deps),
+    ...transferTools(deps),
+    ...groupTools(deps),
+    ...projectAdminTools(deps),
+  ],
   create(s, runtime) {
     const keyHeader = s.BUILD_API_KEY_HEADER;
     const header = keyHeader.toLowerCase() === "authorization" ? { authorization: `Bearer ${s.BUILD_API_KEY}` } : { [keyHeader]: s.BUILD_API_KEY };
@@ -190,7 +205,7 @@ export const builder: ServiceModule<z.infer<typeof settings>> = {
       guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
     };
     return {
-      tools: [...projectTools(deps), ...agentTools(deps), ...operationTools(deps), ...logsAndDiffTools(deps), ...figmaTools(deps), ...webhookTools(deps), ...billingTools(deps), ...fileTools(deps), ...githubTools(deps), ...databaseTools(deps), ...transferTools(deps), ...groupTools(deps), ...projectAdminTools(deps)],
+      deps,
       resources: [...builderResources(client), viewResource(buildConsole(s.BUILD_API_BASE_URL))],
       prompts: builderPrompts,
       watch: projectWatcher(deps.projectPoller),

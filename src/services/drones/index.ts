@@ -15,7 +15,7 @@ const settings = z.object({
   DRONES_API_KEY: secret,
 });
 
-export const drones: ServiceModule<z.infer<typeof settings>> = {
+export const drones: ServiceModule<z.infer<typeof settings>, DronesClient> = {
   name: "drones",
   title: "drone fleet data API",
   toolsets: [{ id: "drones", description: "drones, missions, alerts, API keys; fleet summary and nearest drone", default: true }],
@@ -36,11 +36,12 @@ export const drones: ServiceModule<z.infer<typeof settings>> = {
   RATE_LIMITED: "the service is rate-limiting: wait a minute before trying again.",
   UNEXPECTED_SHAPE: "the service answered in a shape this server does not know: check that DRONES_API_BASE_URL points at the fleet data API.",
 },
+  tools: (client) => [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
   create(s, runtime) {
     const http = bearerClient({ service: "drones", baseUrl: s.DRONES_API_BASE_URL, apiKey: s.DRONES_API_KEY, keyVariable: "DRONES_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact, pools: runtime.pools, missingKey: runtime.missingKey });
     const client = new DronesClient(http);
     return {
-      tools: [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
+      deps: client,
       resources: [...dronesResources(client), viewResource({ file: "fleet-map", title: "Fleet map", description: "Every drone on a map, coloured by status, sized by battery; the nearest ones and open alerts marked" })],
       prompts: dronesPrompts,
       close: () => http.close(),

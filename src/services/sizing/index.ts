@@ -13,7 +13,7 @@ const settings = z.object({
   SIZING_API_KEY: secret,
 });
 
-export const sizing: ServiceModule<z.infer<typeof settings>> = {
+export const sizing: ServiceModule<z.infer<typeof settings>, SizingClient> = {
   name: "sizing",
   title: "garment size recommendation API",
   toolsets: [{ id: "sizing", description: "catalog, size recommendation, virtual try-on", default: true }],
@@ -37,11 +37,12 @@ export const sizing: ServiceModule<z.infer<typeof settings>> = {
   INVALID_JSON: "the request body was not valid JSON; this is a bug in switchboard-mcp, please report it.",
   UNEXPECTED_SHAPE: "the service answered in a shape this server does not know: check that SIZING_API_BASE_URL points at the v1 API.",
 },
+  tools: (client) => sizingTools(client),
   create(s, runtime) {
     const http = bearerClient({ service: "sizing", baseUrl: s.SIZING_API_BASE_URL, apiKey: s.SIZING_API_KEY, keyVariable: "SIZING_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact, pools: runtime.pools, missingKey: runtime.missingKey });
     const client = new SizingClient(http);
     return {
-      tools: sizingTools(client),
+      deps: client,
       resources: [...sizingResources(client), viewResource({ file: "fit-card", title: "Fit card", description: "The item's size chart with the person's measurements on it, the recommended and alternative sizes" })],
       prompts: sizingPrompts,
       close: () => http.close(),

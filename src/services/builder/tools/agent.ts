@@ -33,7 +33,6 @@ function conversationText(messages: s.ConversationMessage[]): string {
 }
 
 export function agentTools(deps: BuildDeps) {
-  const { client } = deps;
   return [
     defineTool({
       name: "build_start_agent",
@@ -69,7 +68,7 @@ export function agentTools(deps: BuildDeps) {
       run: ({ projectId, prompt, inputFiles, multiPrompt, wait, timeoutSeconds }, ctx) => {
         const body = { ...(prompt !== undefined ? { prompt } : {}), ...(inputFiles ? { inputFiles } : {}), ...(multiPrompt ? { multiPrompt } : {}) };
         return startThenWait(deps, projectId, "agent", ctx, { wait, timeoutSeconds }, async () => {
-          const started = await client.startAgent(projectId, body, ctx.signal);
+          const started = await deps.client.startAgent(projectId, body, ctx.signal);
           return { ...started, projectId: String(started.projectId ?? projectId) };
         });
       },
@@ -89,7 +88,7 @@ export function agentTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: s.agentStatus.extend({ omittedMessages: z.number().int().optional() }),
       run: async ({ projectId }, ctx) => {
-        const status = await client.getAgentStatus(projectId, ctx.signal);
+        const status = await deps.client.getAgentStatus(projectId, ctx.signal);
         const messages = status.realtimeConversation ?? [];
         if (messages.length <= MAX_MESSAGES) return status;
         return { ...status, realtimeConversation: messages.slice(-MAX_MESSAGES), omittedMessages: messages.length - MAX_MESSAGES };
@@ -115,7 +114,7 @@ export function agentTools(deps: BuildDeps) {
       input: { projectId: s.projectId, limit: z.number().int().min(1).max(500).optional().describe("Latest N messages (default 100)") },
       output: z.object({ conversation: z.array(s.message), total: z.number().int(), omitted: z.number().int() }),
       run: async ({ projectId, limit }, ctx) => {
-        const { conversation = [] } = await client.getConversation(projectId, ctx.signal);
+        const { conversation = [] } = await deps.client.getConversation(projectId, ctx.signal);
         const keep = limit ?? 100;
         const shown = conversation.slice(-keep);
         return { conversation: shown, total: conversation.length, omitted: conversation.length - shown.length };
@@ -137,7 +136,7 @@ export function agentTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), stopped: z.boolean() }),
       run: async ({ projectId }, ctx) => {
-        const data = await client.stopAgent(projectId, ctx.signal);
+        const data = await deps.client.stopAgent(projectId, ctx.signal);
         return { ...(isObject(data) ? data : {}), projectId, stopped: true };
       },
       render: (r) => `Asked the agent of ${r.projectId} to stop.`,

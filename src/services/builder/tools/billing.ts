@@ -47,7 +47,6 @@ const byTypeText = (byType: Record<string, number> | undefined, max = 8) =>
 const round = (n: number) => Math.round(n * 100) / 100;
 
 export function billingTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_set_credit_limits",
@@ -73,7 +72,7 @@ export function billingTools(deps: BuildDeps) {
         const body: api.CreditLimits = {};
         if (maxDevelopmentCreditsPerMonth !== undefined) body.maxDevelopmentCreditsPerMonth = maxDevelopmentCreditsPerMonth;
         if (maxInfrastructureCreditsPerMonth !== undefined) body.maxInfrastructureCreditsPerMonth = maxInfrastructureCreditsPerMonth;
-        const data = await api.setCreditLimits(http, projectId, body, ctx.signal);
+        const data = await api.setCreditLimits(deps.client.http, projectId, body, ctx.signal);
         return { ...data, projectId, creditLimits: data.creditLimits ?? body };
       },
       render: (r) =>
@@ -106,7 +105,7 @@ export function billingTools(deps: BuildDeps) {
         if (days > MAX_RANGE_DAYS) invalid("build_get_spending", `from must be at most ${MAX_RANGE_DAYS} days before to (it is ${days})`);
       },
       run: async ({ from, to, projectId }, ctx) => {
-        const data = await api.getSpendingAnalytics(http, { from, to, ...(projectId ? { projectId } : {}) }, ctx.signal);
+        const data = await api.getSpendingAnalytics(deps.client.http, { from, to, ...(projectId ? { projectId } : {}) }, ctx.signal);
         return { ...data, from, to, projectId, daily: data.daily ?? [] };
       },
       render: (r) => {

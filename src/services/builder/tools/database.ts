@@ -23,7 +23,6 @@ const linkInput = {
 const byId = (table: string, id: string) => `call build_query_database on "${table}" with queryOptions {_filter: {_id: "${id}"}}`;
 
 export function databaseTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_create_record",
@@ -39,7 +38,7 @@ export function databaseTools(deps: BuildDeps) {
       },
       output: record,
       verify: ({ tableName }) => `call build_query_database on "${tableName}" with a _filter on the values you sent before creating it again`,
-      run: ({ projectId, ...body }, ctx) => api.createRecord(http, projectId, body, ctx.signal),
+      run: ({ projectId, ...body }, ctx) => api.createRecord(deps.client.http, projectId, body, ctx.signal),
       render: (r, { tableName }) => `Created record ${r._id} in ${tableName}.`,
     }),
 
@@ -54,7 +53,7 @@ export function databaseTools(deps: BuildDeps) {
       input: { projectId: s.projectId, tableName, recordId, data },
       output: record,
       verify: ({ tableName, recordId }) => byId(tableName, recordId),
-      run: ({ projectId, recordId, ...body }, ctx) => api.updateRecord(http, projectId, recordId, body, ctx.signal),
+      run: ({ projectId, recordId, ...body }, ctx) => api.updateRecord(deps.client.http, projectId, recordId, body, ctx.signal),
       render: (r, { tableName }) => `Updated record ${r._id} in ${tableName}${r.updatedAt ? ` (${r.updatedAt})` : ""}.`,
     }),
 
@@ -68,7 +67,7 @@ export function databaseTools(deps: BuildDeps) {
       input: { projectId: s.projectId, tableName, recordId },
       output: z.looseObject({ recordId: z.string(), deleted: z.boolean() }),
       verify: ({ tableName, recordId }) => byId(tableName, recordId),
-      run: async ({ projectId, tableName, recordId }, ctx) => ({ deleted: true, recordId, ...(await api.deleteRecord(http, projectId, recordId, tableName, ctx.signal)) }),
+      run: async ({ projectId, tableName, recordId }, ctx) => ({ deleted: true, recordId, ...(await api.deleteRecord(deps.client.http, projectId, recordId, tableName, ctx.signal)) }),
       render: (r, { tableName }) => `Deleted record ${r.recordId} from ${tableName}.`,
     }),
 
@@ -82,7 +81,7 @@ export function databaseTools(deps: BuildDeps) {
       input: linkInput,
       output: z.looseObject({ linked: z.boolean() }),
       verify: ({ tableName, recordId }) => `call build_query_database on "${tableName}" with queryOptions {_filter: {_id: "${recordId}"}, "<property name>": true}`,
-      run: async ({ projectId, recordId, ...body }, ctx) => ({ linked: true, ...(await api.linkRecords(http, projectId, recordId, body, ctx.signal)) }),
+      run: async ({ projectId, recordId, ...body }, ctx) => ({ linked: true, ...(await api.linkRecords(deps.client.http, projectId, recordId, body, ctx.signal)) }),
       render: (r, i) => `${r.linked ? "Linked" : "Did not link"} ${i.recordId} to ${i.referenceId} through ${i.propertyId}.`,
     }),
 
@@ -96,7 +95,7 @@ export function databaseTools(deps: BuildDeps) {
       input: linkInput,
       output: z.looseObject({ unlinked: z.boolean() }),
       verify: () => "unlinking again is harmless (idempotent): call it again",
-      run: async ({ projectId, recordId, ...body }, ctx) => ({ unlinked: true, ...(await api.unlinkRecords(http, projectId, recordId, body, ctx.signal)) }),
+      run: async ({ projectId, recordId, ...body }, ctx) => ({ unlinked: true, ...(await api.unlinkRecords(deps.client.http, projectId, recordId, body, ctx.signal)) }),
       render: (r, i) => `${r.unlinked ? "Unlinked" : "Did not unlink"} ${i.recordId} from ${i.referenceId} (${i.propertyId}).`,
     }),
   ];

@@ -27,7 +27,6 @@ function who(a: z.infer<typeof account> | null | undefined): string {
 }
 
 export function figmaTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_connect_figma",
@@ -41,7 +40,7 @@ export function figmaTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_figma_status for "${projectId}"`,
       run: async ({ projectId, token }, ctx) => {
         ctx.secret(token);
-        const data = await figma.connect(http, projectId, token, ctx.signal);
+        const data = await figma.connect(deps.client.http, projectId, token, ctx.signal);
         return { ...data, projectId, connected: data.connected ?? true };
       },
       render: (r) => `Figma connected to ${r.projectId} as ${who(r.account)}. The token is stored by the service and not shown.`,
@@ -64,7 +63,7 @@ export function figmaTools(deps: BuildDeps) {
         tokenError: z.string().optional(),
       }),
       run: async ({ projectId, verify }, ctx) => {
-        const data = await figma.getStatus(http, projectId, verify, ctx.signal);
+        const data = await figma.getStatus(deps.client.http, projectId, verify, ctx.signal);
         return { ...data, projectId, connected: data.connected === true };
       },
       render: (r) => {
@@ -91,7 +90,7 @@ export function figmaTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), disconnected: z.boolean() }),
       verify: ({ projectId }) => `call build_get_figma_status for "${projectId}" (disconnecting again is safe)`,
       run: async ({ projectId }, ctx) => {
-        const data = await figma.disconnect(http, projectId, ctx.signal);
+        const data = await figma.disconnect(deps.client.http, projectId, ctx.signal);
         return { ...data, projectId, disconnected: data.disconnected ?? true };
       },
       render: (r) => `Figma is disconnected from ${r.projectId}.`,
@@ -110,7 +109,7 @@ export function figmaTools(deps: BuildDeps) {
       output: z.looseObject({ valid: z.boolean(), account: account.optional() }),
       run: async ({ token }, ctx) => {
         ctx.secret(token);
-        const data = await figma.validateToken(http, token, ctx.signal);
+        const data = await figma.validateToken(deps.client.http, token, ctx.signal);
         return { ...data, valid: data.valid === true };
       },
       render: (r) => {

@@ -87,7 +87,6 @@ function encodeWrite({ content, encoding }: { content: string; encoding?: "utf8"
 }
 
 export function fileTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_get_source_code",
@@ -100,7 +99,7 @@ export function fileTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), filesCount: z.number().optional(), lastCommitSha: z.string().optional(), downloadUrl: z.string().nullable().optional() }),
       verify: () => "build_get_account shows whether GET_SOURCE_CODE was charged; the link cannot be read again without paying",
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Get the source code of ${projectId}`, items: [["GET_SOURCE_CODE", 1]] }, ctx),
-      run: async ({ projectId }, ctx) => ({ ...(await files.getSourceCode(http, projectId, ctx.signal)), projectId }),
+      run: async ({ projectId }, ctx) => ({ ...(await files.getSourceCode(deps.client.http, projectId, ctx.signal)), projectId }),
       render: (r) => {
         const meta = [r.filesCount !== undefined ? `${r.filesCount} files` : "", r.lastCommitSha ? `commit ${r.lastCommitSha}` : ""].filter(Boolean).join(", ");
         const about = `${r.projectId}${meta ? ` (${meta})` : ""}`;
@@ -134,7 +133,7 @@ export function fileTools(deps: BuildDeps) {
       before: ({ projectId, name }, ctx) => deps.guard.check({ operation: `Upload ${name} to ${projectId}`, items: [["UPLOAD_FILE", 1]] }, ctx),
       run: async ({ projectId, name, content, mimeType }, ctx) => {
         const bytes = Buffer.from(base64Clean(content), "base64");
-        const data = await files.uploadFile(http, projectId, { name, bytes, mimeType }, ctx.signal);
+        const data = await files.uploadFile(deps.client.http, projectId, { name, bytes, mimeType }, ctx.signal);
         return { ...data, projectId, name, bytes: bytes.length };
       },
       render: (r) =>
@@ -165,7 +164,7 @@ export function fileTools(deps: BuildDeps) {
         filesCount: z.number().optional(),
       }),
       run: async ({ projectId, path, limit, offset }, ctx) => {
-        const tree = await files.getFileTree(http, projectId, { path, limit: limit ?? TREE_PAGE, offset }, ctx.signal);
+        const tree = await files.getFileTree(deps.client.http, projectId, { path, limit: limit ?? TREE_PAGE, offset }, ctx.signal);
         return { ...tree, projectId, entries: tree.entries ?? [] };
       },
       render: (r) => {
@@ -200,7 +199,7 @@ export function fileTools(deps: BuildDeps) {
         nextOffset: z.number().optional(),
       }),
       run: async ({ projectId, path, offset = 0 }, ctx) => {
-        const file = await files.readFile(http, projectId, path, ctx.signal);
+        const file = await files.readFile(deps.client.http, projectId, path, ctx.signal);
         const whole = file.content ?? "";
         const end = Math.min(whole.length, offset + READ_PAGE_CHARS);
         return { ...file, path: file.path ?? path, content: whole.slice(offset, end), offset, totalChars: whole.length, ...(end < whole.length ? { nextOffset: end } : {}) };
@@ -231,7 +230,7 @@ export function fileTools(deps: BuildDeps) {
       },
       run: async (input, ctx) => {
         // Always base64: utf8 bodies go through the service's HTML sanitizer (it strips tags and attributes).
-        const data = await files.writeFile(http, input.projectId, { path: input.path, content: encodeWrite(input), encoding: "base64" }, ctx.signal);
+        const data = await files.writeFile(deps.client.http, input.projectId, { path: input.path, content: encodeWrite(input), encoding: "base64" }, ctx.signal);
         return { ...data, projectId: input.projectId, path: data.path ?? input.path };
       },
       render: (r) =>
@@ -251,7 +250,7 @@ export function fileTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_rebuild_status for "${projectId}"`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Rebuild ${projectId}`, items: [["REBUILD_PROJECT", 1]] }, ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "rebuild", ctx, { wait, timeoutSeconds }, async () => ({ ...(await files.rebuild(http, projectId, ctx.signal)), projectId })),
+        startThenWait(deps, projectId, "rebuild", ctx, { wait, timeoutSeconds }, async () => ({ ...(await files.rebuild(deps.client.http, projectId, ctx.signal)), projectId })),
       render: (r) =>
         r.wait ? waitSummary(r.wait) : `Rebuild of ${r.projectId} started (${r.status ?? "rebuilding"}). Follow it with ${followHint(r.projectId, "rebuild", r.startedAt)}.`,
     }),
@@ -265,7 +264,7 @@ export function fileTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId },
       output: rebuildStatus,
-      run: ({ projectId }, ctx) => files.getRebuildStatus(http, projectId, ctx.signal),
+      run: ({ projectId }, ctx) => files.getRebuildStatus(deps.client.http, projectId, ctx.signal),
       render: (r) => {
         const parts = [`Rebuild: ${r.status}`];
         if (r.startedAt) parts.push(`started ${r.startedAt}`);

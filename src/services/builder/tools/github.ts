@@ -42,7 +42,6 @@ function envNames(env: unknown, ctx: ToolContext): string[] {
 }
 
 export function githubTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_connect_github",
@@ -77,7 +76,7 @@ export function githubTools(deps: BuildDeps) {
       run: async ({ projectId, token, repositoryFullName, syncDirection }, ctx) => {
         ctx.secret(token);
         const since = Date.now();
-        const data = await github.connect(http, projectId, { token, repositoryFullName, ...(syncDirection ? { syncDirection } : {}) }, ctx.signal);
+        const data = await github.connect(deps.client.http, projectId, { token, repositoryFullName, ...(syncDirection ? { syncDirection } : {}) }, ctx.signal);
         return { ...data, projectId, startedAt: new Date(since).toISOString() };
       },
       render: (r) =>
@@ -94,7 +93,7 @@ export function githubTools(deps: BuildDeps) {
       kind: "destructive",
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), success: z.boolean().optional(), message: z.string().optional() }),
-      run: async ({ projectId }, ctx) => ({ ...(await github.disconnect(http, projectId, ctx.signal)), projectId }),
+      run: async ({ projectId }, ctx) => ({ ...(await github.disconnect(deps.client.http, projectId, ctx.signal)), projectId }),
       render: (r) => `Disconnected GitHub from ${r.projectId}.${r.message ? ` "${trimLine(r.message)}"` : ""}`,
     }),
 
@@ -115,7 +114,7 @@ export function githubTools(deps: BuildDeps) {
         developBranch: z.string().optional(),
         productionBranch: z.string().optional(),
       }),
-      run: async ({ projectId }, ctx) => ({ ...(await github.getStatus(http, projectId, ctx.signal)), projectId }),
+      run: async ({ projectId }, ctx) => ({ ...(await github.getStatus(deps.client.http, projectId, ctx.signal)), projectId }),
       render: (r) => {
         if (r.tokenExpired) return `The GitHub token of ${r.projectId} expired${r.repositoryFullName ? ` (repo ${r.repositoryFullName})` : ""}; the credentials were deleted. Reconnect with build_connect_github and a new token.`;
         if (!r.connected) return `${r.projectId} is not connected to GitHub.`;
@@ -143,7 +142,7 @@ export function githubTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_github_pull_status for "${projectId}"`,
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
         startThenWait(deps, projectId, "githubPull", ctx, { wait, timeoutSeconds, worthFollowing: (r) => r.status !== "no_changes" }, async () => ({
-          ...(await github.pull(http, projectId, ctx.signal)),
+          ...(await github.pull(deps.client.http, projectId, ctx.signal)),
           projectId,
         })),
       render: (r) => {
@@ -164,7 +163,7 @@ export function githubTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), status: z.string().nullable(), createdAt: z.string().nullable().optional() }),
       run: async ({ projectId }, ctx) => {
-        const data = await github.getPullStatus(http, projectId, ctx.signal);
+        const data = await github.getPullStatus(deps.client.http, projectId, ctx.signal);
         return { ...data, projectId, status: data.status ?? null };
       },
       render: (r) => (r.status === null ? `No GitHub pull has run on ${r.projectId}.` : `GitHub pull of ${r.projectId}: ${r.status}${r.createdAt ? ` (started ${r.createdAt})` : ""}.`),
@@ -180,7 +179,7 @@ export function githubTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.object({ projectId: z.string(), development: z.array(z.string()), production: z.array(z.string()) }),
       run: async ({ projectId }, ctx) => {
-        const env = await github.getEnv(http, projectId, ctx.signal);
+        const env = await github.getEnv(deps.client.http, projectId, ctx.signal);
         // Every value is registered before anything of this answer can leave; only names are kept.
         return { projectId, development: envNames(env.envDev, ctx), production: envNames(env.envProd, ctx) };
       },

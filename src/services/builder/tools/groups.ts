@@ -28,7 +28,6 @@ const line = (g: Group) =>
   `- ${g.groupId}: "${trimLine(g.name, 80)}"${g.projectCount !== undefined ? ` (${g.projectCount} project${g.projectCount === 1 ? "" : "s"})` : ""}${g.description ? `: "${trimLine(g.description, 80)}"` : ""}`;
 
 export function groupTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_create_group",
@@ -40,7 +39,7 @@ export function groupTools(deps: BuildDeps) {
       input: { name, description: description.optional() },
       output: group,
       verify: ({ name }) => `call build_list_groups with search "${name}"`,
-      run: (input, ctx) => api.createGroup(http, input, ctx.signal),
+      run: (input, ctx) => api.createGroup(deps.client.http, input, ctx.signal),
       render: (g) => `Created group ${g.groupId} ("${trimLine(g.name, 80)}").`,
     }),
 
@@ -64,7 +63,7 @@ export function groupTools(deps: BuildDeps) {
         total: z.number().int().optional().describe("X-Total-Count: groups matching the search"),
       }),
       run: async (input, ctx) => {
-        const page = await api.listGroups(http, input, ctx.signal);
+        const page = await api.listGroups(deps.client.http, input, ctx.signal);
         const groups = group.array().parse(page.groups);
         return { groups, count: groups.length, skip: page.skip ?? input.skip ?? 0, limit: page.limit ?? input.limit ?? 100, total: page.total };
       },
@@ -84,7 +83,7 @@ export function groupTools(deps: BuildDeps) {
       kind: "read",
       input: { groupId },
       output: group,
-      run: ({ groupId }, ctx) => api.getGroup(http, groupId, ctx.signal),
+      run: ({ groupId }, ctx) => api.getGroup(deps.client.http, groupId, ctx.signal),
       render: (g) => `Group${line(g).slice(1)}`,
     }),
 
@@ -99,7 +98,7 @@ export function groupTools(deps: BuildDeps) {
       input: { groupId, name: name.optional(), description: description.optional() },
       output: group,
       verify: ({ groupId }) => `call build_get_group for "${groupId}"`,
-      run: ({ groupId, ...body }, ctx) => api.updateGroup(http, groupId, body, ctx.signal),
+      run: ({ groupId, ...body }, ctx) => api.updateGroup(deps.client.http, groupId, body, ctx.signal),
       render: (g) => `Updated group${line(g).slice(1)}`,
     }),
 
@@ -113,7 +112,7 @@ export function groupTools(deps: BuildDeps) {
       input: { groupId },
       output: z.looseObject({ groupId: z.string(), deleted: z.boolean(), releasedProjects: z.number().optional() }),
       verify: ({ groupId }) => `call build_get_group for "${groupId}" (404 PROJECT_GROUP_NOT_FOUND = deleted)`,
-      run: async ({ groupId }, ctx) => ({ deleted: true, ...(await api.deleteGroup(http, groupId, ctx.signal)), groupId }),
+      run: async ({ groupId }, ctx) => ({ deleted: true, ...(await api.deleteGroup(deps.client.http, groupId, ctx.signal)), groupId }),
       render: (r) => `Deleted group ${r.groupId}${r.releasedProjects !== undefined ? `; ${r.releasedProjects} project(s) are now ungrouped` : ""}.`,
     }),
   ];

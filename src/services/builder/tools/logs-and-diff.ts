@@ -114,7 +114,6 @@ function cutLines(text: string, max: number): string {
 }
 
 export function logsAndDiffTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_get_production_logs",
@@ -144,7 +143,7 @@ export function logsAndDiffTools(deps: BuildDeps) {
         if (from && to && Date.parse(from) > Date.parse(to)) throw new ToolError("Invalid arguments for build_get_production_logs: from must not be after to. Nothing was sent upstream.");
       },
       run: async ({ projectId, limit = 50, ...query }, ctx) => {
-        const data = await api.getProductionLogs(http, projectId, query, ctx.signal);
+        const data = await api.getProductionLogs(deps.client.http, projectId, query, ctx.signal);
         const raw = Array.isArray(data) ? data : isObject(data) && Array.isArray(data.records) ? data.records : [];
         const rest: Json = isObject(data) ? Object.fromEntries(Object.entries(data).filter(([k]) => k !== "records")) : {};
         // The pipeline's order is not stated: newest first by the record's own timestamp.
@@ -187,7 +186,7 @@ export function logsAndDiffTools(deps: BuildDeps) {
         files: z.array(z.object({ path: z.string(), added: z.number().int(), removed: z.number().int(), shown: z.enum(["full", "partial", "no"]) })),
       }),
       run: async ({ projectId, commitSha, file }, ctx) => {
-        const data = await api.getVersionDiff(http, projectId, commitSha, ctx.signal);
+        const data = await api.getVersionDiff(deps.client.http, projectId, commitSha, ctx.signal);
         const full = typeof data.diff === "string" ? data.diff : "";
         const { diff: _diff, ...rest } = data;
         const files = splitDiff(full);

@@ -20,7 +20,6 @@ function propertyNames(properties: unknown): string[] {
 const passthrough = (data: unknown) => (isObject(data) ? data : {});
 
 export function operationTools(deps: BuildDeps) {
-  const { client } = deps;
   return [
     defineTool({
       name: "build_deploy",
@@ -37,7 +36,7 @@ export function operationTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}"`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Deploy ${projectId}`, items: [["CREATE_DEPLOYMENT", 1]] }, ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "deployment", ctx, { wait, timeoutSeconds }, async () => ({ ...(await client.deploy(projectId, ctx.signal)), projectId })),
+        startThenWait(deps, projectId, "deployment", ctx, { wait, timeoutSeconds }, async () => ({ ...(await deps.client.deploy(projectId, ctx.signal)), projectId })),
       render: (r) =>
         r.wait ? waitSummary(r.wait) : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with ${followHint(r.projectId, "deployment", r.startedAt)}.`,
     }),
@@ -51,7 +50,7 @@ export function operationTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId },
       output: s.deployment,
-      run: ({ projectId }, ctx) => client.getDeploymentStatus(projectId, ctx.signal),
+      run: ({ projectId }, ctx) => deps.client.getDeploymentStatus(projectId, ctx.signal),
       render: (d) => (d.status ? `Latest deployment: ${d.status}${d.createdAt ? ` (started ${d.createdAt})` : ""}${d.versionId ? `, version ${d.versionId}` : ""}.` : "Never deployed."),
     }),
 
@@ -64,7 +63,7 @@ export function operationTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId, limit: z.number().int().min(1).optional().describe("Default 20"), skip: z.number().int().min(0).optional() },
       output: z.object({ versions: z.array(s.version), totalCount: z.number().int().optional() }),
-      run: ({ projectId, limit, skip }, ctx) => client.listVersions(projectId, { limit, skip }, ctx.signal) as never,
+      run: ({ projectId, limit, skip }, ctx) => deps.client.listVersions(projectId, { limit, skip }, ctx.signal) as never,
       render: (r) =>
         r.versions.length === 0
           ? "No versions yet."
@@ -86,7 +85,7 @@ export function operationTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
       before: ({ projectId, versionId }, ctx) => deps.guard.check({ operation: `Recover ${projectId} to version ${versionId}`, items: [["RECOVER_VERSION", 1]] }, ctx),
       run: ({ projectId, versionId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "versionRecovery", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await client.recoverVersion(projectId, versionId, ctx.signal)), projectId, versionId })),
+        startThenWait(deps, projectId, "versionRecovery", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await deps.client.recoverVersion(projectId, versionId, ctx.signal)), projectId, versionId })),
       render: (r) =>
         r.wait ? waitSummary(r.wait) : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with ${followHint(r.projectId, "versionRecovery", r.startedAt)}.`,
     }),
@@ -101,7 +100,7 @@ export function operationTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.object({ logs: z.string(), truncatedChars: z.number().int() }),
       run: async ({ projectId }, ctx) => {
-        const { logs = "" } = await client.getLogs(projectId, ctx.signal);
+        const { logs = "" } = await deps.client.getLogs(projectId, ctx.signal);
         const cut = Math.max(0, logs.length - MAX_LOG_CHARS);
         return { logs: logs.slice(cut), truncatedChars: cut };
       },
@@ -122,7 +121,7 @@ export function operationTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read agentServerStatus`,
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Restart the dev server of ${projectId}`, items: [["START_SERVER", 1]] }, ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "server", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await client.restartServer(projectId, ctx.signal)), projectId })),
+        startThenWait(deps, projectId, "server", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await deps.client.restartServer(projectId, ctx.signal)), projectId })),
       render: (r) => (r.wait ? waitSummary(r.wait) : `Dev server of ${r.projectId} is (re)starting. Follow it with ${followHint(r.projectId, "server", r.startedAt)}.`),
     }),
 
@@ -143,7 +142,7 @@ export function operationTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), secretName: z.string(), environment: z.string() }),
       run: async ({ projectId, secretName, secretValue, environment }, ctx) => {
         ctx.secret(secretValue);
-        const data = passthrough(await client.setSecret(projectId, { secretName, secretValue, environment: environment ?? "both" }, ctx.signal));
+        const data = passthrough(await deps.client.setSecret(projectId, { secretName, secretValue, environment: environment ?? "both" }, ctx.signal));
         return { ...data, projectId, secretName, environment: environment ?? "both" };
       },
       render: (r) => `Secret ${r.secretName} set on ${r.projectId} (${r.environment}); the value is not shown.`,
@@ -159,7 +158,7 @@ export function operationTools(deps: BuildDeps) {
       input: { projectId: s.projectId, secretId: s.pathId("secretId") },
       output: z.object({ projectId: z.string(), secretId: z.string(), deleted: z.boolean() }),
       run: async ({ projectId, secretId }, ctx) => {
-        await client.deleteSecret(projectId, secretId, ctx.signal);
+        await deps.client.deleteSecret(projectId, secretId, ctx.signal);
         return { projectId, secretId, deleted: true };
       },
       render: (r) => `Deleted secret ${r.secretId} of ${r.projectId}.`,
@@ -184,8 +183,8 @@ export function operationTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read customDomain`,
       before: ({ projectId, hostname }, ctx) => deps.guard.check({ operation: `Attach ${hostname} to ${projectId}`, items: [["ADD_CUSTOM_DOMAIN", 1]] }, ctx),
       run: async ({ projectId, hostname }, ctx) => {
-        const data = passthrough(await client.setDomain(projectId, hostname, ctx.signal));
-        const project = await client.getProject(projectId, ctx.signal);
+        const data = passthrough(await deps.client.setDomain(projectId, hostname, ctx.signal));
+        const project = await deps.client.getProject(projectId, ctx.signal);
         return { ...data, projectId, hostname, customDomain: project.customDomain ?? null };
       },
       render: (r) => {
@@ -205,7 +204,7 @@ export function operationTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.object({ projectId: z.string(), removed: z.boolean() }),
       run: async ({ projectId }, ctx) => {
-        await client.removeDomain(projectId, ctx.signal);
+        await deps.client.removeDomain(projectId, ctx.signal);
         return { projectId, removed: true };
       },
       render: (r) => `Removed the custom domain of ${r.projectId}.`,
@@ -220,7 +219,7 @@ export function operationTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId },
       output: z.object({ tables: z.array(s.table) }),
-      run: ({ projectId }, ctx) => client.getTables(projectId, ctx.signal) as never,
+      run: ({ projectId }, ctx) => deps.client.getTables(projectId, ctx.signal) as never,
       render: (r) =>
         r.tables.length === 0
           ? "No tables."
@@ -251,7 +250,7 @@ export function operationTools(deps: BuildDeps) {
       output: z.looseObject({ results: z.array(z.looseObject({})), count: z.number().int() }),
       run: async ({ projectId, tableName, queryOptions }, ctx) => {
         // The service's own default page (50) applies when _limit is absent; the answer is held to the context budget.
-        const data = await client.queryDatabase(projectId, { tableName, ...(queryOptions ? { queryOptions } : {}) }, ctx.signal);
+        const data = await deps.client.queryDatabase(projectId, { tableName, ...(queryOptions ? { queryOptions } : {}) }, ctx.signal);
         const results = data.results ?? [];
         return { ...data, results, count: results.length };
       },

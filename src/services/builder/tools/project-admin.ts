@@ -13,7 +13,6 @@ import * as s from "../schemas.js";
 const FIELDS = ["label", "description", "groupId"] as const;
 
 export function projectAdminTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_update_project",
@@ -37,7 +36,7 @@ export function projectAdminTools(deps: BuildDeps) {
         }
       },
       run: async ({ projectId, ...changes }, ctx) => {
-        const updated = await api.updateProject(http, projectId, changes, ctx.signal);
+        const updated = await api.updateProject(deps.client.http, projectId, changes, ctx.signal);
         ctx.resourcesChanged();
         return { ...updated, projectId: String(updated.projectId ?? projectId) };
       },

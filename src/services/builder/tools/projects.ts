@@ -17,7 +17,6 @@ export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 cre
 const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
 
 export function projectTools(deps: BuildDeps) {
-  const { client } = deps;
   return [
     defineTool({
       name: "build_get_account",
@@ -28,7 +27,7 @@ export function projectTools(deps: BuildDeps) {
       kind: "read",
       input: {},
       output: s.account,
-      run: (_input, ctx) => client.getAccount(ctx.signal),
+      run: (_input, ctx) => deps.client.getAccount(ctx.signal),
       render: (a) => `Balance: ${a.credits} credits (${a.recurrentCredits ?? 0} monthly plan + ${a.oneTimeCredits ?? 0} purchased).`,
     }),
 
@@ -41,7 +40,7 @@ export function projectTools(deps: BuildDeps) {
       kind: "read",
       input: {},
       output: s.creditCosts,
-      run: (_input, ctx) => client.getCreditCosts(ctx.signal),
+      run: (_input, ctx) => deps.client.getCreditCosts(ctx.signal),
       render: (c) => `Credit costs:\n${Object.entries(c.creditCosts).map(([k, v]) => `- ${k}: ${v}`).join("\n")}`,
     }),
 
@@ -71,7 +70,7 @@ export function projectTools(deps: BuildDeps) {
         hasMore: z.boolean().optional().describe("X-Has-More: another page exists"),
       }),
       run: async (input, ctx) => {
-        const page = await client.listProjectsPage(input, ctx.signal);
+        const page = await deps.client.listProjectsPage(input, ctx.signal);
         const projects = s.projectListItem.array().parse(page.projects);
         // The headers say what the service applied (a larger limit is clamped to 100).
         return { projects, count: projects.length, skip: page.skip ?? input.skip ?? 0, limit: page.limit ?? input.limit ?? 100, total: page.total, hasMore: page.hasMore };
@@ -93,7 +92,7 @@ export function projectTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId },
       output: s.projectDetails,
-      run: ({ projectId }, ctx) => client.getProject(projectId, ctx.signal),
+      run: ({ projectId }, ctx) => deps.client.getProject(projectId, ctx.signal),
       render: projectSummary,
     }),
 
@@ -109,7 +108,7 @@ export function projectTools(deps: BuildDeps) {
       verify: ({ projectId }) => listed(projectId),
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Create project ${projectId}`, items: [["CREATE_PROJECT", 1]] }, ctx),
       run: async (input, ctx) => {
-        const created = (await client.createProject(input, ctx.signal)) as { projectId: string };
+        const created = (await deps.client.createProject(input, ctx.signal)) as { projectId: string };
         ctx.resourcesChanged();
         return created;
       },
@@ -145,7 +144,7 @@ export function projectTools(deps: BuildDeps) {
         for (const secret of body.secrets ?? []) ctx.secret(secret.secretValue);
         ctx.secret(body.figma?.token);
         const since = Date.now();
-        const launched = s.launchResult.parse(await client.launchProject(body, ctx.signal));
+        const launched = s.launchResult.parse(await deps.client.launchProject(body, ctx.signal));
         ctx.resourcesChanged();
         if (!wait || !launched.agent?.started) return { ...launched, startedAt: new Date(since).toISOString() };
         await ctx.progress({ message: `Project ${launched.projectId} created; agent started` });
@@ -174,7 +173,7 @@ export function projectTools(deps: BuildDeps) {
       output: z.object({ projectId: z.string(), deleted: z.boolean() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}"`,
       run: async ({ projectId }, ctx) => {
-        await client.deleteProject(projectId, ctx.signal);
+        await deps.client.deleteProject(projectId, ctx.signal);
         ctx.resourcesChanged();
         return { projectId, deleted: true };
       },

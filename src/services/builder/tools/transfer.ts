@@ -54,7 +54,6 @@ class TransferVault {
 const invalid = (tool: string, why: string) => new ToolError(`Invalid arguments for ${tool}: ${why}. Nothing was sent upstream.`);
 
 export function transferTools(deps: BuildDeps) {
-  const { http } = deps.client;
   const vault = new TransferVault();
 
   /** The code to import: the caller's, or the one kept for transferId. */
@@ -80,7 +79,7 @@ export function transferTools(deps: BuildDeps) {
       verify: () => "a lost export answer leaves no usable code whether or not it ran: wait a minute, then export again",
       before: ({ projectId }, ctx) => deps.guard.check({ operation: `Export ${projectId}`, items: [["EXPORT_PROJECT", 1]] }, ctx),
       run: async ({ projectId, includeRecords }, ctx) => {
-        const { importCode, ...data } = await api.exportProject(http, projectId, includeRecords ?? false, ctx.signal);
+        const { importCode, ...data } = await api.exportProject(deps.client.http, projectId, includeRecords ?? false, ctx.signal);
         if (typeof importCode !== "string" || importCode === "") throw new ToolError(`The export of ${projectId} answered without an import code; it may have been charged. Check build_get_account before exporting again.`);
         ctx.secret(importCode);
         const { transferId, expiresAt } = vault.keep(importCode);
@@ -115,7 +114,7 @@ export function transferTools(deps: BuildDeps) {
       run: ({ projectId, wait, timeoutSeconds, ...source }, ctx) => {
         ctx.secret(source.importCode);
         return startThenWait(deps, projectId, "import", ctx, { wait, timeoutSeconds }, async () => {
-          const data = await api.importProject(http, projectId, codeFor(source), ctx.signal);
+          const data = await api.importProject(deps.client.http, projectId, codeFor(source), ctx.signal);
           return { ...data, projectId: String(data.projectId ?? projectId) };
         });
       },

@@ -36,7 +36,6 @@ const line = (w: z.infer<typeof webhookView>) =>
   `- ${w.id}: ${w.event ?? "?"} -> "${trimLine(w.url, 200)}"${w.headerNames.length ? ` (headers: ${w.headerNames.join(", ")})` : ""}${w.createdAt ? `, since ${w.createdAt}` : ""}`;
 
 export function webhookTools(deps: BuildDeps) {
-  const { http } = deps.client;
   return [
     defineTool({
       name: "build_add_webhook",
@@ -63,7 +62,7 @@ export function webhookTools(deps: BuildDeps) {
       verify: ({ event }) => `call build_list_webhooks and look for event ${event}`,
       run: async ({ url, event, headers }, ctx) => {
         for (const value of Object.values(headers ?? {})) ctx.secret(value);
-        const data = await api.subscribe(http, { url, event, ...(headers ? { headers } : {}) }, ctx.signal);
+        const data = await api.subscribe(deps.client.http, { url, event, ...(headers ? { headers } : {}) }, ctx.signal);
         return hideHeaders({ url, event, ...data, headers: data.headers ?? headers }, ctx);
       },
       render: (w) => `Webhook ${w.id} added: ${w.event} -> "${trimLine(w.url, 200)}"${w.headerNames.length ? ` with headers ${w.headerNames.join(", ")} (values not shown)` : ""}.`,
@@ -79,7 +78,7 @@ export function webhookTools(deps: BuildDeps) {
       input: {},
       output: z.object({ webhooks: z.array(webhookView) }),
       run: async (_input, ctx) => {
-        const data = await api.list(http, ctx.signal);
+        const data = await api.list(deps.client.http, ctx.signal);
         return { webhooks: (data.webhooks ?? []).map((w) => hideHeaders(w, ctx)) };
       },
       render: (r) => (r.webhooks.length ? `${r.webhooks.length} webhook(s):\n${r.webhooks.map(line).join("\n")}` : "No webhooks."),
@@ -96,7 +95,7 @@ export function webhookTools(deps: BuildDeps) {
       output: z.looseObject({ webhookId: z.string(), deleted: z.boolean() }),
       verify: ({ webhookId }) => `call build_list_webhooks and look for ${webhookId}`,
       run: async ({ webhookId }, ctx) => {
-        const data = await api.remove(http, webhookId, ctx.signal);
+        const data = await api.remove(deps.client.http, webhookId, ctx.signal);
         // [L] answers {success: true}, [RC] reads {deleted}: either one says it.
         const deleted = typeof data.deleted === "boolean" ? data.deleted : typeof data.success === "boolean" ? data.success : true;
         return { ...data, webhookId, deleted };
