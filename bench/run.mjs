@@ -2,7 +2,7 @@
 // npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
 // one table per goal and writes bench/results.json. See bench/README.md.
 //
-//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted] [--quick] [--use-dist]
+//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants] [--quick] [--use-dist]
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, tmpdir } from "node:os";
@@ -12,6 +12,7 @@ import { callOverhead } from "./call-overhead.mjs";
 import { coldStart } from "./cold-start.mjs";
 import { contextCost } from "./context-cost.mjs";
 import { hosted } from "./hosted.mjs";
+import { tenantCost } from "./tenants.mjs";
 import { httpLoad } from "./http-load.mjs";
 import { CLI, ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
 import { packageFootprint } from "./package-footprint.mjs";
@@ -132,6 +133,14 @@ try {
       fail("hosted", err);
     }
   }
+  if (want("tenants")) {
+    log("tenants (per-user keys)...");
+    try {
+      results.tenants = await tenantCost({ log, quick });
+    } catch (err) {
+      fail("tenants", err);
+    }
+  }
   if (want("package")) {
     log("package footprint (npm pack, npm install from the registry)...");
     try {
@@ -189,6 +198,11 @@ function collectGoals(r) {
     const per = (m) => `${fmt(m.perCall, 3)} ± ${fmt(m.uncertainty, 3)} commands per call`;
     add("7 hosted", g.redisTool, per(r.hosted.redis.toolCall.commands));
     add("7 hosted", g.redisPoll, per(r.hosted.redis.poll.commands));
+  }
+  if (r.tenants?.goals) {
+    const t = r.tenants;
+    add("8 tenants", t.goals.memory, `${fmt(t.kbPerTenant, 0)} KB per tenant`);
+    add("8 tenants", t.goals.cpu, `${fmt(t.cpuRatio, 2)} x`);
   }
   return goals;
 }
@@ -340,6 +354,21 @@ function render(r) {
     if (w) out += `   warm-up (load until the CPU per call settles; ms per call by block): one replica ${fmt(w.modern.seconds, 0)} s stateless (${w.modern.cpuMsPerCall.join(", ")}) + ${fmt(w.legacy.seconds, 0)} s sessions (${w.legacy.cpuMsPerCall.join(", ")}); three replicas ${fmt(w.three.seconds, 0)} s (${w.three.cpuMsPerCall.join(", ")})\n`;
     out += `   note: ${hs.note}.\n`;
   } else if (hs) out += `\n7. Hosted mode: ${hs.skipped ? `skipped: ${hs.skipped}` : `ERROR ${hs.error}`}\n`;
+
+  const tn = r.tenants;
+  if (tn?.goals) {
+    out += table(
+      `8. Tenants (MCP_CREDENTIALS=caller, one replica, --toolsets all): ${tn.calls} 2026-07-28 tools/list, ${tn.concurrency} at once, each with a new build key (peer: one known key), A B B A`,
+      ["measure", "value", "peer", "ratio", "goal", "met"],
+      [
+        ["replica CPU ms per call", fmt(tn.newTenant.cpuMsPerCall, 2), fmt(tn.known.cpuMsPerCall, 2), fmt(tn.cpuRatio, 2), "<= 2", tn.goals.cpu.met ? "yes" : "NO"],
+        ["calls/s", fmt(tn.newTenant.callsPerSecond, 0), fmt(tn.known.callsPerSecond, 0), fmt(tn.throughputRatio, 2), "-", "n/a (no goal)"],
+        [`RSS growth per new tenant (KB; ${tn.tenantsBuilt} built, ${fmt(tn.rssMb.before, 0)} -> ${fmt(tn.rssMb.after, 0)} MB)`, fmt(tn.kbPerTenant, 0), "", "", "<= 150", tn.goals.memory.met ? "yes" : "NO"],
+      ],
+    );
+    const errors = tn.newTenant.errors + tn.known.errors;
+    if (errors) out += `   errors: ${errors}\n`;
+  } else if (tn) out += `\n8. Tenants: ERROR ${tn.error}\n`;
 
   out += table("Goals", ["goal", "measured", "met"], r.goals.map((g) => [`${g.id}: ${g.text}`, g.value, g.met === null ? `n/a${g.note ? ` (${g.note})` : ""}` : g.met ? "yes" : "NO"]));
   return out;

@@ -1,0 +1,117 @@
+// Goal 8: what a new tenant costs a per-user-keys server (MCP_CREDENTIALS=caller). Anyone who can
+// reach the endpoint can send keys never seen before, and each new set of keys builds a tenant
+// (its upstream clients, pollers, caches; the tool definitions are shared). One replica, no
+// upstream traffic: 2026-07-28 tools/list, 16 at once, each request with a new build key vs the
+// same number with one known key (A B B A blocks), and the replica's RSS growth per tenant.
+import { spawn } from "node:child_process";
+import { freePort } from "../scripts/cluster.mjs";
+import { CLI, NODE, cpuMs, rssMb, sleep, stopChild } from "./lib.mjs";
+
+const CONCURRENCY = 16;
+
+function listRequest(key) {
+  return {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/list",
+      "x-build-api-key": key,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/list",
+      params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "bench-tenants", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } },
+    }),
+  };
+}
+
+async function ready(url) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`the server did not answer ${url} within 10 s`);
+}
+
+export async function tenantCost({ log, quick = false }) {
+  const calls = quick ? 600 : 2000;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(NODE, [CLI, "--transport", "http", "--port", String(port), "--toolsets", "all"], {
+    env: { ...process.env, MCP_CREDENTIALS: "caller", MCP_STATE_KEY: "bench-tenants-state-key-0123456789abcdef", BUILD_API_BASE_URL: "http://127.0.0.1:9", DRONES_API_BASE_URL: "http://127.0.0.1:9", SIZING_API_BASE_URL: "http://127.0.0.1:9" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr = `${stderr}${d}`.slice(-2000)));
+  try {
+    await ready(`${url}/healthz`);
+    let fresh = 0;
+    const side = (keyFor) => async (n) => {
+      const cpu0 = cpuMs(child.pid);
+      const started = performance.now();
+      let next = 0;
+      let errors = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < n) {
+            next++;
+            const res = await fetch(`${url}/mcp`, listRequest(keyFor()));
+            const text = await res.text();
+            if (res.status !== 200 || !text.includes("build_get_project")) errors++;
+          }
+        }),
+      );
+      const ms = performance.now() - started;
+      return { calls: n, errors, ms, callsPerSecond: (n / ms) * 1000, cpuMsPerCall: (cpuMs(child.pid) - cpu0) / n };
+    };
+    const known = side(() => "tlm_sk_bench_known_tenant");
+    const newcomer = side(() => `tlm_sk_bench_new_${fresh++}`);
+    log(`tenants: warming up (${calls} calls with one key)...`);
+    await known(calls);
+    const rssBefore = rssMb(child.pid);
+    const tenantsBefore = fresh;
+    log(`tenants: ${calls} tools/list with one key vs ${calls} each with a new key (A B B A)...`);
+    const a1 = await known(calls / 2);
+    const b1 = await newcomer(calls / 2);
+    const b2 = await newcomer(calls / 2);
+    const a2 = await known(calls / 2);
+    const rssAfter = rssMb(child.pid);
+    const merge = (x, y) => ({ calls: x.calls + y.calls, errors: x.errors + y.errors, callsPerSecond: ((x.calls + y.calls) / (x.ms + y.ms)) * 1000, cpuMsPerCall: (x.cpuMsPerCall * x.calls + y.cpuMsPerCall * y.calls) / (x.calls + y.calls) });
+    const same = merge(a1, a2);
+    const fresh2 = merge(b1, b2);
+    const health = await (await fetch(`${url}/healthz`)).json();
+    const tenants = fresh - tenantsBefore;
+    const kbPerTenant = ((rssAfter - rssBefore) * 1024) / tenants;
+    const cpuRatio = fresh2.cpuMsPerCall / same.cpuMsPerCall;
+    log(`tenants: ${fmt(kbPerTenant)} KB and ${fmt(cpuRatio, 2)}x the CPU of a known tenant's call per new tenant`);
+    return {
+      calls,
+      concurrency: CONCURRENCY,
+      known: same,
+      newTenant: fresh2,
+      cpuRatio,
+      throughputRatio: fresh2.callsPerSecond / same.callsPerSecond,
+      tenantsBuilt: tenants,
+      tenantsLive: health.tenants,
+      rssMb: { before: rssBefore, after: rssAfter },
+      kbPerTenant,
+      goals: {
+        memory: { text: "RSS per new tenant (per-user keys) <= 150 KB: the 10,000 kept at most fit in 1.5 GB", value: kbPerTenant, met: kbPerTenant <= 150 },
+        cpu: { text: "a new tenant's first call <= 2x the CPU of a known tenant's", value: cpuRatio, met: cpuRatio <= 2 },
+      },
+    };
+  } catch (err) {
+    throw new Error(`${err.message}; server stderr: ${stderr.slice(-500)}`);
+  } finally {
+    await stopChild(child);
+  }
+}
+
+const fmt = (x, digits = 0) => Number(x).toFixed(digits);
