@@ -30,11 +30,12 @@ export class TenantCache<T extends TenantScoped> {
   /** The tenant's value, built with `build` on first use. */
   get(tenantId: string, build: () => T): T {
     let entry = this.entries.get(tenantId);
-    if (!entry) {
-      if (this.entries.size >= this.options.max) this.sweep(Infinity, 1);
-      entry = { value: build(), lastUsed: Date.now(), pins: 0 };
-      this.entries.set(tenantId, entry);
+    if (entry) this.entries.delete(tenantId); // moved to the end: the map stays in order of use
+    else {
+      if (this.entries.size >= this.options.max) this.evictOne();
+      entry = { value: build(), lastUsed: 0, pins: 0 };
     }
+    this.entries.set(tenantId, entry);
     entry.lastUsed = Date.now();
     return entry.value;
   }
@@ -50,16 +51,31 @@ export class TenantCache<T extends TenantScoped> {
       released = true;
       entry.pins--;
       entry.lastUsed = Date.now();
+      if (this.entries.get(tenantId) === entry) {
+        this.entries.delete(tenantId);
+        this.entries.set(tenantId, entry);
+      }
     };
   }
 
-  /** Closes unpinned tenants last used before `cutoff` (at most `limit`, oldest first). */
-  private sweep(cutoff: number, limit = Infinity): void {
-    const idle = [...this.entries].filter(([, e]) => e.pins === 0 && e.lastUsed < cutoff).sort((a, b) => a[1].lastUsed - b[1].lastUsed);
-    for (const [id, entry] of idle.slice(0, limit)) {
-      this.entries.delete(id);
-      void entry.value.close().catch(() => undefined);
+  /** Closes unpinned tenants last used before `cutoff`. */
+  private sweep(cutoff: number): void {
+    for (const [id, entry] of this.entries) if (entry.pins === 0 && entry.lastUsed < cutoff) this.drop(id, entry);
+  }
+
+  /**
+   * At the cap: closes the least recently requested tenant without a pin (the map's first). New
+   * keys arrive at the rate anyone likes, so this must not sort the whole cache each time.
+   */
+  private evictOne(): void {
+    for (const [id, entry] of this.entries) {
+      if (entry.pins === 0) return this.drop(id, entry);
     }
+  }
+
+  private drop(id: string, entry: Entry<T>): void {
+    this.entries.delete(id);
+    void entry.value.close().catch(() => undefined);
   }
 
   async close(): Promise<void> {

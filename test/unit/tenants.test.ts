@@ -39,6 +39,18 @@ describe("TenantCache", () => {
     await cache.close();
     expect(a.closed).toBe(1);
   });
+
+  it("at the cap closes the least recently requested tenant, not the first one built", async () => {
+    const cache = new TenantCache<Closable>({ idleMs: 60_000, max: 3 });
+    const [a, b, c] = ["a", "b", "c"].map((id) => cache.get(id, () => new Closable(id)));
+    cache.get("a", () => new Closable("a2")); // a is used again: b is now the least recent
+    cache.get("d", () => new Closable("d"));
+    expect([a.closed, b.closed, c.closed]).toEqual([0, 1, 0]);
+    cache.pin("c")(); // a task on c just ended: c counts as used
+    cache.get("e", () => new Closable("e"));
+    expect([a.closed, c.closed]).toEqual([1, 0]);
+    await cache.close();
+  });
 });
 
 describe("tool definitions shared by tenants", () => {
