@@ -13,7 +13,7 @@ import type { RedisState } from "./core/state/redis.js";
 import { Sealer } from "./core/state/seal.js";
 import { MemoryTaskStore, type TaskStore } from "./core/tasks/store.js";
 import { TaskRunner } from "./core/tasks/runner.js";
-import { forTenant, lateBound } from "./core/tenant-scope.js";
+import { TenantScopes } from "./core/tenant-scope.js";
 import { TenantCache } from "./core/tenants.js";
 import { PoolCache } from "./core/upstream.js";
 import { SERVICES } from "./services/registry.js";
@@ -76,7 +76,8 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   let tasks: TaskRunner;
   const listKey = {};
   // Built once; each tenant runs them with its own services' dependencies (core/tenant-scope.ts).
-  const definitions = enabled.flatMap((module) => module.tools(lateBound(module.name))).filter((t) => toolsets.includes(t.toolset) && (!config.readOnly || t.kind === "read"));
+  const scopes = new TenantScopes();
+  const definitions = enabled.flatMap((module) => module.tools(scopes.deps(module.name))).filter((t) => toolsets.includes(t.toolset) && (!config.readOnly || t.kind === "read"));
   const buildTenant = (tenantId: string, credentials: Readonly<Record<string, string>> | undefined): Tenant => {
     const tenantEgress = caller ? egress.derive(Object.values(credentials ?? {})) : egress;
     const tenantLogger = caller ? createLogger(config.logLevel, tenantEgress) : logger;
@@ -102,10 +103,11 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
     const advice = new Map<string, ServiceAdvice>(SERVICES.map((s) => [s.name, { keyVariable: caller ? `your ${credentialHeader(s.name)} header` : s.apiKeyVar, hints: s.hints }]));
     const changes = new ChangeHub(redis ? changeRelay(redis, tenantId) : undefined);
     const scope = new Map(instances.map(([module, i]) => [module.name, i.deps]));
+    if (!caller) scopes.onlyTenant(scope);
     return {
       info: { name: "switchboard-mcp", version: VERSION, title: "Switchboard MCP" },
       instructions: instructions(enabled, toolsets, config.readOnly, caller ? headers : undefined),
-      tools: definitions.map((def) => forTenant(def, scope)),
+      tools: caller ? definitions.map((def) => scopes.forTenant(def, scope)) : definitions,
       resources: instances.flatMap(([, i]) => i.resources),
       prompts: instances.flatMap(([, i]) => i.prompts),
       watchers: instances.flatMap(([, i]) => (i.watch ? [i.watch] : [])),

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
 import { ChangeHub, type McpRuntime } from "../../src/core/mcp/runtime.js";
-import { forTenant, lateBound } from "../../src/core/tenant-scope.js";
+import { TenantScopes } from "../../src/core/tenant-scope.js";
 import { TenantCache } from "../../src/core/tenants.js";
 import { defineTool } from "../../src/core/tool.js";
 import { z } from "zod";
@@ -55,7 +55,8 @@ describe("TenantCache", () => {
 
 describe("tool definitions shared by tenants", () => {
   it("are built once: every tenant's copy has the same schemas, and runs with its own dependencies, also across awaits", async () => {
-    const deps = lateBound<{ key: string; read(): string }>("demo");
+    const scopes = new TenantScopes();
+    const deps = scopes.deps<{ key: string; read(): string }>("demo");
     const echo = defineTool({
       name: "demo_echo",
       title: "Echo",
@@ -71,7 +72,7 @@ describe("tool definitions shared by tenants", () => {
       },
       render: (r) => r.after,
     });
-    const tenant = (key: string) => forTenant(echo, new Map([["demo", { key, read: function (this: { key: string }) { return this.key; } }]]));
+    const tenant = (key: string) => scopes.forTenant(echo, new Map([["demo", { key, read: function (this: { key: string }) { return this.key; } }]]));
     const [a, b] = [tenant("key-a"), tenant("key-b")];
     expect(a.input).toBe(b.input);
     expect(a.output).toBe(b.output);
