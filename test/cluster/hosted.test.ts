@@ -68,6 +68,26 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     await follower.start();
   });
 
+  it("stops following a task on a replica that was paused past its lease: the adopter finishes it, the launch went upstream once", async () => {
+    const before = await hitsOf(cluster, `POST ${API}/projects/launch`);
+    const task = await startTask(cluster.url, "build_launch_project", { projectId: "wakes-up-late", prompt: "Landing page [minutes=60]", wait: true });
+    const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
+    expect(follower).toBeDefined();
+    await until(async () => (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result?.statusMessage ?? "", (m) => /Agent|created/.test(m));
+    expect(follower.signal("SIGSTOP")).toBe(true);
+    try {
+      await until(async () => cluster.replicas.filter((r) => r !== follower && tookOver(r.output(), task.taskId)).length, (n) => n === 1, 4 * LEASE_MS);
+    } finally {
+      follower.signal("SIGCONT");
+    }
+    // Awake again, it learns at its next lease renewal that the task is followed elsewhere.
+    await until(async () => follower.output(), (out) => out.split("\n").some((l) => l.includes("stopped following it here") && l.includes(task.taskId)), 2 * LEASE_MS);
+    const { task: done } = await taskResult(cluster.url, task.taskId);
+    expect(done.status).toBe("completed");
+    expect(done.result.structuredContent).toMatchObject({ projectId: "wakes-up-late", wait: { outcome: "done" } });
+    expect((await hitsOf(cluster, `POST ${API}/projects/launch`)) - before).toBe(1);
+  });
+
   it("delivers to a listen stream on one replica the update a poll on another replica caused", async () => {
     const uri = "build://projects/spring-campaign";
     const [r1, r2] = cluster.replicas;

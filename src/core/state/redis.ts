@@ -13,8 +13,14 @@ if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 return 0`;
 
 /** Extend each lease that is still ours (the tasks this replica follows). */
-const RENEW = `for i, k in ipairs(KEYS) do if redis.call('GET', k) == ARGV[1] then redis.call('PEXPIRE', k, ARGV[2]) end end
-return 0`;
+const RENEW = `local lost = {}
+for i, k in ipairs(KEYS) do
+  local holder = redis.call('GET', k)
+  if holder == ARGV[1] then redis.call('PEXPIRE', k, ARGV[2])
+  elseif not holder then redis.call('SET', k, ARGV[1], 'PX', ARGV[2])
+  else lost[#lost + 1] = i end
+end
+return lost`;
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
@@ -234,10 +240,11 @@ export class RedisTaskStore implements TaskStore {
     return this.state.lease(leaseName(taskId));
   }
 
-  async renew(taskIds: string[]): Promise<void> {
-    if (taskIds.length === 0) return;
+  async renew(taskIds: string[]): Promise<string[]> {
+    if (taskIds.length === 0) return [];
     this.state.roundTrips++;
-    await this.state.cmd.eval(RENEW, taskIds.length, ...taskIds.map((id) => P + leaseName(id)), this.state.replicaId, String(this.state.leaseMs));
+    const lost = (await this.state.cmd.eval(RENEW, taskIds.length, ...taskIds.map((id) => P + leaseName(id)), this.state.replicaId, String(this.state.leaseMs))) as number[];
+    return lost.map((i) => taskIds[i - 1]);
   }
 
   async release(taskId: string): Promise<void> {

@@ -73,7 +73,7 @@ export class TaskRunner {
       if (TERMINAL.has(r.status)) this.running.get(r.taskId)?.abort(new Error("task cancelled by the client"));
     });
     const leaseMs = options.leaseMs ?? 15_000;
-    if (store.renew) this.every(leaseMs / 3, () => store.renew!([...this.running.keys()]));
+    if (store.renew) this.every(leaseMs / 3, () => this.renew());
     if (store.orphans && options.adopt) this.every(leaseMs / 2, () => this.adoptOrphans());
   }
 
@@ -177,6 +177,17 @@ export class TaskRunner {
         this.options.logger.warn("task result not saved yet; retrying", { taskId: record.taskId, error: err instanceof Error ? err.message : String(err) });
         await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
       }
+    }
+  }
+
+  /**
+   * Keeps this replica's claims. A task another replica adopted meanwhile (this process was
+   * paused past its lease) is no longer followed here: its upstream polls would be duplicates.
+   */
+  private async renew(): Promise<void> {
+    for (const taskId of await this.store.renew!([...this.running.keys()])) {
+      this.options.logger.info("task followed by another replica now; stopped following it here", { taskId });
+      this.running.get(taskId)?.abort(new Error("task taken over by another replica"));
     }
   }
 

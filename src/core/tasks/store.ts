@@ -46,7 +46,11 @@ export interface TaskStore {
   readonly shared?: boolean;
   /** Takes (or keeps) this replica's claim on following a task; false when another replica holds it. */
   claim?(taskId: string): Promise<boolean>;
-  renew?(taskIds: string[]): Promise<void>;
+  /**
+   * Extends this replica's claims (takes a lapsed one back if nobody adopted it meanwhile) and
+   * answers the tasks another replica follows now: this one paused past its lease, say.
+   */
+  renew?(taskIds: string[]): Promise<string[]>;
   /** Lets go of a task (a draining replica): another replica adopts it at its next look. */
   release?(taskId: string): Promise<void>;
   /** Working tasks nobody follows any more (their replica died or let go). */
