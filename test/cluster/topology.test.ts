@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { processAlive, renderReplicaBlock, templateReplicaBlock } from "../../scripts/cluster.mjs";
-import { call, connectHttp, newClient, ok, text, until } from "../harness.js";
+import { call, connectHttp, newClient, ok, rpc2026, sleep, text, until } from "../harness.js";
 import { accessLines, describeCluster, replicaPrefix, startTestCluster, type TestCluster } from "./harness.js";
 
 describe("deploy/nginx.conf", () => {
@@ -100,6 +100,33 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     } finally {
       await client.close();
     }
+  });
+
+  it("a rolling restart under load loses no request: a draining replica answers what still reaches it, then lets go", async () => {
+    const c = running();
+    const statuses = new Map<string, number>();
+    let stop = false;
+    // 12 clients calling through nginx (keep-alive to the replicas) the whole time.
+    const clients = Array.from({ length: 12 }, async () => {
+      while (!stop) {
+        const status = await rpc2026(c.url, "tools/call", { name: "drones_list_drones", arguments: {} }).then(
+          (r) => String(r.status),
+          (err: Error) => err.message,
+        );
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+    });
+    await sleep(500);
+    // Two replicas in turn, as a deploy does: SIGTERM, wait for the exit, start again.
+    for (const replica of c.replicas.slice(0, 2)) {
+      expect(await replica.kill("SIGTERM", 20_000)).toMatchObject({ code: 0 });
+      await replica.start();
+      await sleep(300);
+    }
+    stop = true;
+    await Promise.all(clients);
+    expect(Object.fromEntries(statuses)).toEqual({ "200": expect.any(Number) });
+    expect(statuses.get("200")).toBeGreaterThan(200);
   });
 
   it("stop() leaves no process behind", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpServer } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import { createMcpServer } from "../mcp/server.js";
@@ -51,6 +51,9 @@ export interface RunningHttp {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;
+
+/** How long a draining server keeps idle keep-alive connections open for a last request each. */
+const DRAIN_LINGER_MS = 2000;
 
 /**
  * Streamable HTTP at /mcp for both eras, plus GET /healthz.
@@ -117,6 +120,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     inflight.add(res);
     res.once("close", () => inflight.delete(res));
+    // Draining: each connection closes after its answer, so the balancer stops reusing it cleanly.
+    if (draining) res.setHeader("connection", "close");
     const url = new URL(req.url ?? "/", "http://localhost");
     if (!hostAllowed(req.headers.host, loopbackOnly)) return plain(res, 403, { error: "Host not allowed" });
     const origin = req.headers.origin;
@@ -209,6 +214,11 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       else res.end();
     });
   });
+  const sockets = new Set<Socket>();
+  http.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
   http.requestTimeout = 0; // long waits stream progress for many minutes
   http.keepAliveTimeout = 30_000;
   limits.apply(http);
@@ -225,11 +235,16 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     sessions: () => sessions.size,
     drain: async (ms: number) => {
       draining = true;
-      // No new connections; idle keep-alive ones close. Requests in flight get up to `ms`.
-      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-      http.closeIdleConnections();
-      const deadline = Date.now() + ms;
-      while (finishing() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      // No new connections. Idle keep-alive ones are not closed at once: a balancer may be sending
+      // a request on one at that instant, and nginx answers a POST lost that way with 502 and does
+      // not retry it. For a while they stay open and each request on one is answered with
+      // `connection: close`; requests in flight get up to `ms`.
+      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(http, () => resolve()));
+      const started = Date.now();
+      const idle = () => sockets.size - inflight.size;
+      const waiting = () => finishing() > 0 || (idle() > 0 && Date.now() - started < Math.min(ms, DRAIN_LINGER_MS));
+      while (waiting() && Date.now() - started < ms) await new Promise((r) => setTimeout(r, 50));
+      http.close(); // not listening any more: this only stops node's connection checks
       http.closeAllConnections();
       await closed;
     },
