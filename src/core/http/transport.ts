@@ -78,7 +78,9 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const modernFor = (tenant: McpRuntime): McpHttpHandler => {
     const known = handlers.get(tenant);
     if (known) return known.handler;
-    const handler = createMcpHandler(() => createMcpServer(tenant, "modern"), {
+    // The standard headers were checked against the body before the factory runs.
+    const calledTool = (request?: Request) => (request?.headers.get("mcp-method") === "tools/call" ? (request.headers.get("mcp-name") ?? undefined) : undefined);
+    const handler = createMcpHandler(({ requestInfo }) => createMcpServer(tenant, "modern", calledTool(requestInfo)), {
       legacy: "reject",
       maxRequestBodySize: maxBody,
       onerror: (err) => options.logger.debug("mcp handler error", { error: err.message }),
