@@ -18,7 +18,8 @@ export function allServicesConfig(): Config {
   }
   return {
     transport: "stdio", host: "127.0.0.1", port: 0, upstreamTimeoutMs: 1000, maxSessions: 1, sessionIdleMs: 1000,
-    allowedOrigins: [], logLevel: "error", sandbox: false, readOnly: false, toolsets: ALL_TOOLSETS.map((t) => t.id), services, warnings: [],
+    allowedOrigins: [],
+    allowedHosts: [], logLevel: "error", sandbox: false, readOnly: false, toolsets: ALL_TOOLSETS.map((t) => t.id), services, warnings: [],
     credentials: "operator", drainMs: 0, leaseMs: 15000,
   };
 }

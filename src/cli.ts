@@ -82,6 +82,7 @@ async function serve(initial: Config): Promise<void> {
     port: config.port,
     token: config.httpToken,
     allowedOrigins: config.allowedOrigins,
+    allowedHosts: config.allowedHosts,
     maxSessions: config.maxSessions,
     idleSessionMs: config.sessionIdleMs,
     maxConnections: config.maxConnections,

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { processAlive, renderReplicaBlock, templateReplicaBlock } from "../../scripts/cluster.mjs";
@@ -15,7 +16,7 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
   let cluster: TestCluster | undefined;
 
   beforeAll(async () => {
-    cluster = await startTestCluster({ replicas: 3 });
+    cluster = await startTestCluster({ replicas: 3, env: { MCP_ALLOWED_HOSTS: "mcp.example.test" } });
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -100,6 +101,24 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     } finally {
       await client.close();
     }
+  });
+
+  it("replicas on loopback answer the public name nginx passes when MCP_ALLOWED_HOSTS lists it, and still refuse others", async () => {
+    const c = running();
+    const asHost = async (host: string) => {
+      const { port } = new URL(c.url);
+      return new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { host, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } } }));
+      });
+    };
+    expect(await asHost("mcp.example.test")).toBe(200);
+    expect(await asHost("MCP.Example.Test:443")).toBe(200);
+    expect(await asHost("attacker.example")).toBe(403);
   });
 
   it("a rolling restart under load loses no request: a draining replica answers what still reaches it, then lets go", async () => {

@@ -178,6 +178,11 @@ describe("configuration", () => {
     expect(serve(["--transport", "http", "--host", "localhost"]).host).toBe("localhost");
   });
 
+  it("reads MCP_ALLOWED_HOSTS as a trimmed, lower-case list (none by default)", () => {
+    expect(serve([], { MCP_ALLOWED_HOSTS: " MCP.example.com , internal.example " }).allowedHosts).toEqual(["mcp.example.com", "internal.example"]);
+    expect(serve([], {}).allowedHosts).toEqual([]);
+  });
+
   it("reads MCP_ALLOWED_ORIGINS as a trimmed list", () => {
     expect(serve([], { MCP_ALLOWED_ORIGINS: " https://app.example.com/ , http://[::1]:5173" }).allowedOrigins).toEqual(["https://app.example.com", "http://[::1]:5173"]);
   });

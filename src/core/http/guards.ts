@@ -9,12 +9,12 @@ export function isLoopbackHost(host: string): boolean {
 /** The origins a browser on this machine sends, for a server bound to loopback. */
 export const LOOPBACK_ORIGINS = ["http://localhost", "http://127.0.0.1", "http://[::1]", "https://localhost", "https://127.0.0.1", "https://[::1]"];
 
-/** Host header check against DNS rebinding: a loopback bind answers loopback names only. */
-export function hostAllowed(host: string | undefined, loopbackOnly: boolean): boolean {
+/** Host header check against DNS rebinding: a loopback bind answers loopback names, and the names the operator lists (MCP_ALLOWED_HOSTS). */
+export function hostAllowed(host: string | undefined, loopbackOnly: boolean, allowedHosts: readonly string[] = []): boolean {
   if (!loopbackOnly) return true; // a non-loopback bind requires the bearer token instead
   if (!host) return false;
-  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0];
-  return isLoopbackHost(name);
+  const name = (host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]).toLowerCase();
+  return isLoopbackHost(name) || allowedHosts.includes(name);
 }
 
 /** `http://[::1]:5173` matches `http://[::1]` (any port) or itself. */

@@ -14,6 +14,8 @@ export interface HttpOptions extends HttpLimitOptions {
   port: number;
   token?: string;
   allowedOrigins: string[];
+  /** Host names accepted on a loopback bind besides loopback ones (a reverse proxy's public name). */
+  allowedHosts?: readonly string[];
   logger: Logger;
   /** Single-account mode's runtime; with `runtimeFor`, the runtime of a request that brings no keys. */
   runtime: McpRuntime;
@@ -125,7 +127,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     // Draining: each connection closes after its answer, so the balancer stops reusing it cleanly.
     if (draining) res.setHeader("connection", "close");
     const url = new URL(req.url ?? "/", "http://localhost");
-    if (!hostAllowed(req.headers.host, loopbackOnly)) return plain(res, 403, { error: "Host not allowed" });
+    if (!hostAllowed(req.headers.host, loopbackOnly, options.allowedHosts)) return plain(res, 403, { error: "Host not allowed" });
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, options.allowedOrigins)) return plain(res, 403, { error: "Origin not allowed" });
     if (url.pathname === "/readyz" && req.method === "GET") {
