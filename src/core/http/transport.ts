@@ -54,6 +54,9 @@ export interface RunningHttp {
 
 export const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;
 
+/** The tool a 2026-07-28 tools/call names (the SDK checks the standard headers against the body before the factory runs). */
+const calledTool = (request?: Request) => (request?.headers.get("mcp-method") === "tools/call" ? (request.headers.get("mcp-name") ?? undefined) : undefined);
+
 /** How long a draining server keeps idle keep-alive connections open for a last request each. */
 const DRAIN_LINGER_MS = 2000;
 
@@ -80,8 +83,6 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const modernFor = (tenant: McpRuntime): McpHttpHandler => {
     const known = handlers.get(tenant);
     if (known) return known.handler;
-    // The standard headers were checked against the body before the factory runs.
-    const calledTool = (request?: Request) => (request?.headers.get("mcp-method") === "tools/call" ? (request.headers.get("mcp-name") ?? undefined) : undefined);
     const handler = createMcpHandler(({ requestInfo }) => createMcpServer(tenant, "modern", calledTool(requestInfo)), {
       legacy: "reject",
       maxRequestBodySize: maxBody,
