@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
+import { Server as NetServer, type AddressInfo } from "node:net";
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpServer } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import { createMcpServer } from "../mcp/server.js";
@@ -219,11 +219,6 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       else res.end();
     });
   });
-  const sockets = new Set<Socket>();
-  http.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
   http.requestTimeout = 0; // long waits stream progress for many minutes
   http.keepAliveTimeout = 30_000;
   limits.apply(http);
@@ -246,7 +241,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       // `connection: close`; requests in flight get up to `ms`.
       const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(http, () => resolve()));
       const started = Date.now();
-      const idle = () => sockets.size - inflight.size;
+      const idle = () => limits.stats().connections - inflight.size;
       const waiting = () => finishing() > 0 || (idle() > 0 && Date.now() - started < Math.min(ms, DRAIN_LINGER_MS));
       while (waiting() && Date.now() - started < ms) await new Promise((r) => setTimeout(r, 50));
       http.close(); // not listening any more: this only stops node's connection checks
