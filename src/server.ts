@@ -3,7 +3,7 @@ import { enabledToolsets, type Config } from "./config.js";
 import { Confirmations, MemoryNonceStore, type NonceStore } from "./core/confirm.js";
 import { Egress } from "./core/egress.js";
 import type { ServiceAdvice } from "./core/errors.js";
-import { createLogger, type Logger } from "./core/logger.js";
+import { createLogger } from "./core/logger.js";
 import { ChangeHub, taskHost, type ChangeRelay, type McpRuntime } from "./core/mcp/runtime.js";
 import { localPollers, type PollerFactory } from "./core/poller.js";
 import type { ServiceInstance, ServiceModule } from "./core/service.js";
@@ -78,6 +78,10 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   // Built once; each tenant runs them with its own services' dependencies (core/tenant-scope.ts).
   const scopes = new TenantScopes();
   const definitions = enabled.flatMap((module) => module.tools(scopes.deps(module.name))).filter((t) => toolsets.includes(t.toolset) && (!config.readOnly || t.kind === "read"));
+  // The same for every tenant: made once.
+  const advice = new Map<string, ServiceAdvice>(SERVICES.map((s) => [s.name, { keyVariable: caller ? `your ${credentialHeader(s.name)} header` : s.apiKeyVar, hints: s.hints }]));
+  const info = { name: "switchboard-mcp", version: VERSION, title: "Switchboard MCP" };
+  const serverInstructions = instructions(enabled, toolsets, config.readOnly, caller ? headers : undefined);
   const buildTenant = (tenantId: string, credentials: Readonly<Record<string, string>> | undefined): Tenant => {
     const tenantEgress = caller ? egress.derive(Object.values(credentials ?? {})) : egress;
     const tenantLogger = caller ? createLogger(config.logLevel, tenantEgress) : logger;
@@ -100,13 +104,12 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
         }),
       ];
     });
-    const advice = new Map<string, ServiceAdvice>(SERVICES.map((s) => [s.name, { keyVariable: caller ? `your ${credentialHeader(s.name)} header` : s.apiKeyVar, hints: s.hints }]));
     const changes = new ChangeHub(redis ? changeRelay(redis, tenantId) : undefined);
     const scope = new Map(instances.map(([module, i]) => [module.name, i.deps]));
     if (!caller) scopes.onlyTenant(scope);
     return {
-      info: { name: "switchboard-mcp", version: VERSION, title: "Switchboard MCP" },
-      instructions: instructions(enabled, toolsets, config.readOnly, caller ? headers : undefined),
+      info,
+      instructions: serverInstructions,
       tools: caller ? definitions.map((def) => scopes.forTenant(def, scope)) : definitions,
       resources: instances.flatMap(([, i]) => i.resources),
       prompts: instances.flatMap(([, i]) => i.prompts),
@@ -221,4 +224,3 @@ function instructions(enabled: ServiceModule<any>[], toolsets: string[], readOnl
   ].join("\n");
 }
 
-export type { Logger };
