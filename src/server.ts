@@ -12,7 +12,7 @@ import { clusterPollers } from "./core/state/cluster-poller.js";
 import type { RedisState } from "./core/state/redis.js";
 import { Sealer } from "./core/state/seal.js";
 import { MemoryTaskStore, type TaskStore } from "./core/tasks/store.js";
-import { TaskRunner } from "./core/tasks/runner.js";
+import { DEFAULT_LEASE_MS, TaskRunner } from "./core/tasks/runner.js";
 import { TenantScopes } from "./core/tenant-scope.js";
 import { TenantCache } from "./core/tenants.js";
 import { PoolCache } from "./core/upstream.js";
@@ -38,7 +38,6 @@ export interface App {
 
 /** How often a client should poll a task when no service says otherwise. */
 const DEFAULT_TASK_POLL_MS = 5000;
-export const DEFAULT_LEASE_MS = 15_000;
 
 /** The header that carries a service's key in per-user mode: X-Build-Api-Key, X-Sizing-Api-Key, ... */
 export function credentialHeader(service: string): string {

@@ -7,6 +7,8 @@ import { TERMINAL, type TaskRecord, type TaskStore } from "./store.js";
 
 export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
 export const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
+/** Shared stores: how long a replica's claim on a task lasts without renewal (MCP_LEASE_MS). */
+export const DEFAULT_LEASE_MS = 15_000;
 
 /** What a task keeps at rest on shared state, sealed, so that another replica can go on with it. */
 export interface TaskWork {
@@ -72,7 +74,7 @@ export class TaskRunner {
     this.stopListening = store.onChange((r) => {
       if (TERMINAL.has(r.status)) this.running.get(r.taskId)?.abort(new Error("task cancelled by the client"));
     });
-    const leaseMs = options.leaseMs ?? 15_000;
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     if (store.renew) this.every(leaseMs / 3, () => this.renew());
     if (store.orphans && options.adopt) this.every(leaseMs / 2, () => this.adoptOrphans());
   }
