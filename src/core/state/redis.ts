@@ -34,6 +34,14 @@ if ARGV[3] == '1' then redis.call('ZREM', KEYS[2], ARGV[5]) redis.call('DEL', KE
 redis.call('PUBLISH', KEYS[4], ARGV[4])
 return 1`;
 
+/** The Lua scripts above, as commands on the command connection (sent by their SHA after the first call). */
+interface Scripts {
+  sbLease(key: string, me: string, ms: number): Promise<number>;
+  sbRelease(key: string, me: string): Promise<number>;
+  sbRenew(numKeys: number, ...keysThenArgs: string[]): Promise<number[]>;
+  sbTaskCas(...keysThenArgs: string[]): Promise<number>;
+}
+
 export interface RedisStateOptions {
   url: string;
   replicaId: string;
@@ -80,6 +88,7 @@ export class RedisState {
     }
     this.cmd.defineCommand("sbLease", { numberOfKeys: 1, lua: LEASE });
     this.cmd.defineCommand("sbRelease", { numberOfKeys: 1, lua: RELEASE });
+    this.cmd.defineCommand("sbRenew", { lua: RENEW });
     this.cmd.defineCommand("sbTaskCas", { numberOfKeys: 4, lua: TASK_CAS });
     this.sub.on("message", (channel: string, message: string) => {
       for (const handler of this.handlers.get(channel) ?? []) {
@@ -90,6 +99,10 @@ export class RedisState {
         }
       }
     });
+  }
+
+  get scripts(): Scripts {
+    return this.cmd as unknown as Scripts;
   }
 
   get ready(): boolean {
@@ -130,12 +143,12 @@ export class RedisState {
   /** Takes or extends a lease for this replica; false when another replica holds it. */
   async lease(name: string, ms = this.leaseMs): Promise<boolean> {
     this.roundTrips++;
-    return (await (this.cmd as unknown as { sbLease(k: string, me: string, ms: number): Promise<number> }).sbLease(P + name, this.replicaId, ms)) === 1;
+    return (await this.scripts.sbLease(P + name, this.replicaId, ms)) === 1;
   }
 
   async release(name: string): Promise<void> {
     this.roundTrips++;
-    await (this.cmd as unknown as { sbRelease(k: string, me: string): Promise<number> }).sbRelease(P + name, this.replicaId);
+    await this.scripts.sbRelease(P + name, this.replicaId);
   }
 
   async close(): Promise<void> {
@@ -214,9 +227,7 @@ export class RedisTaskStore implements TaskStore {
       if (ended) delete next.sealed;
       const text = JSON.stringify(next);
       this.state.roundTrips++;
-      const written = await (this.state.cmd as unknown as { sbTaskCas(...a: unknown[]): Promise<number> }).sbTaskCas(
-        taskKey(taskId), WORKING, P + leaseName(taskId), P + CHANGED, raw, text, ended ? "1" : "0", JSON.stringify(publicPart(next)), taskId,
-      );
+      const written = await this.state.scripts.sbTaskCas(taskKey(taskId), WORKING, P + leaseName(taskId), P + CHANGED, raw, text, ended ? "1" : "0", JSON.stringify(publicPart(next)), taskId);
       if (written === 1) return next;
     }
     throw new Error(`task ${taskId} is being changed by several replicas at once; try again`);
@@ -243,7 +254,7 @@ export class RedisTaskStore implements TaskStore {
   async renew(taskIds: string[]): Promise<string[]> {
     if (taskIds.length === 0) return [];
     this.state.roundTrips++;
-    const lost = (await this.state.cmd.eval(RENEW, taskIds.length, ...taskIds.map((id) => P + leaseName(id)), this.state.replicaId, String(this.state.leaseMs))) as number[];
+    const lost = await this.state.scripts.sbRenew(taskIds.length, ...taskIds.map((id) => P + leaseName(id)), this.state.replicaId, String(this.state.leaseMs));
     return lost.map((i) => taskIds[i - 1]);
   }
 
