@@ -30,13 +30,11 @@ export class TenantCache<T extends TenantScoped> {
   /** The tenant's value, built with `build` on first use. */
   get(tenantId: string, build: () => T): T {
     let entry = this.entries.get(tenantId);
-    if (entry) this.entries.delete(tenantId); // moved to the end: the map stays in order of use
-    else {
+    if (!entry) {
       if (this.entries.size >= this.options.max) this.evictOne();
       entry = { value: build(), lastUsed: 0, pins: 0 };
     }
-    this.entries.set(tenantId, entry);
-    entry.lastUsed = Date.now();
+    this.touch(tenantId, entry);
     return entry.value;
   }
 
@@ -50,12 +48,15 @@ export class TenantCache<T extends TenantScoped> {
       if (released) return;
       released = true;
       entry.pins--;
-      entry.lastUsed = Date.now();
-      if (this.entries.get(tenantId) === entry) {
-        this.entries.delete(tenantId);
-        this.entries.set(tenantId, entry);
-      }
+      if (this.entries.get(tenantId) === entry) this.touch(tenantId, entry);
     };
+  }
+
+  /** Marks a use: the entry moves to the end, so the map stays in order of use. */
+  private touch(tenantId: string, entry: Entry<T>): void {
+    this.entries.delete(tenantId);
+    this.entries.set(tenantId, entry);
+    entry.lastUsed = Date.now();
   }
 
   /** Closes unpinned tenants last used before `cutoff`. */
