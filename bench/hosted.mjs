@@ -9,41 +9,12 @@
 // load hits both sides alike.
 import { Pool } from "undici";
 import { clusterPrerequisites, startCluster } from "../scripts/cluster.mjs";
-import { CLI, cpuMs, sleep, summarize } from "./lib.mjs";
+import { ACCEPT, CLI, cpuMs, modernRequest, sleep, summarize } from "./lib.mjs";
 
-const MODERN = "2026-07-28";
 const LEGACY = "2025-11-25";
 const TASKS = "io.modelcontextprotocol/tasks";
-const ACCEPT = "application/json, text/event-stream";
 
 // --- raw requests --------------------------------------------------------------------------------
-
-/** A 2026-07-28 request as test/harness.ts rpc2026 sends it: the envelope in params._meta. */
-function modernRequest(method, params, { capabilities = {}, id = 1 } = {}) {
-  const name = params.name ?? params.uri ?? params.taskId;
-  return {
-    headers: {
-      "content-type": "application/json",
-      accept: ACCEPT,
-      "mcp-protocol-version": MODERN,
-      "mcp-method": method,
-      ...(name !== undefined ? { "mcp-name": String(name) } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MODERN,
-          "io.modelcontextprotocol/clientInfo": { name: "switchboard-bench", version: "1.0.0" },
-          "io.modelcontextprotocol/clientCapabilities": capabilities,
-        },
-      },
-    }),
-  };
-}
 
 /** A keep-alive pool to one origin, and POSTs to its /mcp path. */
 function endpoint(url, connections) {

@@ -168,3 +168,35 @@ export async function loadSandbox() {
 export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+// --- raw MCP requests ----------------------------------------------------------------------
+
+export const ACCEPT = "application/json, text/event-stream";
+const MODERN = "2026-07-28";
+
+/** A 2026-07-28 request as test/harness.ts rpc2026 sends it: the envelope in params._meta. */
+export function modernRequest(method, params, { capabilities = {}, id = 1 } = {}) {
+  const name = params.name ?? params.uri ?? params.taskId;
+  return {
+    headers: {
+      "content-type": "application/json",
+      accept: ACCEPT,
+      "mcp-protocol-version": MODERN,
+      "mcp-method": method,
+      ...(name !== undefined ? { "mcp-name": String(name) } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MODERN,
+          "io.modelcontextprotocol/clientInfo": { name: "switchboard-bench", version: "1.0.0" },
+          "io.modelcontextprotocol/clientCapabilities": capabilities,
+        },
+      },
+    }),
+  };
+}

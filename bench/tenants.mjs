@@ -3,55 +3,19 @@
 // (its upstream clients, pollers, caches; the tool definitions are shared). One replica, no
 // upstream traffic: 2026-07-28 tools/list, 16 at once, each request with a new build key vs the
 // same number with one known key (A B B A blocks), and the replica's RSS growth per tenant.
-import { spawn } from "node:child_process";
-import { freePort } from "../scripts/cluster.mjs";
-import { CLI, NODE, cpuMs, rssMb, sleep, stopChild } from "./lib.mjs";
+import { CLI, cpuMs, modernRequest, rssMb, spawnUntil, stopChild } from "./lib.mjs";
 
 const CONCURRENCY = 16;
 
-function listRequest(key) {
-  return {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/list",
-      "x-build-api-key": key,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/list",
-      params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "bench-tenants", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } },
-    }),
-  };
-}
-
-async function ready(url) {
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`the server did not answer ${url} within 10 s`);
-}
-
 export async function tenantCost({ log, quick = false }) {
   const calls = quick ? 600 : 2000;
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(NODE, [CLI, "--transport", "http", "--port", String(port), "--toolsets", "all"], {
+  const { child, match, stderr } = await spawnUntil([CLI, "--transport", "http", "--port", "0", "--toolsets", "all"], {
     env: { ...process.env, MCP_CREDENTIALS: "caller", MCP_STATE_KEY: "bench-tenants-state-key-0123456789abcdef", BUILD_API_BASE_URL: "http://127.0.0.1:9", DRONES_API_BASE_URL: "http://127.0.0.1:9", SIZING_API_BASE_URL: "http://127.0.0.1:9" },
-    stdio: ["ignore", "ignore", "pipe"],
+    ready: /ready on (http:\/\/[^\s"]+)\/mcp/,
   });
-  let stderr = "";
-  child.stderr.on("data", (d) => (stderr = `${stderr}${d}`.slice(-2000)));
+  const url = match[1];
   try {
-    await ready(`${url}/healthz`);
+    const list = modernRequest("tools/list", {});
     let fresh = 0;
     const side = (keyFor) => async (n) => {
       const cpu0 = cpuMs(child.pid);
@@ -62,7 +26,7 @@ export async function tenantCost({ log, quick = false }) {
         Array.from({ length: CONCURRENCY }, async () => {
           while (next < n) {
             next++;
-            const res = await fetch(`${url}/mcp`, listRequest(keyFor()));
+            const res = await fetch(`${url}/mcp`, { method: "POST", headers: { ...list.headers, "x-build-api-key": keyFor() }, body: list.body });
             const text = await res.text();
             if (res.status !== 200 || !text.includes("build_get_project")) errors++;
           }
@@ -108,7 +72,7 @@ export async function tenantCost({ log, quick = false }) {
       },
     };
   } catch (err) {
-    throw new Error(`${err.message}; server stderr: ${stderr.slice(-500)}`);
+    throw new Error(`${err.message}; server stderr: ${stderr().slice(-500)}`);
   } finally {
     await stopChild(child);
   }
