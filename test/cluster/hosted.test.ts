@@ -39,6 +39,20 @@ const startTask = async (url: string, name: string, args: Json, headers: Record<
   return body.result as Json;
 };
 
+/**
+ * Starts `build_launch_project {wait: true}` as a task through the balancer and waits until the
+ * upstream confirmed the launch (the task's status line says so): the replica following it, and
+ * the launch count before, for a test that then stops that replica.
+ */
+async function launchConfirmed(cluster: TestCluster, projectId: string) {
+  const before = await hitsOf(cluster, `POST ${API}/projects/launch`);
+  const task = await startTask(cluster.url, "build_launch_project", { projectId, prompt: "Landing page [minutes=60]", wait: true });
+  const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
+  expect(follower).toBeDefined();
+  await until(async () => (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result?.statusMessage ?? "", (m) => /Agent|created/.test(m));
+  return { before, task, follower };
+}
+
 describeCluster("three replicas, one Redis, nginx in front (single account)", () => {
   let cluster: TestCluster;
 
@@ -51,12 +65,8 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
   });
 
   it("finishes a task whose replica was killed with SIGKILL: another takes it over from its checkpoint", async () => {
-    const before = await hitsOf(cluster, `POST ${API}/projects/launch`);
-    const task = await startTask(cluster.url, "build_launch_project", { projectId: "survives-a-crash", prompt: "Landing page [minutes=60]", wait: true });
-    const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
-    expect(follower).toBeDefined();
-    // Once the launch is confirmed upstream the task says so; then its replica dies mid-wait.
-    await until(async () => (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result?.statusMessage ?? "", (m) => /Agent|created/.test(m));
+    const { before, task, follower } = await launchConfirmed(cluster, "survives-a-crash");
+    // Then its replica dies mid-wait.
     await follower.kill("SIGKILL");
     const { task: done, lines } = await taskResult(cluster.url, task.taskId);
     expect(done.status).toBe("completed");
@@ -69,11 +79,7 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
   });
 
   it("stops following a task on a replica that was paused past its lease: the adopter finishes it, the launch went upstream once", async () => {
-    const before = await hitsOf(cluster, `POST ${API}/projects/launch`);
-    const task = await startTask(cluster.url, "build_launch_project", { projectId: "wakes-up-late", prompt: "Landing page [minutes=60]", wait: true });
-    const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
-    expect(follower).toBeDefined();
-    await until(async () => (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result?.statusMessage ?? "", (m) => /Agent|created/.test(m));
+    const { before, task, follower } = await launchConfirmed(cluster, "wakes-up-late");
     expect(follower.signal("SIGSTOP")).toBe(true);
     try {
       await until(async () => cluster.replicas.filter((r) => r !== follower && tookOver(r.output(), task.taskId)).length, (n) => n === 1, 4 * LEASE_MS);
