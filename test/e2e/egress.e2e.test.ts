@@ -59,6 +59,20 @@ describe("one way out: keys echoed by the upstream", () => {
     expectClean(await call(conn.client, "build_get_project", { projectId: "acme-storefront" }));
   });
 
+  it("a protocol error: a resources/read 404 whose message echoes the key comes back scrubbed", async () => {
+    const droneKey = sandbox.keys.drones;
+    const missing = { status: 404, body: { ok: false, error: { code: "NOT_FOUND", message: `no drone for key ${droneKey}` } } };
+    sandbox.drones.router.injectFault({ method: "GET", path: /missing-drone/, times: 3, action: { kind: "respond", response: missing } });
+    const err = (await conn.client.readResource({ uri: "drones://drones/missing-drone" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { code?: number; message?: string } | undefined;
+    expect(err?.code).toBe(-32602);
+    expect(err?.message).toMatch(/Resource not found: .*no drone for key \[redacted\]/);
+    expect(JSON.stringify(err)).not.toContain(droneKey);
+    expect(err?.message).not.toContain(droneKey);
+  });
+
   it("nothing of it in MCP log lines or on stderr", () => {
     expectClean(seen);
     expect(conn.stderr()).not.toContain(KEY);

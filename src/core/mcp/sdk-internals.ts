@@ -23,6 +23,12 @@ export function wrapRequestHandler(server: McpServer, method: string, wrap: (ori
   handlers.set(method, wrap(original));
 }
 
+/** Wraps every request handler registered so far (call it once every handler is in place). */
+export function wrapEveryRequestHandler(server: McpServer, wrap: (original: Handler) => Handler): void {
+  const handlers = internals(server)._requestHandlers;
+  for (const [method, original] of handlers) handlers.set(method, wrap(original));
+}
+
 /** Runs a tools/call handler through the SDK's input_required seam (requestState check, legacy shim). */
 export function withInputRequired(server: McpServer, handler: Handler, request: unknown, ctx: ServerContext): Promise<any> {
   return internals(server)._invokeInputRequiredCapableHandler.call(server.server, "tools/call", handler, request, ctx);

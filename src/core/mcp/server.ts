@@ -18,7 +18,7 @@ import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTEN
 import { annotationsFor, failure, inputSchemaOf, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
 import { taskHost, watchResource } from "./runtime.js";
-import { withInputRequired, wrapRequestHandler } from "./sdk-internals.js";
+import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "./sdk-internals.js";
 import { shapeTool } from "./tool-list.js";
 
 export type Era = "legacy" | "modern";
@@ -73,7 +73,27 @@ export function createMcpServer(rt: McpRuntime, era: Era, onlyTool?: string): Mc
       return original(request, ctx);
     });
   }
+  scrubErrors(server, rt);
   return server;
+}
+
+/**
+ * A protocol error leaves through the egress step like everything else: its message and data can
+ * carry upstream words (a 404 that echoes the key), so every handler's error is scrubbed on its way out.
+ */
+function scrubErrors(server: McpServer, rt: McpRuntime): void {
+  wrapEveryRequestHandler(server, (original) => async (request, ctx) => {
+    try {
+      return await original(request, ctx);
+    } catch (err) {
+      if (err instanceof Error) {
+        err.message = rt.egress.text(err.message);
+        const holder = err as { data?: unknown };
+        if (holder.data !== undefined) holder.data = rt.egress.json(holder.data);
+      }
+      throw err;
+    }
+  });
 }
 
 const argsSchemas = new WeakMap<PromptDef<any>, z.ZodObject>();
