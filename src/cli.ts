@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import type { IncomingHttpHeaders } from "node:http";
 import { ConfigError, configuredServices, helpText, parseCommand, type Config } from "./config.js";
+import { RequestRefused } from "./core/http/guards.js";
 import { setUpstreamBodyBudget } from "./core/upstream.js";
 import { createApp, type App } from "./server.js";
 import type { Sandbox } from "./sandbox/index.js";
@@ -105,18 +105,29 @@ async function serve(initial: Config): Promise<void> {
   }, config.drainMs + 5000);
 }
 
+/** The longest key a header may carry: no real key comes close, and a longer value is refused by name. */
+const MAX_KEY_LENGTH = 1024;
+
 /**
  * The upstream keys a request brings (per-user mode): one header per service, and for the build
  * service also `Authorization: Bearer tlm_sk_…` when the bearer is not the server's own token.
  */
-function callerKeys(headers: IncomingHttpHeaders, app: App, bearerMayCarryKey: boolean): Record<string, string> {
+function callerKeys(headers: Readonly<Record<string, string[] | undefined>>, app: App, bearerMayCarryKey: boolean): Record<string, string> {
   const keys: Record<string, string> = {};
   for (const { service, header } of app.credentialHeaders) {
-    const value = headers[header];
-    const key = (Array.isArray(value) ? value[0] : value)?.trim();
-    if (key && key.length <= 1024) keys[service] = key;
+    const values = headers[header] ?? [];
+    const name = header.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+    // Node would join two of them into "kA, kB" and that would go upstream as the key.
+    if (values.length > 1) throw new RequestRefused(400, `${name} was sent ${values.length} times; send it once, with one key.`);
+    const key = values[0]?.trim();
+    if (key && key.length > MAX_KEY_LENGTH) {
+      throw new RequestRefused(400, `${name} is ${key.length} characters long, over the ${MAX_KEY_LENGTH.toLocaleString("en-US")}-character limit for a key; send the key alone.`);
+    }
+    if (key) keys[service] = key;
   }
-  const bearer = /^Bearer\s+(tlm_sk_\S+)$/i.exec(String(headers.authorization ?? "").trim())?.[1];
+  const authorization = headers.authorization ?? [];
+  if (bearerMayCarryKey && authorization.length > 1) throw new RequestRefused(400, `Authorization was sent ${authorization.length} times; send it once.`);
+  const bearer = /^Bearer\s+(tlm_sk_\S+)$/i.exec(String(authorization[0] ?? "").trim())?.[1];
   if (bearerMayCarryKey && bearer && !keys.build && app.credentialHeaders.some((h) => h.service === "build")) keys.build = bearer;
   return keys;
 }

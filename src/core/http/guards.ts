@@ -141,6 +141,17 @@ export function plain(res: ServerResponse, status: number, body: unknown, header
   if (extra) res.once("finish", () => res.req.destroy());
 }
 
+/** A request refused for what its headers carry (a key sent twice, say): answered with `status` and this message. */
+export class RequestRefused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "RequestRefused";
+  }
+}
+
 export function rpcError(res: ServerResponse, status: number, code: number, message: string, headers?: Record<string, string>): void {
   plain(res, status, { jsonrpc: "2.0", error: { code, message }, id: null }, headers);
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Server as NetServer, type AddressInfo } from "node:net";
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpServer } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import { createMcpServer } from "../mcp/server.js";
 import { watchResource, type McpRuntime } from "../mcp/runtime.js";
-import { hostAllowed, isLoopbackHost, originAllowed, plain, readJson, rpcError, sendWebResponse, toWebRequest, tokenChecker } from "./guards.js";
+import { hostAllowed, isLoopbackHost, originAllowed, plain, readJson, RequestRefused, rpcError, sendWebResponse, toWebRequest, tokenChecker } from "./guards.js";
 import { createHttpLimits, type HttpLimitOptions } from "./limits.js";
 
 /** Connection cap, header timeout, body deadline and budget, unauthenticated rate: see limits.ts. */
@@ -19,8 +19,11 @@ export interface HttpOptions extends HttpLimitOptions {
   logger: Logger;
   /** Single-account mode's runtime; with `runtimeFor`, the runtime of a request that brings no keys. */
   runtime: McpRuntime;
-  /** Per-user mode: the runtime (tenant) that acts with the keys in this request's headers. */
-  runtimeFor?(headers: IncomingHttpHeaders): McpRuntime;
+  /**
+   * Per-user mode: the runtime (tenant) that acts with the keys in this request's headers (each
+   * header's values as sent, repeats kept apart). Throws `RequestRefused` for keys it will not use.
+   */
+  runtimeFor?(headers: Readonly<Record<string, string[] | undefined>>): McpRuntime;
   health(): Record<string, unknown>;
   /** Readiness: can this replica serve (its shared state answers)? */
   ready?(): Promise<{ ok: boolean } & Record<string, unknown>>;
@@ -156,7 +159,13 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     res.once("close", () => abort.abort());
     const request = toWebRequest(req, body, abort.signal);
 
-    const tenant = runtimeFor(req.headers);
+    let tenant: McpRuntime;
+    try {
+      tenant = runtimeFor(req.headersDistinct);
+    } catch (err) {
+      if (err instanceof RequestRefused) return rpcError(res, err.status, -32000, err.message);
+      throw err;
+    }
     // A tenant's runtime stays while it has a request in flight (a 40-minute wait) or a session.
     res.once("close", tenant.pin());
     const sessionId = req.headers["mcp-session-id"];

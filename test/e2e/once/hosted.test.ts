@@ -2,12 +2,47 @@
 // acts with the keys it brings, and two tenants with a project of the same id never see each
 // other's project, tasks, change notifications or log lines. The sandbox runs two build accounts
 // with the same demo data, so "acme-storefront" exists twice, once per key.
+import { request } from "node:http";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
 import { call, connectHttp, ok, rpc2026, sleep, spawnHttpServer, testSandbox, text, until, type HttpServerProcess } from "../../harness.js";
 
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+
+const getAccount = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: {
+    name: "build_get_account",
+    arguments: {},
+    _meta: {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1.0.0" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    },
+  },
+};
+
+/** A POST whose headers may repeat (fetch would join repeats into one): node's setHeader with an array sends each line. */
+function rawPost(url: string, headers: Record<string, string | string[]>, body: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST" }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => {
+        const data = text.split("\n").find((l) => l.startsWith("data:"));
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(data ? data.slice(5) : text) });
+      });
+    });
+    req.on("error", reject);
+    const fixed = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28" };
+    for (const [name, value] of Object.entries({ ...fixed, "mcp-method": "tools/call", "mcp-name": "build_get_account", ...headers })) req.setHeader(name, value);
+    req.end(JSON.stringify(body));
+  });
+}
 const INTERVAL = 50;
 
 describe("per-user keys: one server, two tenants, one project id", () => {
@@ -75,6 +110,20 @@ describe("per-user keys: one server, two tenants, one project id", () => {
   it("takes the build key from Authorization: Bearer tlm_sk_… when no MCP_HTTP_TOKEN is set", async () => {
     const viaBearer = await connect({ authorization: `Bearer ${keyA}` });
     expect((await ok(viaBearer, "build_get_project", { projectId: "acme-storefront" })).label).toBe("Tenant A's store");
+  });
+
+  it("refuses a key header sent twice (400 naming it) and a key over the 1,024-character limit; nothing goes upstream", async () => {
+    const before = sandbox.build.router.count() + sandbox.builds[1].router.count();
+    // node would join the two into "keyA, keyB" and send that upstream as the key.
+    const twice = await rawPost(http.url, { "x-build-api-key": [keyA, keyB] }, getAccount);
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.message).toMatch(/X-Build-Api-Key was sent 2 times; send it once/);
+    const long = await rawPost(http.url, { "x-build-api-key": `tlm_sk_${"k".repeat(1100)}` }, getAccount);
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toMatch(/X-Build-Api-Key is 1107 characters long, over the 1,024-character limit/);
+    expect(sandbox.build.router.count() + sandbox.builds[1].router.count()).toBe(before);
+    // One key of the same length as before still works.
+    expect((await rawPost(http.url, { "x-build-api-key": keyA }, getAccount)).body.result?.content?.[0]?.text).toMatch(/^Balance: /);
   });
 
   it("shows a tenant's tasks to that tenant only", async () => {
