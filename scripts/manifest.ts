@@ -81,10 +81,36 @@ export function serverJson(existing: Record<string, any>): string {
     name: v.name,
     description: cap(v.description),
     ...(v.secret ? { isSecret: true } : {}),
-    ...(v.default && !/ /.test(v.default) ? { default: v.default } : {}),
+    ...(registryDefault(v.default) ? { default: registryDefault(v.default) } : {}),
   }));
   const packages = (existing.packages as Array<Record<string, any>>).map((p) => ({ ...p, environmentVariables: env }));
   return `${JSON.stringify({ ...existing, packages }, null, 2)}\n`;
+}
+
+/** A default the registry can hold: a bare value, or the value before its note in parentheses ("64 MiB"). */
+function registryDefault(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/\s/.test(value)) return value;
+  return /^(\S+) \(.*\)$/.exec(value)?.[1];
+}
+
+/** The README's configuration table: every variable the services and the server declare, in --help's order. */
+export function configTable(): string {
+  const rows = [...SERVICES.flatMap((s) => s.env), ...SERVER_ENV].map((v) => `| \`${v.name}\` | ${cell(cap(v.description))} | ${defaultCell(v.default)} |`);
+  return ["| variable | meaning | default |", "|---|---|---|", ...rows].join("\n");
+}
+
+/** A default as the table shows it: a bare value in code, a value with a note as code then text. */
+function defaultCell(value: string | undefined): string {
+  if (value === undefined) return "none";
+  const m = /^(\S+)( \(.*\))$/.exec(value);
+  if (m && /^[\w.:/-]+$/.test(m[1])) return `\`${m[1]}\`${cell(m[2])}`;
+  return /\s/.test(value) ? cell(value) : `\`${value}\``;
+}
+
+/** Text for a markdown table cell: no pipe ends the cell, no <word> is taken for HTML. */
+function cell(text: string): string {
+  return text.replace(/\|/g, "\\|").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 const KIND_MARK: Record<string, string> = { spend: " 💳", destructive: " ⚠️", write: " ✏️", read: "" };
@@ -108,7 +134,8 @@ export function toolTables(defs: readonly ToolDef<any, any>[]): string {
 }
 
 function firstSentence(text: string): string {
-  const m = /^(.+?[.!?])(\s|$)/.exec(text);
+  // "e.g." and "i.e." end no sentence.
+  const m = /^(.+?(?<!\b(?:e\.g|i\.e))[.!?])(\s|$)/.exec(text);
   return (m ? m[1] : text).replace(/\|/g, "\\|");
 }
 

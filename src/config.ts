@@ -7,8 +7,8 @@ import { SERVICES } from "./services/registry.js";
 
 /** Variables of the server itself (the services declare their own in their modules). */
 export const SERVER_ENV: EnvVarDecl[] = [
-  { name: "UPSTREAM_TIMEOUT_MS", description: "timeout of one upstream request (ms)", default: "30000" },
-  { name: "UPSTREAM_BODY_BUDGET_BYTES", description: "upstream answer bytes read at once, process-wide (a read waits briefly for room, then fails BUSY); an answer whose JSON would take more than this to parse is refused", default: "67108864" },
+  { name: "UPSTREAM_TIMEOUT_MS", description: "timeout of one upstream request: connect, headers, body (ms)", default: "30000" },
+  { name: "UPSTREAM_BODY_BUDGET_BYTES", description: "upstream answer bytes read at once, process-wide (a read waits briefly for room, then fails BUSY); an answer whose JSON would take more than this to parse is refused", default: "67108864 (64 MiB)" },
   { name: "MCP_HTTP_TOKEN", description: "HTTP: require Authorization: Bearer <token>; needed to bind a non-loopback host", secret: true },
   { name: "MCP_ALLOWED_ORIGINS", description: "HTTP: comma-separated origins accepted in an Origin header", default: "loopback origins" },
   { name: "MCP_ALLOWED_HOSTS", description: "HTTP on a loopback bind: comma-separated host names accepted in the Host header besides loopback ones (the public name of a reverse proxy in front)", default: "loopback names" },
@@ -17,18 +17,18 @@ export const SERVER_ENV: EnvVarDecl[] = [
   { name: "MCP_MAX_CONNECTIONS", description: "HTTP: open connections at once; past it a new connection is closed as soon as it is accepted", default: "2000" },
   { name: "MCP_HEADERS_TIMEOUT_MS", description: "HTTP: a client that has not sent its request headers by then is dropped with 408 (ms)", default: "15000" },
   { name: "MCP_UNAUTH_RATE", description: "HTTP with MCP_HTTP_TOKEN: requests without a valid token answered per second (bursts of twice that), each 401 and closed; past it 429", default: "50" },
-  { name: "MCP_BODY_BUDGET_BYTES", description: "HTTP: request-body bytes held at once across all connections (the first 64 KiB of each body not counted); past it 503", default: "268435456" },
-  { name: "MCP_REQUEST_STATE_KEY", description: "key (32+ characters) that signs confirmation round trips; set the same on every replica", secret: true, default: "random per process" },
-  { name: "MCP_CREDENTIALS", description: "HTTP: operator (the keys above serve every caller) or caller (each request brings its own keys in X-Build-Api-Key, X-Sizing-Api-Key, X-Drones-Api-Key)", default: "operator" },
-  { name: "MCP_STATE_URL", description: "HTTP: shared state for replicas (redis://…): tasks, poller leases, events, nonces; needs MCP_STATE_KEY", default: "none (in process)" },
+  { name: "MCP_BODY_BUDGET_BYTES", description: "HTTP: request-body bytes held at once across all connections (the first 64 KiB of each body not counted); past it 503", default: "268435456 (256 MiB)" },
+  { name: "MCP_REQUEST_STATE_KEY", description: "key (32+ characters) that signs confirmation round trips; set the same on every replica", secret: true, default: "derived from MCP_STATE_KEY, else random per process" },
+  { name: "MCP_CREDENTIALS", description: "HTTP: operator (the keys above serve every caller) or caller (each request brings its own keys in X-Build-Api-Key, X-Sizing-Api-Key, X-Drones-Api-Key; or Authorization: Bearer tlm_sk_… when MCP_HTTP_TOKEN is unset)", default: "operator" },
+  { name: "MCP_STATE_URL", description: "HTTP: shared state for replicas (redis://…): tasks, poller leases, events, nonces; needs MCP_STATE_KEY", default: "none: state stays in process" },
   { name: "MCP_STATE_KEY", description: "key (32+ characters, the same on every replica) that encrypts what a task keeps at rest and keys tenant ids", secret: true, default: "random per process" },
   { name: "MCP_REPLICA_ID", description: "HTTP: this replica's name; 2025-era session ids start with it so a balancer can route them back", default: "random" },
   { name: "MCP_LEASE_MS", description: "HTTP with MCP_STATE_URL: how long a replica's claim on a task lasts unrenewed; a dead replica's tasks are adopted within it (ms)", default: "15000" },
   { name: "MCP_DRAIN_MS", description: "HTTP: on SIGTERM, how long in-flight requests may take to finish before they are closed (ms)", default: "10000" },
-  { name: "LOG_LEVEL", description: "debug, info, warn or error; logs go to stderr, never stdout", default: "info" },
-  { name: "SANDBOX_TIME_SCALE", description: "sandbox: simulated ms per real ms", default: "20" },
+  { name: "LOG_LEVEL", description: "debug, info, warn or error; logs go to stderr (and to MCP clients as log messages), never stdout", default: "info" },
+  { name: "SANDBOX_TIME_SCALE", description: "sandbox: simulated ms per real ms (20 makes a 40-minute build take 2 minutes)", default: "20" },
   { name: "SANDBOX_FAULTS", description: "sandbox: JSON array of faults to inject from the start" },
-  { name: "SANDBOX_ACCOUNTS", description: "sandbox: build accounts to simulate (keys end in 1, 2, …; the same demo projects in each)", default: "1" },
+  { name: "SANDBOX_ACCOUNTS", description: "switchboard-mcp sandbox only (--sandbox simulates one): build accounts to simulate, 1-9; account n's key ends in n, with the same demo projects in each", default: "1" },
 ];
 
 const ServerSettings = z.object({

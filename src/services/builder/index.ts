@@ -155,7 +155,7 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
     { name: "BUILD_API_BASE_URL", description: "base URL of the project build service (/api/v1/vcaas/... is appended)", default: DEFAULT_BUILD_BASE_URL },
     { name: "BUILD_API_KEY", description: "API key of the project build service (starts with tlm_sk_)", secret: true },
     { name: "BUILD_API_KEY_HEADER", description: "header that carries the key: Authorization sends Bearer <key>, any other name the bare key", default: "api-key" },
-    { name: "BUILD_POLL_INTERVAL_MS", description: "interval between status polls while waiting on a build, deployment, recovery or import (ms)", default: "12000 (1000 against a loopback sandbox)" },
+    { name: "BUILD_POLL_INTERVAL_MS", description: "interval between status polls while waiting on a build, deployment, recovery or import; at least 2000 for a real service (ms)", default: "12000 (1000 against a loopback sandbox)" },
     { name: "BUILD_CONFIRM_SPEND", description: "when to ask the user before spending credits: always, never, or a credit amount above which to ask", default: "always" },
   ],
   baseUrlVar: "BUILD_API_BASE_URL",
