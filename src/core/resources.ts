@@ -24,6 +24,13 @@ export interface ResourceDef {
   read(uri: URL, variables: Record<string, string>, signal: AbortSignal): Promise<unknown>;
   /** Extra fields of the resource's metadata (MCP Apps views declare their CSP here). */
   meta?: Record<string, unknown>;
+  /**
+   * A build artifact of this package (an MCP Apps view): sent as built, never scrubbed. Scrubbing
+   * it could only break it (its inline script must match the sha256 in its CSP).
+   */
+  artifact?: boolean;
+  /** The record (a project) this read is about: secrets supplied for it are scrubbed too. */
+  secretRecord?(variables: Record<string, string>): string | undefined;
 }
 
 /** Something that calls `onChange` whenever the resource behind a URI changes, until stopped. */

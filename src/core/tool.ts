@@ -1,6 +1,6 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { Egress } from "./egress.js";
+import type { CallEgress, Egress } from "./egress.js";
 import { describeError, isAbort, type ServiceAdvice } from "./errors.js";
 import { fitStructured, fitText } from "./fit.js";
 import type { Logger } from "./logger.js";
@@ -83,6 +83,11 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
   view?: string;
   /** The upstream operation it calls (`GET /projects/{projectId}`), for the README's tables. */
   upstream?: string;
+  /**
+   * The record (a project) a secret supplied in this call belongs to: the tenant's later outputs
+   * about that record are scrubbed of it too. Without one, only this call's outputs are.
+   */
+  secretRecord?(input: Obj<In>): string | undefined;
 }
 
 /** Identity function that lets TypeScript infer a tool's input and output types from its schemas. */
@@ -114,6 +119,11 @@ export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent">): ToolA
 export interface ToolRuntime {
   egress: Egress;
   advice: ReadonlyMap<string, ServiceAdvice>;
+}
+
+/** The runtime of one call: its own scrubber, which learns the secrets the call supplies (ctx.secret). */
+export function callRuntime(runtime: ToolRuntime, def: ToolDef<any, any>, input: Record<string, unknown>): ToolRuntime & { egress: CallEgress } {
+  return { ...runtime, egress: runtime.egress.forCall(def.secretRecord?.(input)) };
 }
 
 const inputSchemas = new WeakMap<Shape, z.ZodObject>();

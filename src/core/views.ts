@@ -26,6 +26,7 @@ export function viewResource(view: ViewDecl): ResourceDef {
     title: view.title,
     description: view.description,
     mimeType: VIEW_MIME_TYPE,
+    artifact: true,
     meta: { ui: { csp: view.resourceDomains?.length ? { resourceDomains: view.resourceDomains } : {}, prefersBorder: true } },
     read: async () => {
       try {

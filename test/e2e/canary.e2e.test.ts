@@ -380,7 +380,9 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   await col.ok(client, label, "build_get_github_pull_status", { projectId: launchId });
   await col.ok(client, label, "build_get_env_names", { projectId: launchId });
   await col.ok(client, label, "build_disconnect_github", { projectId: launchId });
-  const record = await col.ok<{ _id: string }>(client, label, "build_create_record", { projectId: "acme-storefront", tableName: "customers", data: { name: `Canary ${prefix}`, note: SECRET_VALUE } });
+  // A secret value is scrubbed from its own project's outputs, not from data the caller writes into
+  // another project (issue 18 item 12: kept process-wide, any word a caller used as a secret censored everyone).
+  const record = await col.ok<{ _id: string }>(client, label, "build_create_record", { projectId: "acme-storefront", tableName: "customers", data: { name: `Canary ${prefix}`, note: "canary record" } });
   await col.ok(client, label, "build_update_record", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, data: { vip: true } });
   await col.ok(client, label, "build_link_records", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, propertyId: "not-many-to-many", referenceId: "none" });
   await col.ok(client, label, "build_unlink_records", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, propertyId: "not-many-to-many", referenceId: "none" });

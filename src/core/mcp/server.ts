@@ -15,7 +15,8 @@ import { LOG_LEVEL_ORDER } from "../logger.js";
 import { decodeVariable, resourceError } from "../resources.js";
 import { describeError } from "../errors.js";
 import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
-import { annotationsFor, failure, inputSchemaOf, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
+import type { CallEgress, Egress } from "../egress.js";
+import { annotationsFor, callRuntime, failure, inputSchemaOf, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
 import { taskHost, watchResource } from "./runtime.js";
 import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "./sdk-internals.js";
@@ -115,9 +116,10 @@ function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>,
     ...(def.view ? { _meta: { ui: { resourceUri: def.view }, "ui/resourceUri": def.view } } : {}),
   };
   const registered = server.registerTool(def.name, config, (async (input: Record<string, unknown>, ctx: ServerContext) => {
-    const toolCtx = requestContext(server, rt, def, input, ctx, session);
+    const call = callRuntime(rt.toolRuntime, def, input);
+    const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, session);
     try {
-      return await runTool(def, input, toolCtx, rt.toolRuntime);
+      return await runTool(def, input, toolCtx, call);
     } catch (err) {
       if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
       throw err;
@@ -132,17 +134,17 @@ function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>,
 const outputJson = new WeakMap<object, Record<string, unknown> | undefined>();
 
 /** A tool's context for a request that is still open: progress, logs and questions go to its client. */
-function requestContext(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ServerContext, session: { logLevelSet: boolean }): ToolContext {
+function requestContext(server: McpServer, rt: McpRuntime, egress: CallEgress, def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ServerContext, session: { logLevelSet: boolean }): ToolContext {
   const modern = ctx.mcpReq.envelope !== undefined;
   return {
     signal: ctx.mcpReq.signal,
-    progress: progressSender(rt, ctx),
+    progress: progressSender(egress, ctx),
     logger: rt.logger.withEcho((level, message, fields) => {
       // 2025: the level the client set, else LOG_LEVEL. 2026: the request's own logLevel (absent: none).
       if (!modern && !session.logLevelSet && LOG_LEVEL_ORDER[level] < LOG_LEVEL_ORDER[rt.logLevel]) return;
       void ctx.mcpReq.log(mcpLevel(level), { message, ...fields }, "switchboard-mcp").catch(() => undefined);
     }),
-    secret: (value) => rt.egress.addSupplied(value),
+    secret: (value) => egress.addSupplied(value),
     confirm: async (request) => {
       const canAsk = modern
         ? (ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { elicitation?: unknown } | undefined)?.elicitation !== undefined
@@ -155,14 +157,14 @@ function requestContext(server: McpServer, rt: McpRuntime, def: ToolDef<any, any
 
 const mcpLevel = (level: LogLevel) => (level === "warn" ? "warning" : level);
 
-function progressSender(rt: McpRuntime, ctx: ServerContext): ToolContext["progress"] {
+function progressSender(egress: Egress, ctx: ServerContext): ToolContext["progress"] {
   const token = ctx.mcpReq._meta?.progressToken;
   let counter = 0;
   return async ({ message, progress, total }) => {
     if (token === undefined || ctx.mcpReq.signal.aborted) return;
     counter = Math.max(counter + 1, progress ?? 0);
     await ctx.mcpReq
-      .notify({ method: "notifications/progress", params: { progressToken: token, progress: counter, ...(total !== undefined ? { total } : {}), message: rt.egress.text(message) } })
+      .notify({ method: "notifications/progress", params: { progressToken: token, progress: counter, ...(total !== undefined ? { total } : {}), message: egress.text(message) } })
       .catch(() => undefined);
   };
 }
@@ -199,13 +201,14 @@ function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
 }
 
 async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, input: Record<string, unknown>, request: any, ctx: ServerContext, era: Era) {
-  const toolCtx = requestContext(server, rt, def, input, ctx, { logLevelSet: true });
+  const call = callRuntime(rt.toolRuntime, def, input);
+  const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, { logLevelSet: true });
   let refused: CallToolResult | undefined;
   try {
-    refused = await runBefore(def, input, toolCtx, rt.toolRuntime);
+    refused = await runBefore(def, input, toolCtx, call);
   } catch (err) {
     if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
-    refused = failure(def, input, err, toolCtx, rt.toolRuntime, performance.now());
+    refused = failure(def, input, err, toolCtx, call, performance.now());
   }
   // A refusal before any work (too few credits, a declined confirmation) is the call's answer: as
   // is on 2026-07-28 (the server decides whether to make a task), as an ended task on 2025.
@@ -261,14 +264,16 @@ function registerResource(server: McpServer, rt: McpRuntime, def: McpRuntime["re
   const mimeType = def.mimeType ?? "application/json";
   const describe = (err: unknown) => rt.egress.text(describeError(err, rt.toolRuntime.advice));
   const read = async (uri: URL, variables: Record<string, string>, ctx: ServerContext) => {
+    const egress = rt.egress.forCall(def.secretRecord?.(variables));
     let data: unknown;
     try {
       data = await def.read(uri, variables, ctx.mcpReq.signal);
     } catch (err) {
       throw resourceError(uri, err, describe);
     }
-    const text = typeof data === "string" ? data : JSON.stringify(rt.egress.json(data), null, 2);
-    return { contents: [{ uri: uri.href, mimeType, text: rt.egress.text(text), ...(def.meta ? { _meta: def.meta } : {}) }] };
+    if (def.artifact && typeof data === "string") return { contents: [{ uri: uri.href, mimeType, text: data, ...(def.meta ? { _meta: def.meta } : {}) }] };
+    const text = typeof data === "string" ? data : JSON.stringify(egress.json(data), null, 2);
+    return { contents: [{ uri: uri.href, mimeType, text: egress.text(text), ...(def.meta ? { _meta: def.meta } : {}) }] };
   };
   const metadata = { title: def.title, description: def.description, mimeType, ...(def.meta ? { _meta: def.meta } : {}) };
   if (!def.uri.includes("{")) {

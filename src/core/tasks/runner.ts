@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import type { Sealer } from "../state/seal.js";
-import { runTool, type ToolContext, type ToolDef, type ToolRuntime } from "../tool.js";
+import { callRuntime, runTool, type ToolContext, type ToolDef, type ToolRuntime } from "../tool.js";
 import { TERMINAL, type TaskRecord, type TaskStore } from "./store.js";
 
 export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
@@ -133,13 +133,14 @@ export class TaskRunner {
     const remaining = Date.parse(record.createdAt) + record.ttlMs - Date.now();
     const expiry = setTimeout(() => controller.abort(new Error("task expired")), Math.max(0, remaining));
     expiry.unref();
+    const call = callRuntime(host.toolRuntime, host.def, work.input);
     const ctx: ToolContext = {
       signal: controller.signal,
       progress: async ({ message }) => {
-        await this.store.update(taskId, { statusMessage: host.toolRuntime.egress.text(message) }).catch(() => undefined);
+        await this.store.update(taskId, { statusMessage: call.egress.text(message) }).catch(() => undefined);
       },
       logger: host.logger,
-      secret: (value) => host.toolRuntime.egress.addSupplied(value),
+      secret: (value) => call.egress.addSupplied(value),
       confirm: async () => "unsupported",
       resourcesChanged: () => host.resourcesChanged(),
       checkpoint: async (state) => {
@@ -148,7 +149,7 @@ export class TaskRunner {
         await this.store.update(taskId, this.sealed(work, taskId)).catch((err) => this.options.logger.warn("task checkpoint not saved", { taskId, error: String(err) }));
       },
     };
-    void runTool(host.def, work.input, ctx, host.toolRuntime, true, resumeFrom)
+    void runTool(host.def, work.input, ctx, call, true, resumeFrom)
       .then(async (result) => {
         if (controller.signal.aborted) return;
         const line = result.content.find((c) => c.type === "text");

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { HintTable } from "../../core/errors.js";
 import type { ServiceModule } from "../../core/service.js";
+import type { ToolDef } from "../../core/tool.js";
 import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/settings.js";
 import { UpstreamClient } from "../../core/upstream.js";
 import { viewResource, type ViewDecl } from "../../core/views.js";
@@ -63,6 +64,12 @@ const settings = z
     }
     return { ...s, BUILD_POLL_INTERVAL_MS: poll };
   });
+
+/** A secret a call supplies belongs to its project: that project's later outputs are scrubbed of it. */
+function scopedToProject(defs: ToolDef<any, any>[]): ToolDef<any, any>[] {
+  return defs.map((def) => ({ ...def, secretRecord: projectRecord }));
+}
+const projectRecord = (input: { projectId?: unknown }) => (typeof input.projectId === "string" ? `project:${input.projectId}` : undefined);
 
 export const BUILD_HINTS: HintTable = {
   INSUFFICIENT_CREDITS: "the balance is too low: check build_get_account and build_get_credit_costs, and top up before retrying.",
@@ -164,7 +171,7 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
   instructions:
     "Build service: builds take 5-40 minutes; launch with build_launch_project and follow with build_wait (progress on every poll). Tools marked as spending credits are never retried automatically; check the balance with build_get_account first.",
   hints: BUILD_HINTS,
-  tools: (deps) => [
+  tools: (deps) => scopedToProject([
     ...projectTools(deps),
     ...agentTools(deps),
     ...operationTools(deps),
@@ -178,7 +185,7 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
     ...transferTools(deps),
     ...groupTools(deps),
     ...projectAdminTools(deps),
-  ],
+  ]),
   create(s, runtime) {
     const keyHeader = s.BUILD_API_KEY_HEADER;
     const header = keyHeader.toLowerCase() === "authorization" ? { authorization: `Bearer ${s.BUILD_API_KEY}` } : { [keyHeader]: s.BUILD_API_KEY };

@@ -35,6 +35,7 @@ export function builderResources(client: BuildClient): ResourceDef[] {
         },
       },
       read: (_uri, { projectId }, signal) => client.getProject(projectId, signal),
+      secretRecord: ({ projectId }) => `project:${projectId}`,
     },
   ];
 }

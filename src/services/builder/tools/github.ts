@@ -11,32 +11,38 @@ import { followHint, resumeWait, startThenWait } from "../waits.js";
 /** GitHub connection, pulls and the .env names (reference §12, all free): toolset build_github, off by default. */
 
 
+/** A variable whose name says it holds a secret, or a URL with credentials in it. */
+const SECRET_NAME = /KEY|SECRET|TOKEN|PASS|PWD|AUTH|CREDENTIAL|PRIVATE|DSN|SALT|SIGNATURE/i;
+const URL_WITH_CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]+:[^/@\s]*@/i;
+
 /**
- * Names of the variables in `.env` text. Every value (and every line that is not `NAME=value`,
- * which may continue a multi-line value) is registered as a secret first: none may ever leave.
+ * Names of the variables in `.env` text; never a value. A name that contains one of the values
+ * (a line that is not `NAME=value` may continue a multi-line value) is withheld. Only secret-like
+ * values are remembered (for this project only: ctx.secret), so that they are scrubbed wherever
+ * this project's outputs echo them later; the rest are often ordinary words (`development`) that
+ * must not censor later answers.
  */
 function envNames(env: unknown, ctx: ToolContext): string[] {
-  const names: string[] = [];
+  const entries: Array<[string, string]> = [];
+  const loose: string[] = [];
   if (env && typeof env === "object") {
     // Not the documented shape (text): a name-to-value map is read the same way.
-    for (const [name, value] of Object.entries(env)) {
-      ctx.secret(typeof value === "string" ? value : JSON.stringify(value));
-      names.push(name);
+    for (const [name, value] of Object.entries(env)) entries.push([name, typeof value === "string" ? value : JSON.stringify(value)]);
+  } else {
+    for (const raw of (typeof env === "string" ? env : "").split(/\r?\n/)) {
+      const line = raw.trim();
+      if (!line || line.startsWith("#")) continue;
+      const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=(.*)$/.exec(line);
+      if (!m) loose.push(line);
+      else entries.push([m[1], m[2].trim().replace(/^(['"`])([\s\S]*)\1$/, "$2")]);
     }
-    return names;
   }
-  for (const raw of (typeof env === "string" ? env : "").split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith("#")) continue;
-    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=(.*)$/.exec(line);
-    if (!m) {
-      ctx.secret(line);
-      continue;
-    }
-    const value = m[2].trim();
-    ctx.secret(value);
-    ctx.secret(value.replace(/^(['"`])([\s\S]*)\1$/, "$2"));
-    if (!names.includes(m[1])) names.push(m[1]);
+  for (const [name, value] of entries) if (SECRET_NAME.test(name) || URL_WITH_CREDENTIALS.test(value)) ctx.secret(value);
+  const values = [...entries.map(([, v]) => v), ...loose].filter((v) => v.length >= 4);
+  const names: string[] = [];
+  for (const [name] of entries) {
+    const shown = values.some((v) => name.includes(v)) ? "[withheld: the name contains a value]" : name;
+    if (!names.includes(shown)) names.push(shown);
   }
   return names;
 }
@@ -180,7 +186,6 @@ export function githubTools(deps: BuildDeps) {
       output: z.object({ projectId: z.string(), development: z.array(z.string()), production: z.array(z.string()) }),
       run: async ({ projectId }, ctx) => {
         const env = await github.getEnv(deps.client.http, projectId, ctx.signal);
-        // Every value is registered before anything of this answer can leave; only names are kept.
         return { projectId, development: envNames(env.envDev, ctx), production: envNames(env.envProd, ctx) };
       },
       render: (r) => {
