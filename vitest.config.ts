@@ -17,7 +17,9 @@ const summaryLine: Reporter = {
   },
 };
 
-const e2e = { testTimeout: 30_000, hookTimeout: 30_000 };
+/** SWITCHBOARD_SMOKE=N: only the first N tests of each end-to-end and cluster file (test/smoke.ts). */
+const smoke = process.env.SWITCHBOARD_SMOKE ? { setupFiles: ["test/smoke.ts"] } : {};
+const e2e = { testTimeout: 30_000, hookTimeout: 30_000, ...smoke };
 
 /**
  * unit: no process spawned. e2e-2025 / e2e-2026: the end-to-end suites, once per protocol era
@@ -39,7 +41,7 @@ export default defineConfig({
       // a time, after the other projects (groupOrder), so a cluster never competes with the e2e
       // servers or another cluster for the two cores CI has. Skipped, with one line, without
       // redis-server and nginx (test/cluster/harness.ts).
-      { test: { name: "cluster", include: ["test/cluster/*.test.ts"], testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false, sequence: { groupOrder: 1 } } },
+      { test: { name: "cluster", include: ["test/cluster/*.test.ts"], testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false, sequence: { groupOrder: 1 }, ...smoke } },
     ],
   },
 });
