@@ -20,7 +20,7 @@ export function allServicesConfig(): Config {
     transport: "stdio", host: "127.0.0.1", port: 0, upstreamTimeoutMs: 1000, maxSessions: 1, sessionIdleMs: 1000,
     allowedOrigins: [],
     allowedHosts: [], logLevel: "error", sandbox: false, readOnly: false, toolsets: ALL_TOOLSETS.map((t) => t.id), services, warnings: [],
-    credentials: "operator", drainMs: 0, leaseMs: 15000,
+    credentials: "operator", auth: "none", authIssuers: [], drainMs: 0, leaseMs: 15000,
   };
 }
 

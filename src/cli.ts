@@ -2,7 +2,8 @@
 import { ConfigError, configuredServices, helpText, parseCommand, type Config } from "./config.js";
 import { RequestRefused } from "./core/http/guards.js";
 import { setUpstreamBodyBudget } from "./core/upstream.js";
-import { createApp, type App } from "./server.js";
+import type { Identity } from "./core/auth/resource-server.js";
+import { createApp, ISSUER, SUBJECT, type App } from "./server.js";
 import type { Sandbox } from "./sandbox/index.js";
 import { SERVICES } from "./services/registry.js";
 import { VERSION } from "./version.js";
@@ -77,6 +78,7 @@ async function serve(initial: Config): Promise<void> {
   }
 
   const { startHttpTransport } = await import("./core/http/transport.js");
+  const oauth = config.auth === "oauth" ? await oauthGate(config, app) : undefined;
   const http = await startHttpTransport({
     host: config.host,
     port: config.port,
@@ -91,7 +93,8 @@ async function serve(initial: Config): Promise<void> {
     bodyBudgetBytes: config.bodyBudgetBytes,
     logger,
     runtime: app.runtime,
-    runtimeFor: app.credentials === "caller" ? (headers) => app.runtimeFor(callerKeys(headers, app, !config.httpToken)) : undefined,
+    runtimeFor: app.credentials === "caller" || oauth ? (headers, identity) => app.runtimeFor(tenantCredentials(headers, identity, app, config)) : undefined,
+    oauth,
     replicaId: app.replicaId,
     ready: app.ready,
     health: () => ({ version: VERSION, toolsets: app.toolsets, readOnly: config.readOnly, sandbox: Boolean(sandbox), credentials: app.credentials, replica: app.replicaId, ...app.stats() }),
@@ -130,6 +133,36 @@ function callerKeys(headers: Readonly<Record<string, string[] | undefined>>, app
   const bearer = /^Bearer\s+(tlm_sk_\S+)$/i.exec(String(authorization[0] ?? "").trim())?.[1];
   if (bearerMayCarryKey && bearer && !keys.build && app.credentialHeaders.some((h) => h.service === "build")) keys.build = bearer;
   return keys;
+}
+
+/** MCP_AUTH=oauth: the resource server, warmed up (issuer discovery) so a misconfiguration shows at start. */
+async function oauthGate(config: Config, app: App) {
+  const [{ ResourceServer }, { createOAuthGate }, { scopeForKind }] = await Promise.all([
+    import("./core/auth/resource-server.js"),
+    import("./core/http/oauth-gate.js"),
+    import("./core/auth/scopes.js"),
+  ]);
+  const server = new ResourceServer({
+    publicUrl: config.publicUrl!,
+    issuers: config.authIssuers,
+    audience: config.authAudience,
+    documentationUrl: config.authDocsUrl ?? OAUTH_DOCS_URL,
+    introspection: config.introspectionUrl ? { url: config.introspectionUrl, clientId: config.authClientId!, clientSecret: config.authClientSecret! } : undefined,
+  });
+  const { logger } = app.runtime;
+  for (const { issuer, error } of await server.discover()) {
+    if (error) logger.warn("OAuth: issuer metadata not reachable yet; tokens from it are refused (503) until it is", { issuer, error });
+  }
+  const scopes = new Map(app.runtime.tools.map((t) => [t.name, scopeForKind(t.kind)]));
+  return createOAuthGate(server, (name) => scopes.get(name), logger);
+}
+
+const OAUTH_DOCS_URL = "https://github.com/switchboard-mcp/switchboard-mcp/blob/main/docs/deployment.md#oauth";
+
+/** A request's tenant: the keys it brings (MCP_CREDENTIALS=caller) and its signed-in user (MCP_AUTH=oauth). */
+function tenantCredentials(headers: Readonly<Record<string, string[] | undefined>>, identity: Identity | undefined, app: App, config: Config): Record<string, string> {
+  const keys = app.credentials === "caller" ? callerKeys(headers, app, !config.httpToken && !identity) : {};
+  return identity ? { ...keys, [ISSUER]: identity.issuer, [SUBJECT]: identity.subject } : keys;
 }
 
 function onShutdown(stop: () => Promise<unknown>, graceMs = 5000): void {

@@ -19,7 +19,15 @@ export const SERVER_ENV: EnvVarDecl[] = [
   { name: "MCP_UNAUTH_RATE", description: "HTTP with MCP_HTTP_TOKEN: requests without a valid token answered per second (bursts of twice that), each 401 and closed; past it 429", default: "50" },
   { name: "MCP_BODY_BUDGET_BYTES", description: "HTTP: request-body bytes held at once across all connections (the first 64 KiB of each body not counted); past it 503", default: "268435456 (256 MiB)" },
   { name: "MCP_REQUEST_STATE_KEY", description: "key (32+ characters) that signs confirmation round trips; set the same on every replica", secret: true, default: "derived from MCP_STATE_KEY, else random per process" },
-  { name: "MCP_CREDENTIALS", description: "HTTP: operator (the keys above serve every caller) or caller (each request brings its own keys in X-Build-Api-Key, X-Sizing-Api-Key, X-Drones-Api-Key; or Authorization: Bearer tlm_sk_… when MCP_HTTP_TOKEN is unset)", default: "operator" },
+  { name: "MCP_CREDENTIALS", description: "HTTP: operator (the keys above serve every caller), caller (each request brings its own keys in X-Build-Api-Key, X-Sizing-Api-Key, X-Drones-Api-Key; or Authorization: Bearer tlm_sk_… when MCP_HTTP_TOKEN is unset) or linked (each signed-in user links their keys once through the server's connect page; needs MCP_AUTH=oauth)", default: "operator" },
+  { name: "MCP_AUTH", description: "HTTP: how callers are authenticated: none (loopback only), token (MCP_HTTP_TOKEN; implied when it is set) or oauth (access tokens from MCP_AUTH_ISSUER)", default: "none, or token when MCP_HTTP_TOKEN is set" },
+  { name: "MCP_PUBLIC_URL", description: "HTTP with MCP_AUTH=oauth: the MCP endpoint's URL as clients reach it (https://…/mcp): the protected resource's identifier, the tokens' audience, the base of connect links" },
+  { name: "MCP_AUTH_ISSUER", description: "HTTP with MCP_AUTH=oauth: issuer URL of the authorization server (comma-separated for several); its metadata and signing keys are discovered from it" },
+  { name: "MCP_AUTH_AUDIENCE", description: "HTTP with MCP_AUTH=oauth: the audience access tokens must carry", default: "MCP_PUBLIC_URL" },
+  { name: "MCP_AUTH_INTROSPECTION_URL", description: "HTTP with MCP_AUTH=oauth: RFC 7662 introspection endpoint for opaque (non-JWT) access tokens" },
+  { name: "MCP_AUTH_CLIENT_ID", description: "HTTP with MCP_AUTH_INTROSPECTION_URL: this server's client id at the introspection endpoint" },
+  { name: "MCP_AUTH_CLIENT_SECRET", description: "HTTP with MCP_AUTH_INTROSPECTION_URL: this server's client secret at the introspection endpoint", secret: true },
+  { name: "MCP_AUTH_DOCS_URL", description: "HTTP with MCP_AUTH=oauth: documentation URL named in the protected resource metadata", default: "this project's docs/deployment.md#oauth" },
   { name: "MCP_STATE_URL", description: "HTTP: shared state for replicas (redis://…): tasks, poller leases, events, nonces; needs MCP_STATE_KEY", default: "none: state stays in process" },
   { name: "MCP_STATE_KEY", description: "key (32+ characters, the same on every replica) that encrypts what a task keeps at rest and keys tenant ids", secret: true, default: "random per process" },
   { name: "MCP_REPLICA_ID", description: "HTTP: this replica's name; 2025-era session ids start with it so a balancer can route them back", default: "random" },
@@ -49,7 +57,15 @@ const ServerSettings = z.object({
   allowedHosts: z.array(z.string()),
   logLevel: z.enum(["debug", "info", "warn", "error"], { error: "LOG_LEVEL must be debug, info, warn or error" }),
   sandboxTimeScale: z.coerce.number({ error: "SANDBOX_TIME_SCALE must be a number" }).positive("SANDBOX_TIME_SCALE must be positive").optional(),
-  credentials: z.enum(["operator", "caller"], { error: "MCP_CREDENTIALS must be operator or caller" }),
+  credentials: z.enum(["operator", "caller", "linked"], { error: "MCP_CREDENTIALS must be operator, caller or linked" }),
+  auth: z.enum(["none", "token", "oauth"], { error: "MCP_AUTH must be none, token or oauth" }),
+  publicUrl: httpUrlSetting("MCP_PUBLIC_URL").optional(),
+  authIssuers: z.array(httpUrlSetting("MCP_AUTH_ISSUER")),
+  authAudience: z.string().min(1).optional(),
+  introspectionUrl: httpUrlSetting("MCP_AUTH_INTROSPECTION_URL").optional(),
+  authClientId: z.string().min(1).optional(),
+  authClientSecret: z.string().min(1).optional(),
+  authDocsUrl: httpUrlSetting("MCP_AUTH_DOCS_URL").optional(),
   stateUrl: z.string().regex(/^rediss?:\/\/.+/i, "MCP_STATE_URL must be a redis:// or rediss:// URL").optional(),
   stateKey: z.string().min(32, "MCP_STATE_KEY must be at least 32 characters").optional(),
   replicaId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/i, "MCP_REPLICA_ID must be 1-32 letters, digits or dashes").optional(),
@@ -167,6 +183,14 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     logLevel: nonEmpty(env.LOG_LEVEL) ?? "info",
     sandboxTimeScale: nonEmpty(env.SANDBOX_TIME_SCALE),
     credentials: nonEmpty(env.MCP_CREDENTIALS) ?? "operator",
+    auth: nonEmpty(env.MCP_AUTH) ?? (nonEmpty(env.MCP_HTTP_TOKEN) ? "token" : "none"),
+    publicUrl: nonEmpty(env.MCP_PUBLIC_URL),
+    authIssuers: nonEmpty(env.MCP_AUTH_ISSUER)?.split(",").map((s) => s.trim()).filter(Boolean) ?? [],
+    authAudience: nonEmpty(env.MCP_AUTH_AUDIENCE),
+    introspectionUrl: nonEmpty(env.MCP_AUTH_INTROSPECTION_URL),
+    authClientId: nonEmpty(env.MCP_AUTH_CLIENT_ID),
+    authClientSecret: nonEmpty(env.MCP_AUTH_CLIENT_SECRET),
+    authDocsUrl: nonEmpty(env.MCP_AUTH_DOCS_URL),
     stateUrl: nonEmpty(env.MCP_STATE_URL),
     stateKey: nonEmpty(env.MCP_STATE_KEY),
     replicaId: nonEmpty(env.MCP_REPLICA_ID),
@@ -182,19 +206,21 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     bodyBudgetBytes: "MCP_BODY_BUDGET_BYTES",
     upstreamBodyBudgetBytes: "UPSTREAM_BODY_BUDGET_BYTES",
   });
+  checkAuth(server);
   if (server.stateUrl && !server.stateKey) throw new ConfigError("MCP_STATE_URL needs MCP_STATE_KEY: set it to 32+ random characters, the same on every replica");
   if (server.transport === "stdio") {
-    if (server.credentials === "caller") throw new ConfigError("MCP_CREDENTIALS=caller needs --transport http (over stdio the one user's keys come from the environment)");
+    if (server.credentials !== "operator") throw new ConfigError(`MCP_CREDENTIALS=${server.credentials} needs --transport http (over stdio the one user's keys come from the environment)`);
+    if (server.auth === "oauth") throw new ConfigError("MCP_AUTH=oauth needs --transport http (a stdio server is its one user's own process)");
     if (server.stateUrl) warnings.push("MCP_STATE_URL has no effect with --transport stdio; it is for HTTP replicas");
   }
-  if (server.transport === "http" && !isLoopbackHost(server.host) && !server.httpToken) {
-    throw new ConfigError(`refusing to bind non-loopback host ${server.host} without MCP_HTTP_TOKEN: set MCP_HTTP_TOKEN, or bind 127.0.0.1`);
+  if (server.transport === "http" && !isLoopbackHost(server.host) && !server.httpToken && server.auth !== "oauth") {
+    throw new ConfigError(`refusing to bind non-loopback host ${server.host} without MCP_HTTP_TOKEN or MCP_AUTH=oauth: set one, or bind 127.0.0.1`);
   }
   const sandbox = values.sandbox ?? false;
   const services = sandbox ? new Map() : configuredServices(env, server.credentials);
-  if (server.credentials === "caller" && !sandbox) {
+  if (server.credentials !== "operator" && !sandbox) {
     const ignored = SERVICES.map((s) => s.apiKeyVar).filter((v) => nonEmpty(env[v]) !== undefined);
-    if (ignored.length) warnings.push(`MCP_CREDENTIALS=caller: every request brings its own keys, so ${ignored.join(", ")} ${ignored.length > 1 ? "are" : "is"} ignored`);
+    if (ignored.length) warnings.push(`MCP_CREDENTIALS=${server.credentials}: every ${server.credentials === "caller" ? "request brings its" : "user links their"} own keys, so ${ignored.join(", ")} ${ignored.length > 1 ? "are" : "is"} ignored`);
   }
   if (sandbox) {
     const overridden = SERVICES.flatMap((s) => [s.baseUrlVar, s.apiKeyVar]).filter((v) => nonEmpty(env[v]) !== undefined);
@@ -208,13 +234,13 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
  * Services whose key and base URL are set, with their settings parsed. A service set only half
  * (a key without its URL, or a URL without its key) stops the start: the user meant to use it.
  */
-export function configuredServices(env: NodeJS.ProcessEnv, credentials: "operator" | "caller" = "operator"): Map<string, Record<string, unknown>> {
+export function configuredServices(env: NodeJS.ProcessEnv, credentials: ServerConfig["credentials"] = "operator"): Map<string, Record<string, unknown>> {
   const out = new Map<string, Record<string, unknown>>();
   for (const service of SERVICES) {
     const url = nonEmpty(env[service.baseUrlVar]);
     const urlDefault = service.env.find((v) => v.name === service.baseUrlVar)?.default;
-    if (credentials === "caller") {
-      // Each request brings its key; a service is offered where its base URL is known.
+    if (credentials !== "operator") {
+      // Each request brings its key (or each user linked theirs); a service is offered where its base URL is known.
       if (url || urlDefault) out.set(service.name, serviceSettings(service, { ...env, [service.apiKeyVar]: CALLER_KEY }));
       continue;
     }
@@ -261,6 +287,28 @@ export function enabledToolsets(config: Pick<Config, "toolsets">, services: Iter
   const configured = new Set(services);
   const available = ALL_TOOLSETS.filter((t) => configured.has(t.service));
   return config.toolsets ? available.filter((t) => config.toolsets!.includes(t.id)).map((t) => t.id) : available.filter((t) => t.default).map((t) => t.id);
+}
+
+/** MCP_AUTH=oauth needs its resource URL and issuer; the other modes must not half-configure it. */
+function checkAuth(server: ServerConfig): void {
+  if (server.auth === "token" && !server.httpToken) throw new ConfigError("MCP_AUTH=token needs MCP_HTTP_TOKEN: set it, or use MCP_AUTH=oauth");
+  if (server.credentials === "linked" && server.auth !== "oauth") {
+    throw new ConfigError("MCP_CREDENTIALS=linked needs MCP_AUTH=oauth: a linked key belongs to a signed-in user");
+  }
+  if (server.auth !== "oauth") return;
+  if (!server.publicUrl) throw new ConfigError("MCP_AUTH=oauth needs MCP_PUBLIC_URL: the MCP endpoint's URL as clients reach it, e.g. https://mcp.example.com/mcp");
+  if (server.authIssuers.length === 0) throw new ConfigError("MCP_AUTH=oauth needs MCP_AUTH_ISSUER: the issuer URL of your authorization server");
+  if (server.httpToken) throw new ConfigError("MCP_HTTP_TOKEN and MCP_AUTH=oauth exclude each other: unset MCP_HTTP_TOKEN");
+  if (server.introspectionUrl && !(server.authClientId && server.authClientSecret)) {
+    throw new ConfigError("MCP_AUTH_INTROSPECTION_URL needs MCP_AUTH_CLIENT_ID and MCP_AUTH_CLIENT_SECRET (this server's credentials at the endpoint)");
+  }
+  const url = new URL(server.publicUrl);
+  if (url.protocol !== "https:" && !isLoopbackHost(url.hostname)) throw new ConfigError("MCP_PUBLIC_URL must be https:// (http only on a loopback host, for tests)");
+  if (url.hash || url.search) throw new ConfigError("MCP_PUBLIC_URL must have no query or fragment: it is the resource identifier of RFC 8707");
+}
+
+function httpUrlSetting(name: string) {
+  return z.string().refine((v) => /^https?:\/\/[^\s]+$/i.test(v) && URL.canParse(v), `${name} must be an http(s) URL`);
 }
 
 function check<T extends z.ZodType>(schema: T, raw: unknown, names: Record<string, string>): z.infer<T> {

@@ -53,13 +53,16 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
     const module = SERVICES.find((s) => s.name === name)!;
     for (const v of module.env) if (v.secret && settings[v.name] !== undefined) egress.addConfigured(settings[v.name] as string);
   }
-  for (const secret of [config.httpToken, config.requestStateKey, config.stateKey, stateUrlPassword(config.stateUrl)]) egress.addConfigured(secret);
+  for (const secret of [config.httpToken, config.requestStateKey, config.stateKey, config.authClientSecret, stateUrlPassword(config.stateUrl)]) egress.addConfigured(secret);
   const logger = createLogger(config.logLevel, egress);
   const toolsets = enabledToolsets(config, config.services.keys());
   const enabled = SERVICES.filter((s) => config.services.has(s.name) && s.toolsets.some((t) => toolsets.includes(t.id)));
   const replicaId = config.replicaId ?? randomBytes(4).toString("hex");
   const sealer = new Sealer(config.stateKey);
-  const caller = config.credentials === "caller";
+  // caller: keys come with each request; linked: each signed-in user linked theirs. Either way a key per tenant.
+  const caller = config.credentials !== "operator";
+  // A runtime per tenant: per key set, and with OAuth per signed-in user (their tasks are theirs alone).
+  const perTenant = caller || config.auth === "oauth";
 
   if (config.stateUrl && !redisModule) throw new Error("MCP_STATE_URL is set but the Redis backend was not loaded");
   const redis = config.stateUrl && redisModule ? new redisModule.RedisState({ url: config.stateUrl, replicaId, logger, leaseMs: leaseMs() }) : undefined;
@@ -82,7 +85,9 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   const info = { name: "switchboard-mcp", version: VERSION, title: "Switchboard MCP" };
   const serverInstructions = instructions(enabled, toolsets, config.readOnly, caller ? headers : undefined);
   const buildTenant = (tenantId: string, credentials: Readonly<Record<string, string>> | undefined): Tenant => {
-    const tenantEgress = caller ? egress.derive(Object.values(credentials ?? {})) : egress;
+    // With OAuth, tasks belong to the signed-in user whatever keys they act with.
+    const owner = credentials?.[ISSUER] ? sealer.tenantId({ [ISSUER]: credentials[ISSUER], [SUBJECT]: credentials[SUBJECT] ?? "" }) : tenantId;
+    const tenantEgress = caller ? egress.derive(Object.values(upstreamKeys(credentials))) : egress;
     const tenantLogger = caller ? createLogger(config.logLevel, tenantEgress) : logger;
     const instances: Array<[ServiceModule<any>, ServiceInstance]> = enabled.map((module) => {
       let settings = config.services.get(module.name)!;
@@ -105,11 +110,11 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
     });
     const changes = new ChangeHub(redis ? changeRelay(redis, tenantId) : undefined);
     const scope = new Map(instances.map(([module, i]) => [module.name, i.deps]));
-    if (!caller) scopes.onlyTenant(scope);
+    if (!perTenant) scopes.onlyTenant(scope);
     return {
       info,
       instructions: serverInstructions,
-      tools: caller ? definitions.map((def) => scopes.forTenant(def, scope)) : definitions,
+      tools: perTenant ? definitions.map((def) => scopes.forTenant(def, scope)) : definitions,
       resources: instances.flatMap(([, i]) => i.resources),
       prompts: instances.flatMap(([, i]) => i.prompts),
       watchers: instances.flatMap(([, i]) => (i.watch ? [i.watch] : [])),
@@ -123,9 +128,9 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
       taskPollIntervalMs: Math.max(...instances.map(([, i]) => i.taskPollIntervalMs ?? 0), 0) || DEFAULT_TASK_POLL_MS,
       confirmations,
       changes,
-      owner: () => tenantId,
+      owner: () => owner,
       credentials,
-      pin: () => (caller ? tenants.pin(tenantId) : () => undefined),
+      pin: () => (perTenant ? tenants.pin(tenantId) : () => undefined),
       listKey,
       close: async () => {
         changes.close();
@@ -135,7 +140,7 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   };
 
   const tenants = new TenantCache<Tenant>({ idleMs: 15 * 60_000, max: 10_000 });
-  const single = caller ? undefined : buildTenant("local", undefined);
+  const single = perTenant ? undefined : buildTenant("local", undefined);
   const runtimeFor = (credentials: Readonly<Record<string, string>> | undefined): Tenant => {
     if (single) return single;
     const keys = credentials ?? {};
@@ -177,6 +182,15 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   function leaseMs(): number {
     return config.leaseMs ?? DEFAULT_LEASE_MS;
   }
+}
+
+/** The entries of a runtime's credentials that name its signed-in user (OAuth), not an upstream key. */
+export const ISSUER = "@issuer";
+export const SUBJECT = "@subject";
+
+/** A tenant's upstream keys, by service, without the entries that name its user. */
+export function upstreamKeys(credentials: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(credentials ?? {}).filter(([name]) => !name.startsWith("@")));
 }
 
 /** One tenant's resource-list changes, to and from its other replicas. */

@@ -20,6 +20,7 @@ const refusal = (argv: string[], env: Record<string, string> = {}): ConfigError 
 };
 
 const BUILD = { BUILD_API_KEY: "tlm_sk_unit_test_key" };
+const OAUTH = { MCP_PUBLIC_URL: "https://mcp.example.com/mcp", MCP_AUTH_ISSUER: "https://idp.example.com" };
 const SIZING = { SIZING_API_KEY: "sizing-key", SIZING_API_BASE_URL: "http://127.0.0.1:9/sizing/v1" };
 const DRONES = { DRONES_API_KEY: "drones-key", DRONES_API_BASE_URL: "http://127.0.0.1:9/drones" };
 /** Every toolset, as the messages list them. */
@@ -107,7 +108,18 @@ describe("configuration", () => {
     [["--transport", "http"], { MCP_STATE_URL: "http://127.0.0.1:6379", MCP_STATE_KEY: "k".repeat(32) }, /^MCP_STATE_URL must be a redis:\/\/ or rediss:\/\/ URL$/],
     [["--transport", "http"], { MCP_STATE_URL: "redis://127.0.0.1:6379", MCP_STATE_KEY: "short" }, /^MCP_STATE_KEY must be at least 32 characters$/],
     [[], { MCP_CREDENTIALS: "caller" }, /^MCP_CREDENTIALS=caller needs --transport http/],
-    [["--transport", "http"], { MCP_CREDENTIALS: "everyone" }, /^MCP_CREDENTIALS must be operator or caller$/],
+    [["--transport", "http"], { MCP_CREDENTIALS: "everyone" }, /^MCP_CREDENTIALS must be operator, caller or linked$/],
+    [["--transport", "http"], { MCP_CREDENTIALS: "linked" }, /^MCP_CREDENTIALS=linked needs MCP_AUTH=oauth/],
+    [["--transport", "http"], { MCP_AUTH: "password" }, /^MCP_AUTH must be none, token or oauth$/],
+    [["--transport", "http"], { MCP_AUTH: "token" }, /^MCP_AUTH=token needs MCP_HTTP_TOKEN/],
+    [[], { MCP_AUTH: "oauth", ...OAUTH }, /^MCP_AUTH=oauth needs --transport http/],
+    [["--transport", "http"], { MCP_AUTH: "oauth", MCP_AUTH_ISSUER: OAUTH.MCP_AUTH_ISSUER }, /^MCP_AUTH=oauth needs MCP_PUBLIC_URL/],
+    [["--transport", "http"], { MCP_AUTH: "oauth", MCP_PUBLIC_URL: OAUTH.MCP_PUBLIC_URL }, /^MCP_AUTH=oauth needs MCP_AUTH_ISSUER/],
+    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_PUBLIC_URL: "http://mcp.example.com/mcp" }, /^MCP_PUBLIC_URL must be https:\/\//],
+    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_PUBLIC_URL: "https://mcp.example.com/mcp#x" }, /^MCP_PUBLIC_URL must have no query or fragment/],
+    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_AUTH_ISSUER: "not a url" }, /^MCP_AUTH_ISSUER must be an http\(s\) URL$/],
+    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_HTTP_TOKEN: "t".repeat(32) }, /^MCP_HTTP_TOKEN and MCP_AUTH=oauth exclude each other/],
+    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_AUTH_INTROSPECTION_URL: "https://idp.example.com/introspect" }, /^MCP_AUTH_INTROSPECTION_URL needs MCP_AUTH_CLIENT_ID and MCP_AUTH_CLIENT_SECRET/],
     [["--transport", "http"], { MCP_REPLICA_ID: "no spaces please" }, /^MCP_REPLICA_ID must be 1-32 letters, digits or dashes$/],
     [["sandbox"], { SANDBOX_ACCOUNTS: "12" }, /^SANDBOX_ACCOUNTS must be a whole number from 1 to 9$/],
     [[], { SANDBOX_FAULTS: "[not json" }, /^SANDBOX_FAULTS must be a JSON array of faults$/],
@@ -117,6 +129,14 @@ describe("configuration", () => {
     [[], { ...BUILD, BUILD_API_BASE_URL: "ftp://x.example" }, /^BUILD_API_BASE_URL: must be an http\(s\) URL/],
   ])("refuses %j %j with a one-line message", (argv, env, message) => {
     expect(refusal(argv, env).message).toMatch(message);
+  });
+
+  it("reads the OAuth settings: several issuers, the audience defaulting to the public URL, a public bind allowed", () => {
+    const config = serve(["--transport", "http", "--host", "0.0.0.0"], { MCP_AUTH: "oauth", MCP_CREDENTIALS: "linked", MCP_PUBLIC_URL: OAUTH.MCP_PUBLIC_URL, MCP_AUTH_ISSUER: "https://a.example.com, https://b.example.com/realms/x" });
+    expect(config).toMatchObject({ auth: "oauth", credentials: "linked", publicUrl: OAUTH.MCP_PUBLIC_URL, authIssuers: ["https://a.example.com", "https://b.example.com/realms/x"] });
+    expect(config.authAudience).toBeUndefined();
+    expect(serve(["--transport", "http"], { MCP_HTTP_TOKEN: "t".repeat(32) }).auth).toBe("token");
+    expect(serve(["--transport", "http"]).auth).toBe("none");
   });
 
   it("names the toolset and what its service needs when the service is not configured", () => {

@@ -7,6 +7,8 @@ import { createMcpServer } from "../mcp/server.js";
 import { watchResource, type McpRuntime } from "../mcp/runtime.js";
 import { hostAllowed, isLoopbackHost, originAllowed, plain, readJson, RequestRefused, rpcError, sendWebResponse, toWebRequest, tokenChecker } from "./guards.js";
 import { createHttpLimits, type HttpLimitOptions } from "./limits.js";
+import type { Identity } from "../auth/resource-server.js";
+import type { OAuthGate } from "./oauth-gate.js";
 
 /** Connection cap, header timeout, body deadline and budget, unauthenticated rate: see limits.ts. */
 export interface HttpOptions extends HttpLimitOptions {
@@ -21,9 +23,14 @@ export interface HttpOptions extends HttpLimitOptions {
   runtime: McpRuntime;
   /**
    * Per-user mode: the runtime (tenant) that acts with the keys in this request's headers (each
-   * header's values as sent, repeats kept apart). Throws `RequestRefused` for keys it will not use.
+   * header's values as sent, repeats kept apart) and its signed-in user (MCP_AUTH=oauth). Throws
+   * `RequestRefused` for keys it will not use.
    */
-  runtimeFor?(headers: Readonly<Record<string, string[] | undefined>>): McpRuntime;
+  runtimeFor?(headers: Readonly<Record<string, string[] | undefined>>, identity?: Identity): McpRuntime;
+  /** MCP_AUTH=oauth: protected resource metadata, bearer tokens and scopes (oauth-gate.ts). */
+  oauth?: OAuthGate;
+  /** Pages served beside /mcp before the Origin check (the connect page); true when answered. */
+  pages?(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
   health(): Record<string, unknown>;
   /** Readiness: can this replica serve (its shared state answers)? */
   ready?(): Promise<{ ok: boolean } & Record<string, unknown>>;
@@ -132,6 +139,9 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     if (draining) res.setHeader("connection", "close");
     const url = new URL(req.url ?? "/", "http://localhost");
     if (!hostAllowed(req.headers.host, loopbackOnly, options.allowedHosts)) return plain(res, 403, { error: "Host not allowed" });
+    // Metadata is for any origin (browser-based clients); the pages check their own origin.
+    if (options.oauth?.serveMetadata(req, res, url.pathname)) return;
+    if (options.pages && (await options.pages(req, res, url))) return;
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, options.allowedOrigins)) return plain(res, 403, { error: "Origin not allowed" });
     if (url.pathname === "/readyz" && req.method === "GET") {
@@ -147,6 +157,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });
     // 401 (429 over MCP_UNAUTH_RATE) before any byte of the body is read, then the connection closes.
     if (tokenOk && !tokenOk(req.headers.authorization)) return limits.refuseUnauthenticated(req, res);
+    const identity = options.oauth && (await options.oauth.authenticate(req, res));
+    if (options.oauth && !identity) return;
 
     let body: unknown;
     if (req.method === "POST") {
@@ -154,6 +166,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       if (read.error) return rpcError(res, read.status, read.code, read.error);
       body = read.value;
       if (Array.isArray(body) && body.length === 0) return rpcError(res, 400, -32600, "Invalid request: an empty batch");
+      if (identity && !options.oauth!.authorize(identity, req, res, body)) return;
     }
     const abort = new AbortController();
     res.once("close", () => abort.abort());
@@ -161,7 +174,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
 
     let tenant: McpRuntime;
     try {
-      tenant = runtimeFor(req.headersDistinct);
+      tenant = runtimeFor(req.headersDistinct, identity || undefined);
     } catch (err) {
       if (err instanceof RequestRefused) return rpcError(res, err.status, -32000, err.message);
       throw err;
