@@ -2,7 +2,7 @@
 // npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
 // one table per goal and writes bench/results.json. See bench/README.md.
 //
-//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants] [--quick] [--use-dist]
+//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen] [--quick] [--use-dist]
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, tmpdir } from "node:os";
@@ -13,6 +13,7 @@ import { coldStart } from "./cold-start.mjs";
 import { contextCost } from "./context-cost.mjs";
 import { hosted } from "./hosted.mjs";
 import { tenantCost } from "./tenants.mjs";
+import { listenFlood } from "./listen.mjs";
 import { httpLoad } from "./http-load.mjs";
 import { CLI, ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
 import { packageFootprint } from "./package-footprint.mjs";
@@ -141,6 +142,14 @@ try {
       fail("tenants", err);
     }
   }
+  if (want("listen")) {
+    log("listen flood (Redis, one replica, per-user keys)...");
+    try {
+      results.listen = await listenFlood({ log, quick });
+    } catch (err) {
+      fail("listen", err);
+    }
+  }
   if (want("package")) {
     log("package footprint (npm pack, npm install from the registry)...");
     try {
@@ -203,6 +212,12 @@ function collectGoals(r) {
     const t = r.tenants;
     add("8 tenants", t.goals.memory, `${fmt(t.kbPerTenant, 0)} KB per tenant`);
     add("8 tenants", t.goals.cpu, `${fmt(t.cpuRatio, 2)} x`);
+  }
+  if (r.listen?.goals) {
+    const l = r.listen;
+    const per = (x) => `${fmt(x.getsPerSecond, 1)} GETs/s, ${fmt(x.redisPerSecond, 1)} Redis commands/s`;
+    add("9 listen flood", l.goals.keyless, per(l.keyless));
+    add("9 listen flood", l.goals.keyed, per(l.keyed));
   }
   return goals;
 }
@@ -369,6 +384,17 @@ function render(r) {
     const errors = tn.newTenant.errors + tn.known.errors;
     if (errors) out += `   errors: ${errors}\n`;
   } else if (tn) out += `\n8. Tenants: ERROR ${tn.error}\n`;
+
+  const lf = r.listen;
+  if (lf?.goals) {
+    const row = (label, x) => [label, Object.entries(x.streams).map(([st, n]) => `${n} x ${st}`).join(", "), x.pollers, fmt(x.getsPerSecond, 1), fmt(x.redisPerSecond, 1)];
+    out += table(
+      `9. Listen flood: ${lf.uris} URIs offered in subscriptions/listen streams of ${lf.perStream}, one replica on Redis, per-user keys, BUILD_POLL_INTERVAL_MS=${lf.intervalMs}, ${fmt(lf.windowMs / 1000, 0)} s window; per 1,000 URIs`,
+      ["caller", "streams (HTTP status)", "pollers", "upstream GETs/s", "Redis commands/s (quiet subtracted)"],
+      [row("without a key", lf.keyless), row("with a key", lf.keyed)],
+    );
+    out += `   quiet replica: ${fmt(lf.quiet.redisPerSecond, 1)} Redis commands/s\n`;
+  } else if (lf) out += `\n9. Listen flood: ${lf.skipped ? `skipped: ${lf.skipped}` : `ERROR ${lf.error}`}\n`;
 
   out += table("Goals", ["goal", "measured", "met"], r.goals.map((g) => [`${g.id}: ${g.text}`, g.value, g.met === null ? `n/a${g.note ? ` (${g.note})` : ""}` : g.met ? "yes" : "NO"]));
   return out;

@@ -86,6 +86,7 @@ async function serve(initial: Config): Promise<void> {
     allowedOrigins: config.allowedOrigins,
     allowedHosts: config.allowedHosts,
     maxSessions: config.maxSessions,
+    maxSessionsPerTenant: config.maxSessionsPerTenant,
     idleSessionMs: config.sessionIdleMs,
     maxConnections: config.maxConnections,
     headersTimeoutMs: config.headersTimeoutMs,

@@ -15,6 +15,7 @@ import { MemoryTaskStore, type TaskStore } from "./core/tasks/store.js";
 import { DEFAULT_LEASE_MS, TaskRunner } from "./core/tasks/runner.js";
 import { TenantScopes } from "./core/tenant-scope.js";
 import { TenantCache } from "./core/tenants.js";
+import { DEFAULT_WATCH_LIMITS, WatchBudget } from "./core/watch-budget.js";
 import { PoolCache } from "./core/upstream.js";
 import { SERVICES } from "./services/registry.js";
 import { VERSION } from "./version.js";
@@ -32,7 +33,7 @@ export interface App {
   toolsets: string[];
   /** Readiness: shared state reachable (always, in process). */
   ready(): Promise<{ ok: boolean; state: "memory" | "redis" }>;
-  stats(): { tenants: number; redisRoundTrips?: number };
+  stats(): { tenants: number; pollers: number; redisRoundTrips?: number };
   close(): Promise<void>;
 }
 
@@ -72,6 +73,11 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   const pools = new PoolCache();
   const confirmations = new Confirmations(config.requestStateKey ?? (config.stateKey ? sealer.requestStateKey : randomBytes(32)), nonces);
   const headers = enabled.map((s) => ({ service: s.name, header: credentialHeader(s.name) }));
+  const watchBudget = new WatchBudget({
+    perRequest: config.maxListenUris ?? DEFAULT_WATCH_LIMITS.perRequest,
+    perTenant: config.maxSubscriptionsPerTenant ?? DEFAULT_WATCH_LIMITS.perTenant,
+    perReplica: config.maxPollers ?? DEFAULT_WATCH_LIMITS.perReplica,
+  });
 
   type Tenant = McpRuntime & { taskPollIntervalMs: number; close(): Promise<void> };
   // Made once the first tenant exists: the services say how often their tasks are worth polling.
@@ -132,6 +138,7 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
       credentials,
       pin: () => (perTenant ? tenants.pin(tenantId) : () => undefined),
       listKey,
+      watchBudget,
       close: async () => {
         changes.close();
         await Promise.allSettled(instances.map(([, i]) => i.close()));
@@ -168,7 +175,7 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
     replicaId,
     toolsets,
     ready: async () => ({ ok: redis ? await redis.ping() : true, state: redis ? "redis" : "memory" }),
-    stats: () => ({ tenants: single ? 1 : tenants.size, ...(redis ? { redisRoundTrips: redis.roundTrips } : {}) }),
+    stats: () => ({ tenants: single ? 1 : tenants.size, pollers: watchBudget.pollers, ...(redis ? { redisRoundTrips: redis.roundTrips } : {}) }),
     close: async () => {
       await tasks.stopAll();
       await store.close();

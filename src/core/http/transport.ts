@@ -4,7 +4,8 @@ import { Server as NetServer, type AddressInfo } from "node:net";
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpServer } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import { createMcpServer } from "../mcp/server.js";
-import { watchResource, type McpRuntime } from "../mcp/runtime.js";
+import { watchResources, type McpRuntime } from "../mcp/runtime.js";
+import { WatchLimitError } from "../watch-budget.js";
 import { hostAllowed, isLoopbackHost, originAllowed, plain, readJson, RequestRefused, rpcError, sendWebResponse, toWebRequest, tokenChecker } from "./guards.js";
 import { createHttpLimits, type HttpLimitOptions } from "./limits.js";
 import type { Identity } from "../auth/resource-server.js";
@@ -39,6 +40,8 @@ export interface HttpOptions extends HttpLimitOptions {
   /** The largest request body: a launch with a 12 MB attachment is ~16 MB of base64. */
   maxBodyBytes?: number;
   maxSessions?: number;
+  /** 2025 sessions one tenant (one set of keys; every keyless caller together) may hold open. */
+  maxSessionsPerTenant?: number;
   idleSessionMs?: number;
 }
 
@@ -63,6 +66,7 @@ export interface RunningHttp {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;
+export const DEFAULT_MAX_SESSIONS_PER_TENANT = 100;
 
 /** The tool a 2026-07-28 tools/call names (the SDK checks the standard headers against the body before the factory runs). */
 const calledTool = (request?: Request) => (request?.headers.get("mcp-method") === "tools/call" ? (request.headers.get("mcp-name") ?? undefined) : undefined);
@@ -83,6 +87,9 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const sessions = new Map<string, Session>();
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxSessions = options.maxSessions ?? 1000;
+  const maxPerTenant = options.maxSessionsPerTenant ?? DEFAULT_MAX_SESSIONS_PER_TENANT;
+  // Sessions by tenant, counted from the initialize that opens one until it closes.
+  const sessionsOf = new Map<string, number>();
   const idleMs = options.idleSessionMs ?? 30 * 60_000;
   const tokenOk = tokenChecker(options.token);
   const loopbackOnly = isLoopbackHost(options.host);
@@ -199,10 +206,20 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     if (req.method === "POST" && (await isLegacyRequest(request.clone(), body))) {
       if (!isInitializeRequest(body)) return rpcError(res, 400, -32000, "Bad request: no mcp-session-id header, and the body is not an initialize request");
       if (sessions.size >= maxSessions) return rpcError(res, 503, -32000, `Too many open sessions (${maxSessions}); close one or retry later`);
+      if ((sessionsOf.get(tenant.owner(undefined)) ?? 0) >= maxPerTenant) {
+        const whose = tenant.credentials && Object.keys(tenant.credentials).length === 0 ? "Callers without keys" : "These keys";
+        return rpcError(res, 429, -32000, `${whose} hold ${maxPerTenant} open sessions on this server, the limit (MCP_MAX_SESSIONS_PER_TENANT); close one (HTTP DELETE) or let one expire (MCP_SESSION_IDLE_MS) first`);
+      }
       return send(await openSession(tenant, request, body), res);
     }
     const handler = modernFor(tenant);
-    const stopWatching = watchListened(tenant, handler, body);
+    let stopWatching: () => void;
+    try {
+      stopWatching = watchListened(tenant, handler, body);
+    } catch (err) {
+      if (err instanceof WatchLimitError) return rpcError(res, 429, -32000, err.message);
+      throw err;
+    }
     res.once("close", stopWatching);
     return send(await handler.fetch(request, { parsedBody: body }), res);
   };
@@ -215,21 +232,38 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       onsessioninitialized: (id) => void sessions.set(id, { transport, server, runtime: tenant, lastSeen: Date.now(), inflight: 0 }),
     });
     const unpin = tenant.pin();
+    const owner = tenant.owner(undefined);
+    sessionsOf.set(owner, (sessionsOf.get(owner) ?? 0) + 1);
+    let counted = true;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      const left = (sessionsOf.get(owner) ?? 1) - 1;
+      if (left > 0) sessionsOf.set(owner, left);
+      else sessionsOf.delete(owner);
+    };
     transport.onclose = () => {
       unpin();
+      uncount();
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
-    return transport.handleRequest(request, { parsedBody: body });
+    const response = await transport.handleRequest(request, { parsedBody: body });
+    if (!transport.sessionId) uncount();
+    return response;
   };
 
-  /** A 2026 listen stream that names resources: follow them while the stream is open. */
+  /**
+   * A 2026 listen stream that names resources: follow them while the stream is open, within the
+   * subscription caps (WatchLimitError past one: the request is refused before it is answered).
+   */
   const watchListened = (tenant: McpRuntime, handler: McpHttpHandler, body: unknown): (() => void) => {
     const message = body as { method?: string; params?: { notifications?: { resourceSubscriptions?: unknown } } } | undefined;
     const uris = message?.method === "subscriptions/listen" ? message.params?.notifications?.resourceSubscriptions : undefined;
     if (!Array.isArray(uris)) return () => undefined;
-    const watching = uris.filter((u): u is string => typeof u === "string").map((uri) => watchResource(tenant, uri, () => handler.notify.resourceUpdated(uri)));
-    return () => watching.forEach((stop) => stop());
+    tenant.watchBudget?.checkRequest(uris.length);
+    const named = [...new Set(uris.filter((u): u is string => typeof u === "string"))];
+    return watchResources(tenant, named, (uri) => handler.notify.resourceUpdated(uri));
   };
 
   const limits = createHttpLimits(options, options.logger);

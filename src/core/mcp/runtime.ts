@@ -6,6 +6,7 @@ import type { PromptDef } from "../prompts.js";
 import type { ResourceDef, ResourceWatcher } from "../resources.js";
 import type { TaskHost, TaskRunner } from "../tasks/runner.js";
 import type { ToolDef, ToolRuntime } from "../tool.js";
+import type { WatchBudget } from "../watch-budget.js";
 
 /** Carries one tenant's change events to its other replicas (Redis pub/sub in hosted mode). */
 export interface ChangeRelay {
@@ -85,11 +86,27 @@ export interface McpRuntime {
   pin(): () => void;
   /** Shared by runtimes whose tools are the same (every tenant of an app): tools/list is shaped once for all. */
   listKey?: object;
+  /** The replica's caps on resource subscriptions (shared by every tenant). */
+  watchBudget?: WatchBudget;
 }
 
 /** A tool of this runtime, ready to run as a task (started here, or adopted from another replica). */
 export function taskHost(rt: McpRuntime, def: ToolDef<any, any>): TaskHost {
   return { def, toolRuntime: rt.toolRuntime, logger: rt.logger, pin: rt.pin, resourcesChanged: () => rt.changes.resourcesChanged() };
+}
+
+/**
+ * Follows `uris` for one subscriber within the replica's subscription caps (throws
+ * WatchLimitError past one, having started nothing); returns the stop.
+ */
+export function watchResources(rt: McpRuntime, uris: readonly string[], onChange: (uri: string) => void): () => void {
+  // A tenant without a key for any service that follows resources polls nothing (its watchers are none).
+  const release = rt.watchBudget?.acquire(rt.owner(undefined), uris, rt.watchers.length > 0) ?? (() => undefined);
+  const stops = uris.map((uri) => watchResource(rt, uri, () => onChange(uri)));
+  return () => {
+    for (const stop of stops) stop();
+    release();
+  };
 }
 
 /** Starts following a resource for one subscriber; the first watcher that knows the URI wins. */

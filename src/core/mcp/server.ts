@@ -18,7 +18,8 @@ import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTEN
 import type { CallEgress, Egress } from "../egress.js";
 import { annotationsFor, callRuntime, failure, inputSchemaOf, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
-import { taskHost, watchResource } from "./runtime.js";
+import { taskHost, watchResources } from "./runtime.js";
+import { WatchLimitError } from "../watch-budget.js";
 import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "./sdk-internals.js";
 import { shapeTool } from "./tool-list.js";
 
@@ -304,10 +305,19 @@ function registerResource(server: McpServer, rt: McpRuntime, def: McpRuntime["re
  * 2025 resources/subscribe for one session: a subscription lasts until unsubscribe or the end of
  * the session; list changes reach every session through the runtime's change hub.
  */
+/** A subscription past one of the replica's caps (the HTTP transport answers 429 with the same message). */
+const SUBSCRIPTION_LIMIT_CODE = -32000;
+
 function enableLegacySubscriptions(server: McpServer, rt: McpRuntime): void {
   const active = new Map<string, () => void>();
   server.server.setRequestHandler("resources/subscribe", async ({ params: { uri } }) => {
-    if (!active.has(uri)) active.set(uri, watchResource(rt, uri, () => void server.server.sendResourceUpdated({ uri }).catch(() => undefined)));
+    if (active.has(uri)) return {};
+    try {
+      active.set(uri, watchResources(rt, [uri], () => void server.server.sendResourceUpdated({ uri }).catch(() => undefined)));
+    } catch (err) {
+      if (err instanceof WatchLimitError) throw new ProtocolError(SUBSCRIPTION_LIMIT_CODE, err.message);
+      throw err;
+    }
     return {};
   });
   server.server.setRequestHandler("resources/unsubscribe", async ({ params: { uri } }) => {

@@ -215,7 +215,8 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
       deps,
       resources: [...builderResources(client), viewResource(buildConsole(s.BUILD_API_BASE_URL))],
       prompts: builderPrompts,
-      watch: projectWatcher(deps.projectPoller),
+      // Without the caller's key nothing can be read: a subscription starts no poller (issue 18 item 6).
+      watch: runtime.missingKey ? undefined : projectWatcher(deps.projectPoller),
       taskPollIntervalMs: s.BUILD_POLL_INTERVAL_MS,
       close: () => http.close(),
     };

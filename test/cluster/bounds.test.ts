@@ -1,0 +1,133 @@
+// Issue 18 items 6 and 7: what one caller can make a replica hold. A listen stream's URIs each
+// started a poller (a Redis lease and a publish per interval, an upstream GET for a caller with a
+// key) without limit, also for callers without any key; callers without keys share one tenant and
+// could take every 2025 session slot. One replica on Redis, per-user keys, small caps.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { connectHttp, sleep, until } from "../harness.js";
+import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
+
+const INTERVAL = 200;
+const CAPS = { MCP_MAX_LISTEN_URIS: 20, MCP_MAX_SUBSCRIPTIONS_PER_TENANT: 30, MCP_MAX_POLLERS: 40, MCP_MAX_SESSIONS_PER_TENANT: 3 };
+const PROJECT_GET = "GET /api/v1/vcaas/projects/:projectId";
+
+const uris = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `build://projects/${prefix}-${i}`);
+
+/** A raw 2026-07-28 subscriptions/listen: its status and, when refused, the JSON-RPC error. A stream is cut at once. */
+async function listenRaw(url: string, resourceSubscriptions: string[], headers: Record<string, string> = {}) {
+  const controller = new AbortController();
+  const res = await fetch(url, {
+    method: "POST",
+    signal: controller.signal,
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen", ...headers },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "subscriptions/listen",
+      params: {
+        notifications: { resourceSubscriptions },
+        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "flood", version: "1.0.0" }, "io.modelcontextprotocol/clientCapabilities": {} },
+      },
+    }),
+  });
+  if (res.headers.get("content-type")?.includes("event-stream")) {
+    controller.abort();
+    return { status: res.status, error: undefined };
+  }
+  const body = (await res.json()) as { error?: { code: number; message: string } };
+  return { status: res.status, error: body.error };
+}
+
+/** A raw 2025-11-25 initialize: the HTTP status and the error message, if any. */
+async function initialize(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "flood", version: "1.0.0" } } }),
+  });
+  const text = await res.text();
+  return { status: res.status, text, sessionId: res.headers.get("mcp-session-id") };
+}
+
+describeCluster("bounds: listen floods and sessions per tenant (one replica, Redis, per-user keys)", () => {
+  let cluster: TestCluster;
+  let keyA: string;
+  let keyB: string;
+  const as = (key: string) => ({ "x-build-api-key": key });
+  const projectGets = async () => (await cluster.sandbox!.stats()).services["/build"]?.[PROJECT_GET] ?? 0;
+
+  beforeAll(async () => {
+    cluster = await startTestCluster({ replicas: 1, nginx: false, credentials: "caller", pollIntervalMs: INTERVAL, sandboxEnv: { SANDBOX_ACCOUNTS: 2 }, env: CAPS });
+    [keyA, keyB] = cluster.sandbox!.buildKeys;
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("a listen stream without a key starts no poller: no lease, no publish, no upstream GET", async () => {
+    const anonymous = await connectHttp(cluster.url, {}, {}, "modern");
+    const gets = await projectGets();
+    const stream = await anonymous.listen({ resourceSubscriptions: uris("keyless", 20) });
+    try {
+      await sleep(INTERVAL * 5);
+      expect(await cluster.redis.keys("sb:poll:*")).toEqual([]);
+      expect((await projectGets()) - gets).toBe(0);
+      expect(((await cluster.replicas[0].healthz()).body as { pollers?: number }).pollers).toBe(0);
+    } finally {
+      await stream.close();
+      await anonymous.close();
+    }
+  });
+
+  it("refuses a listen naming more URIs than MCP_MAX_LISTEN_URIS with 429, before following any", async () => {
+    const refused = await listenRaw(cluster.url, uris("too-many", 21), as(keyA));
+    expect(refused.status).toBe(429);
+    expect(refused.error?.message).toMatch(/21 resources.*at most 20 \(MCP_MAX_LISTEN_URIS\)/);
+    expect(await cluster.redis.keys("sb:poll:*")).toEqual([]);
+  });
+
+  it("caps subscriptions per tenant and resources followed per replica, and frees them when streams close", async () => {
+    const a = await connectHttp(cluster.url, as(keyA), {}, "modern");
+    const b = await connectHttp(cluster.url, as(keyB), {}, "modern");
+    const streams = [await a.listen({ resourceSubscriptions: uris("a", 20) })];
+    try {
+      // A second stream of A's would hold 40 > 30.
+      const overTenant = await listenRaw(cluster.url, uris("a2", 20), as(keyA));
+      expect(overTenant.status).toBe(429);
+      expect(overTenant.error?.message).toMatch(/hold 20 resource subscriptions.*at most 30 are allowed \(MCP_MAX_SUBSCRIPTIONS_PER_TENANT\)/);
+      // B fills the replica's 40 pollers; anyone with a key (even one no upstream knows) is refused the next.
+      streams.push(await b.listen({ resourceSubscriptions: uris("b", 20) }));
+      const overReplica = await listenRaw(cluster.url, uris("c", 1), as("tlm_sk_some_other_caller_0000000000"));
+      expect(overReplica.status).toBe(429);
+      expect(overReplica.error?.message).toMatch(/follows 40 resources.*\(MCP_MAX_POLLERS\)/);
+      // Polling is bounded by the caps: about 40 upstream GETs per interval at most.
+      await sleep(INTERVAL * 2);
+      const before = await projectGets();
+      await sleep(INTERVAL * 10);
+      expect((await projectGets()) - before).toBeLessThanOrEqual(40 * 12);
+    } finally {
+      await Promise.all(streams.map((s) => s.close()));
+    }
+    await until(async () => ((await cluster.replicas[0].healthz()).body as { pollers?: number }).pollers, (n) => n === 0);
+    const c = await connectHttp(cluster.url, as("tlm_sk_some_other_caller_0000000000"), {}, "modern");
+    const later = await c.listen({ resourceSubscriptions: uris("c", 1) });
+    await later.close();
+    await Promise.all([a, b, c].map((x) => x.close()));
+  });
+
+  it("caps 2025 sessions per tenant: callers without keys share one tenant and its cap, keyed tenants keep theirs", async () => {
+    const opened: string[] = [];
+    for (let i = 0; i < CAPS.MCP_MAX_SESSIONS_PER_TENANT; i++) {
+      const ok = await initialize(cluster.url);
+      expect(ok.status).toBe(200);
+      opened.push(ok.sessionId!);
+    }
+    const refused = await initialize(cluster.url);
+    expect(refused.status).toBe(429);
+    expect(refused.text).toMatch(/Callers without keys hold 3 open sessions.*MCP_MAX_SESSIONS_PER_TENANT/);
+    expect((await initialize(cluster.url, as(keyA))).status).toBe(200);
+    // Closing one frees its slot.
+    const del = await fetch(cluster.url, { method: "DELETE", headers: { "mcp-session-id": opened[0], "mcp-protocol-version": "2025-11-25" } });
+    expect(del.status).toBe(200);
+    expect((await initialize(cluster.url)).status).toBe(200);
+  });
+});
