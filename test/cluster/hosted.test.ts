@@ -181,6 +181,65 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
   });
 });
 
+describeCluster("a paid call goes upstream at most once across Redis restarts (issue 18)", () => {
+  let cluster: TestCluster;
+  const elicit = { elicitation: { form: {} } };
+  const accept = { confirm_spend: { action: "accept", content: { confirm: true } } };
+  const launches = () => hitsOf(cluster, `POST ${API}/projects/launch`);
+  const launch = (projectId: string, answer?: { requestState: string }) =>
+    rpc2026(cluster.url, "tools/call", { name: "build_launch_project", arguments: { projectId, prompt: "Landing page" }, ...(answer ? { inputResponses: accept, ...answer } : {}) }, { capabilities: elicit });
+  const redisBack = async () => {
+    await cluster.redis.start();
+    for (const replica of cluster.replicas) await until(async () => (await replica.readyz()).status, (s) => s === 200, 15_000);
+  };
+
+  beforeAll(async () => {
+    cluster = await startTestCluster({ replicas: 2, pollIntervalMs: INTERVAL, timeScale: 600, env: { MCP_LEASE_MS: LEASE_MS } });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("refuses an answer issued before a Redis restart: replaying a used launch confirmation spends nothing", async () => {
+    const before = await launches();
+    const asked = (await launch("replayed-launch")).body.result;
+    expect(asked.resultType).toBe("input_required");
+    const first = (await launch("replayed-launch", { requestState: asked.requestState })).body.result;
+    expect(first.isError).toBeFalsy();
+    expect((await launches()) - before).toBe(1);
+
+    // Redis runs without persistence: the marker of that use is gone with the restart.
+    await cluster.redis.kill("SIGKILL");
+    await redisBack();
+    const replay = (await launch("replayed-launch", { requestState: asked.requestState })).body.result;
+    expect(replay.isError).toBe(true);
+    expect(replay.content[0].text).toMatch(/cannot be proven unused.*outcome is unknown/s);
+    expect(replay.content[0].text).toMatch(/Check first \(call build_list_projects with search "replayed-launch"/);
+    expect((await launches()) - before).toBe(1);
+  });
+
+  it("says a Redis outage while answering is transient and safe to retry, and spends nothing", async () => {
+    const before = await launches();
+    const asked = (await launch("asked-before-outage")).body.result;
+    expect(asked.resultType).toBe("input_required");
+    await cluster.redis.kill("SIGKILL");
+    try {
+      const during = (await launch("asked-before-outage", { requestState: asked.requestState })).body.result;
+      expect(during.isError).toBe(true);
+      expect(during.content[0].text).toMatch(/state store is unavailable.*nothing was sent or spent.*retrying is safe/s);
+      expect(during.content[0].text).not.toMatch(/This is a bug/);
+    } finally {
+      await redisBack();
+    }
+    expect((await launches()) - before).toBe(0);
+    // Redis came back empty: that answer cannot be proven unused any more; asking again works.
+    expect((await launch("asked-before-outage", { requestState: asked.requestState })).body.result.content[0].text).toMatch(/cannot be proven unused/);
+    const again = (await launch("asked-before-outage")).body.result;
+    expect((await launch("asked-before-outage", { requestState: again.requestState })).body.result.isError).toBeFalsy();
+    expect((await launches()) - before).toBe(1);
+  });
+});
+
 describeCluster("per-user keys across replicas: two tenants, one project id", () => {
   let cluster: TestCluster;
   let keyA: string;

@@ -55,7 +55,7 @@ const WRITES: Write[] = [
     method: "POST",
     path: `${API}/projects/launch`,
     args: (tag) => ({ projectId: `fault-${tag}`, prompt: "A landing page [minutes=5]" }),
-    verify: /Check first \(call build_list_projects with search "fault-[a-z0-9-]+"\)/,
+    verify: /Check first \(call build_list_projects with search "fault-[a-z0-9-]+" and look for "fault-[a-z0-9-]+" or "fault-[a-z0-9-]+-" followed by 2-6 letters or digits/,
   },
   {
     tool: "drones_update_alert",

@@ -150,7 +150,8 @@ function requestContext(server: McpServer, rt: McpRuntime, egress: CallEgress, d
       const canAsk = modern
         ? (ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { elicitation?: unknown } | undefined)?.elicitation !== undefined
         : server.server.getClientCapabilities()?.elicitation !== undefined;
-      return rt.confirmations.confirm(ctx, def.name, input, request, canAsk);
+      const verify = def.kind !== "read" ? def.verify?.(input) : undefined;
+      return rt.confirmations.confirm(ctx, { tool: def.name, input, request, canAsk, tenant: rt.owner(ctx), verify });
     },
     resourcesChanged: () => rt.changes.resourcesChanged(),
   };

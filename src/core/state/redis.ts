@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import type { NonceStore } from "../confirm.js";
+import type { NonceStore, NonceUse } from "../confirm.js";
 import type { Logger } from "../logger.js";
 import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "../tasks/store.js";
 
@@ -34,12 +34,27 @@ if ARGV[3] == '1' then redis.call('ZREM', KEYS[2], ARGV[5]) redis.call('DEL', KE
 redis.call('PUBLISH', KEYS[4], ARGV[4])
 return 1`;
 
+/** This Redis server's run id: a new one on every start, whatever its persistence restored. */
+const RUN_ID = `string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')`;
+const GENERATION = `return ${RUN_ID}`;
+
+/**
+ * Consumes a confirmation nonce of the given generation: 1 the first time, 0 after, -1 when Redis
+ * restarted since it was issued (the marker of a use may be lost: no persistence, or an RDB
+ * snapshot or an AOF fsync older than the use).
+ */
+const CONSUME = `if ${RUN_ID} ~= ARGV[1] then return -1 end
+if redis.call('SET', KEYS[1], '1', 'PX', ARGV[2], 'NX') then return 1 end
+return 0`;
+
 /** The Lua scripts above, as commands on the command connection (sent by their SHA after the first call). */
 interface Scripts {
   sbLease(key: string, me: string, ms: number): Promise<number>;
   sbRelease(key: string, me: string): Promise<number>;
   sbRenew(numKeys: number, ...keysThenArgs: string[]): Promise<number[]>;
   sbTaskCas(...keysThenArgs: string[]): Promise<number>;
+  sbGeneration(): Promise<string>;
+  sbConsume(key: string, generation: string, ttlMs: number): Promise<number>;
 }
 
 export interface RedisStateOptions {
@@ -90,6 +105,8 @@ export class RedisState {
     this.cmd.defineCommand("sbRelease", { numberOfKeys: 1, lua: RELEASE });
     this.cmd.defineCommand("sbRenew", { lua: RENEW });
     this.cmd.defineCommand("sbTaskCas", { numberOfKeys: 4, lua: TASK_CAS });
+    this.cmd.defineCommand("sbGeneration", { numberOfKeys: 0, lua: GENERATION });
+    this.cmd.defineCommand("sbConsume", { numberOfKeys: 1, lua: CONSUME });
     this.sub.on("message", (channel: string, message: string) => {
       for (const handler of this.handlers.get(channel) ?? []) {
         try {
@@ -157,13 +174,23 @@ export class RedisState {
   }
 }
 
-/** Single-use nonces across replicas: SET NX with the nonce's lifetime. */
+/**
+ * Single-use nonces across replicas: SET NX with the nonce's lifetime, in the generation of the
+ * Redis server's run id. A restart always changes it, so a confirmation issued before one is
+ * refused rather than trusted: persistence may restore a snapshot older than its use.
+ */
 export class RedisNonceStore implements NonceStore {
   constructor(private readonly state: RedisState) {}
 
-  async consume(nonce: string, ttlMs: number): Promise<boolean> {
+  async generation(): Promise<string> {
     this.state.roundTrips++;
-    return (await this.state.cmd.set(`${P}nonce:${nonce}`, "1", "PX", ttlMs, "NX")) === "OK";
+    return this.state.scripts.sbGeneration();
+  }
+
+  async consume(nonce: string, generation: string, ttlMs: number): Promise<NonceUse> {
+    this.state.roundTrips++;
+    const answer = await this.state.scripts.sbConsume(`${P}nonce:${nonce}`, generation, ttlMs);
+    return answer === 1 ? "first" : answer === 0 ? "used" : "stale";
   }
 }
 

@@ -126,6 +126,25 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     expect((await rawPost(http.url, { "x-build-api-key": keyA }, getAccount)).body.result?.content?.[0]?.text).toMatch(/^Balance: /);
   });
 
+  it("binds a confirmation to the tenant asked: another tenant's answer spends nothing, the owner's still works", async () => {
+    const elicit = { elicitation: { form: {} } };
+    const creates = (i: number) => sandbox.builds[i].router.count("POST /api/v1/vcaas/projects");
+    const call = (key: string, extra: Record<string, unknown> = {}) =>
+      rpc2026(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "asked-of-a" }, ...extra }, { headers: { "x-build-api-key": key }, capabilities: elicit });
+    const before = [creates(0), creates(1)];
+    const asked = (await call(keyA)).body.result;
+    expect(asked.resultType).toBe("input_required");
+    const answer = { inputResponses: { confirm_spend: { action: "accept", content: { confirm: true } } }, requestState: asked.requestState };
+    const stolen = (await call(keyB, answer)).body.result;
+    expect(stolen.isError).toBe(true);
+    expect(stolen.content[0].text).toMatch(/asked of another caller.*nothing was sent or spent/);
+    expect([creates(0), creates(1)]).toEqual(before);
+    const owners = (await call(keyA, answer)).body.result;
+    expect(owners.isError).toBeFalsy();
+    expect(owners.structuredContent).toMatchObject({ projectId: "asked-of-a" });
+    expect([creates(0), creates(1)]).toEqual([before[0] + 1, before[1]]);
+  });
+
   it("shows a tenant's tasks to that tenant only", async () => {
     const headersA = { "x-build-api-key": keyA };
     const headersB = { "x-build-api-key": keyB };

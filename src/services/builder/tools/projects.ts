@@ -15,6 +15,9 @@ import { followHint, followStarted, resumeWait } from "../waits.js";
 export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 credits: 10 at the start, the rest at the end; at most 60 if it runs to its time limit)", upTo: 60 };
 
 const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
+/** A launch whose id is taken creates `<id>-` plus 2-6 letters or digits (reference §3): the check covers those. */
+const launched = (projectId: string) =>
+  `${listed(projectId)} and look for "${projectId}" or "${projectId}-" followed by 2-6 letters or digits, created since that call: such a project is that launch, and launching again would create and charge a second one`;
 
 export function projectTools(deps: BuildDeps) {
   return [
@@ -127,7 +130,7 @@ export function projectTools(deps: BuildDeps) {
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { ...s.launchFields, ...waitInput },
       output: s.launchResult,
-      verify: ({ projectId }) => listed(projectId),
+      verify: ({ projectId }) => launched(projectId),
       before: ({ projectId, files }, ctx) =>
         deps.guard.check(
           {
