@@ -160,6 +160,7 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
     logger,
     sealer,
     leaseMs: leaseMs(),
+    requestDeadlineMs: config.upstreamTimeoutMs,
     adopt: (owner, credentials, tool) => {
       const rt = runtimeFor(credentials);
       const def = rt.tools.find((t) => t.name === tool);

@@ -127,7 +127,6 @@ export class Router {
       return;
     }
     if (fault?.kind === "hang") return; // never answers; the client's timeout must fire
-    if (fault?.kind === "delay") await new Promise((r) => setTimeout(r, fault.ms));
     if (fault?.kind === "respond") {
       await readBody(req).catch(() => "");
       send(res, fault.response);
@@ -136,6 +135,8 @@ export class Router {
     let answer: SimResponse;
     try {
       const bytes = await readBody(req);
+      // A slow service has the request in full and acts on it late, even when the client gave up meanwhile.
+      if (fault?.kind === "delay") await new Promise((r) => setTimeout(r, fault.ms));
       const type = String(req.headers["content-type"] ?? "");
       if (/^multipart\/form-data/i.test(type)) simReq.form = await parseForm(bytes, type);
       else if (bytes.length > 0) {

@@ -11,6 +11,8 @@ const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const API = "/api/v1/vcaas";
 const INTERVAL = 250;
 const LEASE_MS = 2000;
+/** UPSTREAM_TIMEOUT_MS of the issue-18 cluster: a request in flight lands by then or never. */
+const REQUEST_DEADLINE_MS = 8000;
 
 type Json = Record<string, any>;
 
@@ -181,7 +183,24 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
   });
 });
 
-describeCluster("a paid call goes upstream at most once across Redis restarts (issue 18)", () => {
+/** A raw 2025-11-25 session on one replica: initialize, then requests that may block for long. */
+async function open2025(url: string) {
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" };
+  const post = async (body: Json, sessionId?: string) => {
+    const res = await fetch(url, { method: "POST", headers: { ...headers, ...(sessionId ? { "mcp-session-id": sessionId } : {}) }, body: JSON.stringify(body) });
+    const text = await res.text();
+    const data = text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)) as Json);
+    return { res, answer: (data.find((d) => d.id === body.id) ?? (text.startsWith("{") ? JSON.parse(text) : undefined)) as Json | undefined };
+  };
+  const init = await post({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: { tasks: {} }, clientInfo: { name: "raw-2025", version: "1.0.0" } } });
+  const sessionId = init.res.headers.get("mcp-session-id") ?? undefined;
+  expect(sessionId).toBeDefined();
+  await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
+  let id = 1;
+  return { request: async (method: string, params: Json) => (await post({ jsonrpc: "2.0", id: id++, method, params }, sessionId)).answer };
+}
+
+describeCluster("money and state across Redis restarts and replica deaths (issue 18)", () => {
   let cluster: TestCluster;
   const elicit = { elicitation: { form: {} } };
   const accept = { confirm_spend: { action: "accept", content: { confirm: true } } };
@@ -194,7 +213,7 @@ describeCluster("a paid call goes upstream at most once across Redis restarts (i
   };
 
   beforeAll(async () => {
-    cluster = await startTestCluster({ replicas: 2, pollIntervalMs: INTERVAL, timeScale: 600, env: { MCP_LEASE_MS: LEASE_MS } });
+    cluster = await startTestCluster({ replicas: 3, pollIntervalMs: INTERVAL, timeScale: 600, env: { MCP_LEASE_MS: LEASE_MS, UPSTREAM_TIMEOUT_MS: REQUEST_DEADLINE_MS } });
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -237,6 +256,66 @@ describeCluster("a paid call goes upstream at most once across Redis restarts (i
     const again = (await launch("asked-before-outage")).body.result;
     expect((await launch("asked-before-outage", { requestState: again.requestState })).body.result.isError).toBeFalsy();
     expect((await launches()) - before).toBe(1);
+  });
+
+  it("does not fail a launch caught mid-POST by its replica's death before the request's deadline, then names the exact check", async () => {
+    const before = await launches();
+    // The service takes 3 s to take the launch in: the POST is in flight when its replica dies.
+    await cluster.sandbox!.faults([{ service: "build", fault: "slow", arg: 3000, method: "POST", path: `${API}/projects/launch` }]);
+    const task = await startTask(cluster.url, "build_launch_project", { projectId: "mid-post", prompt: "Shop [minutes=60]", wait: true });
+    const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
+    await sleep(300);
+    await follower.kill("SIGKILL");
+    try {
+      await expectKnownByDeadline(task, before);
+    } finally {
+      await follower.start();
+    }
+  });
+
+  async function expectKnownByDeadline(task: Json, before: number) {
+    const seen: Array<{ at: number; status: string }> = [];
+    let done: Json = {};
+    await until(async () => {
+      done = (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result ?? {};
+      seen.push({ at: Date.now() - Date.parse(task.createdAt), status: done.status });
+      return done.status;
+    }, (status) => status === "failed", 30_000);
+    // Nothing was declared before the request's own deadline had passed (the POST landed meanwhile).
+    expect(seen.filter((s) => s.at < REQUEST_DEADLINE_MS).every((s) => s.status === "working")).toBe(true);
+    expect(seen.find((s) => s.status === "failed")!.at).toBeGreaterThanOrEqual(REQUEST_DEADLINE_MS);
+    expect((await launches()) - before).toBe(1);
+    const message = String(done.error?.message);
+    expect(message).toMatch(/outcome is unknown.*not sent again/s);
+    expect(message).toMatch(/build_list_projects with search "mid-post" and look for "mid-post" or "mid-post-" followed by 2-6 letters or digits/);
+    expect(message).not.toMatch(/call build_launch_project again/);
+  }
+
+  it("keeps a running task through a Redis restart: written back at once, a blocking 2025 tasks/result gets its result, adopted after its replica dies", async () => {
+    const [a, b] = cluster.replicas;
+    const client = await connectHttp(a.url, {}, {}, "modern");
+    // 55 minutes (5.5 s here): under the 60-minute limit of one prompt, long enough to outlive the restart.
+    await ok(client, "build_start_agent", { projectId: "acme-storefront", prompt: "Reports [minutes=55]" });
+    const task = await startTask(a.url, "build_wait", { projectId: "acme-storefront", until: "agent" });
+    const session = await open2025(b.url);
+    const blocking = session.request("tasks/result", { taskId: task.taskId });
+    await sleep(500);
+    await cluster.redis.kill("SIGKILL");
+    await redisBack();
+    const status = async () => (await rpc2026(b.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body;
+    // Its follower put it back as soon as Redis answered again, not at the task's end.
+    await until(async () => (await status()).result?.status, (s) => s === "working", 3000);
+    // Then the follower dies: another replica finds it in the working set and adopts it.
+    await a.kill("SIGKILL");
+    try {
+      const answer = await blocking;
+      expect(answer?.error).toBeUndefined();
+      expect(answer?.structuredContent ?? answer?.result?.structuredContent).toMatchObject({ project: { projectId: "acme-storefront" }, outcome: "done" });
+      expect(cluster.replicas.filter((r) => r !== a && tookOver(r.output(), task.taskId))).toHaveLength(1);
+    } finally {
+      await a.start();
+      await client.close().catch(() => undefined);
+    }
   });
 });
 

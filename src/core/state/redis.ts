@@ -12,15 +12,36 @@ if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 return 0`;
 
-/** Extend each lease that is still ours (the tasks this replica follows). */
-const RENEW = `local lost = {}
-for i, k in ipairs(KEYS) do
+/**
+ * Extend each lease that is still ours (the tasks this replica follows; KEYS: their leases, then
+ * their records). Answers the tasks another replica holds now (i) and those whose record is gone
+ * (-i: Redis restarted without it).
+ */
+const RENEW = `local out = {}
+local n = #KEYS / 2
+for i = 1, n do
+  local k = KEYS[i]
   local holder = redis.call('GET', k)
   if holder == ARGV[1] then redis.call('PEXPIRE', k, ARGV[2])
   elseif not holder then redis.call('SET', k, ARGV[1], 'PX', ARGV[2])
-  else lost[#lost + 1] = i end
+  else out[#out + 1] = i end
+  if redis.call('EXISTS', KEYS[n + i]) == 0 then out[#out + 1] = -i end
 end
-return lost`;
+return out`;
+
+/**
+ * A task record written back by the replica following it (Redis lost it): only while it is still
+ * missing, so it never overwrites what a client did since (a cancel). KEYS: record, owner set,
+ * working set, lease. ARGV: record, its remaining ms, expiry, id, owner set ms, working (1/0), replica, lease ms.
+ */
+const RESTORE = `if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[5]) then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
+if ARGV[6] == '1' then
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+  redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[8])
+end
+return 1`;
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
@@ -53,6 +74,7 @@ interface Scripts {
   sbRelease(key: string, me: string): Promise<number>;
   sbRenew(numKeys: number, ...keysThenArgs: string[]): Promise<number[]>;
   sbTaskCas(...keysThenArgs: string[]): Promise<number>;
+  sbRestore(...keysThenArgs: string[]): Promise<number>;
   sbGeneration(): Promise<string>;
   sbConsume(key: string, generation: string, ttlMs: number): Promise<number>;
 }
@@ -78,6 +100,8 @@ export class RedisState {
   readonly leaseMs: number;
   /** Commands sent, for the benchmark's "Redis round trips per call". */
   roundTrips = 0;
+  /** Called when the command connection is back after an outage (Redis may have restarted empty). */
+  readonly reconnected = new Set<() => void>();
 
   constructor(private readonly options: RedisStateOptions) {
     this.replicaId = options.replicaId;
@@ -98,6 +122,7 @@ export class RedisState {
       });
       conn.on("ready", () => {
         if (down) options.logger.info("redis connection restored", { connection: name });
+        if (down && conn === this.cmd) for (const listener of this.reconnected) listener();
         down = false;
       });
     }
@@ -105,6 +130,7 @@ export class RedisState {
     this.cmd.defineCommand("sbRelease", { numberOfKeys: 1, lua: RELEASE });
     this.cmd.defineCommand("sbRenew", { lua: RENEW });
     this.cmd.defineCommand("sbTaskCas", { numberOfKeys: 4, lua: TASK_CAS });
+    this.cmd.defineCommand("sbRestore", { numberOfKeys: 4, lua: RESTORE });
     this.cmd.defineCommand("sbGeneration", { numberOfKeys: 0, lua: GENERATION });
     this.cmd.defineCommand("sbConsume", { numberOfKeys: 1, lua: CONSUME });
     this.sub.on("message", (channel: string, message: string) => {
@@ -278,11 +304,28 @@ export class RedisTaskStore implements TaskStore {
     return this.state.lease(leaseName(taskId));
   }
 
-  async renew(taskIds: string[]): Promise<string[]> {
-    if (taskIds.length === 0) return [];
+  async renew(taskIds: string[]): Promise<{ lost: string[]; missing: string[] }> {
+    if (taskIds.length === 0) return { lost: [], missing: [] };
     this.state.roundTrips++;
-    const lost = await this.state.scripts.sbRenew(taskIds.length, ...taskIds.map((id) => P + leaseName(id)), this.state.replicaId, String(this.state.leaseMs));
-    return lost.map((i) => taskIds[i - 1]);
+    const keys = [...taskIds.map((id) => P + leaseName(id)), ...taskIds.map(taskKey)];
+    const found = await this.state.scripts.sbRenew(keys.length, ...keys, this.state.replicaId, String(this.state.leaseMs));
+    return { lost: found.filter((i) => i > 0).map((i) => taskIds[i - 1]), missing: found.filter((i) => i < 0).map((i) => taskIds[-i - 1]) };
+  }
+
+  async restore(record: TaskRecord): Promise<boolean> {
+    const expiresAt = Date.parse(record.createdAt) + record.ttlMs;
+    const left = expiresAt - Date.now();
+    if (left <= 0) return false;
+    const working = TERMINAL.has(record.status) ? "0" : "1";
+    const keys = [taskKey(record.taskId), ownerKey(record.owner), WORKING, P + leaseName(record.taskId)];
+    const args = [JSON.stringify(record), String(left), String(expiresAt), record.taskId, String(left), working, this.state.replicaId, String(this.state.leaseMs)];
+    this.state.roundTrips++;
+    return (await this.state.scripts.sbRestore(...keys, ...args)) === 1;
+  }
+
+  onReconnect(listener: () => void): () => void {
+    this.state.reconnected.add(listener);
+    return () => this.state.reconnected.delete(listener);
   }
 
   async release(taskId: string): Promise<void> {

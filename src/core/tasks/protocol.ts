@@ -69,8 +69,7 @@ export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "leg
       return legacyTask((await stateCall(rt, () => tasks.cancel(taskId, rt.owner(ctx)))) ?? before);
     });
     s.setRequestHandler("tasks/result", { params: GetTaskPayloadRequestSchema.shape.params }, async ({ taskId }, ctx) => {
-      await find(taskId, ctx);
-      const done = await tasks.whenTerminal(taskId, ctx.mcpReq.signal);
+      const done = await tasks.whenTerminal(await find(taskId, ctx), ctx.mcpReq.signal);
       if (!done) throw notFound(taskId);
       const meta = { [RELATED_TASK]: { taskId } };
       if (done.result) return { ...done.result, _meta: { ...done.result._meta, ...meta } };

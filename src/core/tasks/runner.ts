@@ -3,12 +3,15 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import type { Sealer } from "../state/seal.js";
 import { callRuntime, runTool, type ToolContext, type ToolDef, type ToolRuntime } from "../tool.js";
-import { TERMINAL, type TaskRecord, type TaskStore } from "./store.js";
+import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
 
 export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
 export const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
 /** Shared stores: how long a replica's claim on a task lasts without renewal (MCP_LEASE_MS). */
 export const DEFAULT_LEASE_MS = 15_000;
+const DEFAULT_REQUEST_DEADLINE_MS = 30_000;
+/** Replicas' clocks differ a little: a deadline read on another replica gets this much more. */
+const CLOCK_MARGIN_MS = 2_000;
 
 /** What a task keeps at rest on shared state, sealed, so that another replica can go on with it. */
 export interface TaskWork {
@@ -18,6 +21,13 @@ export interface TaskWork {
   credentials?: Record<string, string>;
   /** Set once the upstream work has started: where a takeover resumes. */
   checkpoint?: Record<string, unknown>;
+}
+
+/** A task this replica follows: how to stop it, and everything needed to write it back whole. */
+interface Followed {
+  controller: AbortController;
+  record: TaskRecord;
+  work: TaskWork;
 }
 
 /** A tool ready to run for a task's tenant. */
@@ -46,6 +56,8 @@ export interface TaskRunnerOptions {
   sealer?: Sealer;
   /** Shared stores: how long a claim on a task lasts without renewal. */
   leaseMs?: number;
+  /** How long one upstream request may take (UPSTREAM_TIMEOUT_MS): a request in flight lands by then or never. */
+  requestDeadlineMs?: number;
   /** Shared stores: finds the tool of an orphaned task, for its tenant (keys from the sealed work). */
   adopt?(owner: string, credentials: Record<string, string> | undefined, tool: string): TaskHost | undefined;
 }
@@ -61,9 +73,10 @@ export interface TaskRunnerOptions {
  * spends or writes and had no checkpoint yet is failed with what to check, never started twice.
  */
 export class TaskRunner {
-  private readonly running = new Map<string, AbortController>();
+  private readonly running = new Map<string, Followed>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly stopListening: () => void;
+  private readonly stopReconnect?: () => void;
   private closing = false;
 
   constructor(
@@ -72,24 +85,31 @@ export class TaskRunner {
   ) {
     // A task cancelled (or ended) through another replica stops being followed here.
     this.stopListening = store.onChange((r) => {
-      if (TERMINAL.has(r.status)) this.running.get(r.taskId)?.abort(new Error("task cancelled by the client"));
+      if (TERMINAL.has(r.status)) this.running.get(r.taskId)?.controller.abort(new Error("task cancelled by the client"));
     });
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    if (store.renew) this.every(leaseMs / 3, () => this.renew());
+    if (store.renew) {
+      const renewing = this.every(leaseMs / 3, () => this.renew());
+      // Back from an outage, the store may have restarted empty: put our tasks back at once.
+      this.stopReconnect = store.onReconnect?.(renewing);
+    }
     if (store.orphans && options.adopt) this.every(leaseMs / 2, () => this.adoptOrphans());
   }
 
-  private every(ms: number, fn: () => Promise<unknown>): void {
+  /** Runs `fn` every `ms`, never twice at once; returns a way to run it now. */
+  private every(ms: number, fn: () => Promise<unknown>): () => void {
     let busy = false;
-    const timer = setInterval(() => {
+    const run = () => {
       if (busy || this.closing) return;
       busy = true;
       fn()
         .catch((err) => this.options.logger.debug("task upkeep failed", { error: err instanceof Error ? err.message : String(err) }))
         .finally(() => (busy = false));
-    }, ms);
+    };
+    const timer = setInterval(run, ms);
     timer.unref();
     this.timers.push(timer);
+    return run;
   }
 
   async start(spec: StartTask): Promise<TaskRecord> {
@@ -128,7 +148,13 @@ export class TaskRunner {
   private follow(record: TaskRecord, work: TaskWork, host: TaskHost, resumeFrom: Record<string, unknown> | undefined): void {
     const { taskId } = record;
     const controller = new AbortController();
-    this.running.set(taskId, controller);
+    const followed: Followed = { controller, record, work };
+    this.running.set(taskId, followed);
+    // Every change is applied to the record this replica holds too, so a store that lost it gets it back whole.
+    const change = async (update: TaskChange) => {
+      followed.record = { ...followed.record, ...update };
+      if (!(await this.store.update(taskId, update))) await this.writeBack(followed);
+    };
     const unpin = host.pin();
     const remaining = Date.parse(record.createdAt) + record.ttlMs - Date.now();
     const expiry = setTimeout(() => controller.abort(new Error("task expired")), Math.max(0, remaining));
@@ -137,7 +163,7 @@ export class TaskRunner {
     const ctx: ToolContext = {
       signal: controller.signal,
       progress: async ({ message }) => {
-        await this.store.update(taskId, { statusMessage: call.egress.text(message) }).catch(() => undefined);
+        await change({ statusMessage: call.egress.text(message) }).catch(() => undefined);
       },
       logger: host.logger,
       secret: (value) => call.egress.addSupplied(value),
@@ -146,7 +172,7 @@ export class TaskRunner {
       checkpoint: async (state) => {
         if (!this.store.shared) return;
         work.checkpoint = state;
-        await this.store.update(taskId, this.sealed(work, taskId)).catch((err) => this.options.logger.warn("task checkpoint not saved", { taskId, error: String(err) }));
+        await change(this.sealed(work, taskId)).catch((err) => this.options.logger.warn("task checkpoint not saved", { taskId, error: String(err) }));
       },
     };
     void runTool(host.def, work.input, ctx, call, true, resumeFrom)
@@ -154,14 +180,25 @@ export class TaskRunner {
         if (controller.signal.aborted) return;
         const line = result.content.find((c) => c.type === "text");
         const summary = line && "text" in line ? line.text.split("\n")[0] : undefined;
-        await this.finish(record, { status: "completed", result, statusMessage: summary });
+        await this.finish(followed.record, { status: "completed", result, statusMessage: summary });
       })
       .catch((err) => this.options.logger.error("task ended without a result", { taskId, error: String(err) }))
       .finally(() => {
         clearTimeout(expiry);
         unpin();
-        this.running.delete(taskId);
+        if (this.running.get(taskId) === followed) this.running.delete(taskId);
       });
+  }
+
+  /**
+   * Puts a working task the store lost (Redis restarted without persistence) back whole: its
+   * record as this replica knows it and its sealed work, in the working set, leased to this
+   * replica, so clients find it and another replica can adopt it if this one dies.
+   */
+  private async writeBack(followed: Followed): Promise<void> {
+    const { record, work } = followed;
+    const restored: TaskRecord = { ...record, ...this.sealed(work, record.taskId), lastUpdatedAt: new Date().toISOString() };
+    if (await this.store.restore?.(restored)) this.options.logger.info("task record lost by the store; written back", { taskId: record.taskId });
   }
 
   /**
@@ -174,7 +211,9 @@ export class TaskRunner {
         const updated = await this.store.update(record.taskId, change);
         if (updated) return;
         const { sealed: _sealed, ...rest } = record;
-        await this.store.create({ ...rest, ...change, lastUpdatedAt: new Date().toISOString() });
+        const ended = { ...rest, ...change, lastUpdatedAt: new Date().toISOString() } as TaskRecord;
+        if (this.store.restore) await this.store.restore(ended);
+        else await this.store.create(ended);
         return;
       } catch (err) {
         this.options.logger.warn("task result not saved yet; retrying", { taskId: record.taskId, error: err instanceof Error ? err.message : String(err) });
@@ -188,9 +227,14 @@ export class TaskRunner {
    * paused past its lease) is no longer followed here: its upstream polls would be duplicates.
    */
   private async renew(): Promise<void> {
-    for (const taskId of await this.store.renew!([...this.running.keys()])) {
+    const { lost, missing } = await this.store.renew!([...this.running.keys()]);
+    for (const taskId of lost) {
       this.options.logger.info("task followed by another replica now; stopped following it here", { taskId });
-      this.running.get(taskId)?.abort(new Error("task taken over by another replica"));
+      this.running.get(taskId)?.controller.abort(new Error("task taken over by another replica"));
+    }
+    for (const taskId of missing) {
+      const followed = this.running.get(taskId);
+      if (followed && !lost.includes(taskId)) await this.writeBack(followed);
     }
   }
 
@@ -218,8 +262,17 @@ export class TaskRunner {
     const { def } = host;
     const canResume = work.checkpoint !== undefined && def.longRunning?.resume !== undefined;
     if (!canResume && def.kind !== "read") {
+      // Its request may be in flight still, and land after a look that finds nothing: wait out its deadline first.
+      const deadline = Date.parse(record.createdAt) + (this.options.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS) + CLOCK_MARGIN_MS;
+      if (Date.now() < deadline) {
+        const line = `${def.title}: its replica stopped while the request may still be reaching the service; nothing is sent again. Known by ${new Date(deadline).toISOString()}.`;
+        if (record.statusMessage !== line) await this.store.update(taskId, { statusMessage: line });
+        await this.store.release?.(taskId);
+        return;
+      }
+      const check = def.verify?.(work.input) ?? "read the service's state";
       return fail(
-        `The replica following this task stopped before the upstream confirmed that ${def.name} started. It changes state or spends credits, so it was not sent again. Check whether it started (build_get_project or build_get_agent_status), then follow it with build_wait or call ${def.name} again.`,
+        `The replica following this task stopped before the service confirmed that ${def.name} started, and its request may have reached the service: the outcome is unknown. It changes state or spends credits, so it was not sent again. Check first: ${check}. Only if that finds nothing did it not happen.`,
       );
     }
     this.options.logger.info("task taken over", { taskId, tool: def.name, from: canResume ? "checkpoint" : "start" });
@@ -240,7 +293,7 @@ export class TaskRunner {
     const record = await this.store.get(taskId);
     if (!record || record.owner !== owner) return undefined;
     const updated = TERMINAL.has(record.status) ? record : await this.store.update(taskId, { status: "cancelled", statusMessage: "Cancelled by the client; the upstream work itself goes on." });
-    this.running.get(taskId)?.abort(new Error("task cancelled by the client"));
+    this.running.get(taskId)?.controller.abort(new Error("task cancelled by the client"));
     return updated;
   }
 
@@ -252,14 +305,17 @@ export class TaskRunner {
 
   /**
    * Resolves when the task ends (for 2025's blocking tasks/result). Change events can be missed
-   * (a Redis restart drops pub/sub), so the store is also read again every few seconds.
+   * (a Redis restart drops pub/sub), so the store is also read again every few seconds. A record
+   * missing before its TTL passed is not an end: Redis lost it, and its follower writes it back.
    */
-  async whenTerminal(taskId: string, signal: AbortSignal): Promise<TaskRecord | undefined> {
+  async whenTerminal(found: TaskRecord, signal: AbortSignal): Promise<TaskRecord | undefined> {
+    const { taskId } = found;
+    const expiresAt = Date.parse(found.createdAt) + found.ttlMs;
     return new Promise((resolve, reject) => {
       const check = () =>
         void this.store.get(taskId).then(
           (r) => {
-            if (!r || TERMINAL.has(r.status)) finish(() => resolve(r));
+            if (r ? TERMINAL.has(r.status) : Date.now() >= expiresAt) finish(() => resolve(r));
           },
           () => undefined,
         );
@@ -287,7 +343,8 @@ export class TaskRunner {
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
     this.stopListening();
-    for (const [taskId, controller] of this.running) {
+    this.stopReconnect?.();
+    for (const [taskId, { controller }] of this.running) {
       controller.abort(new Error("server shutting down"));
       if (this.store.release) {
         await this.store.release(taskId).catch(() => undefined);

@@ -48,9 +48,17 @@ export interface TaskStore {
   claim?(taskId: string): Promise<boolean>;
   /**
    * Extends this replica's claims (takes a lapsed one back if nobody adopted it meanwhile) and
-   * answers the tasks another replica follows now: this one paused past its lease, say.
+   * answers the tasks another replica follows now (this one paused past its lease, say) and those
+   * whose record the store lost.
    */
-  renew?(taskIds: string[]): Promise<string[]>;
+  renew?(taskIds: string[]): Promise<{ lost: string[]; missing: string[] }>;
+  /**
+   * Writes back a record the store lost (Redis restarted without persistence), only while it is
+   * still missing; true when written. The replica following the task holds the whole record.
+   */
+  restore?(record: TaskRecord): Promise<boolean>;
+  /** Calls `listener` when the store is reachable again after an outage (it may have come back empty). */
+  onReconnect?(listener: () => void): () => void;
   /** Lets go of a task (a draining replica): another replica adopts it at its next look. */
   release?(taskId: string): Promise<void>;
   /** Working tasks nobody follows any more (their replica died or let go). */
