@@ -12,7 +12,7 @@ import { clusterPollers } from "./core/state/cluster-poller.js";
 import type { RedisState } from "./core/state/redis.js";
 import { Sealer } from "./core/state/seal.js";
 import { MemoryTaskStore, type TaskStore } from "./core/tasks/store.js";
-import { DEFAULT_LEASE_MS, TaskRunner } from "./core/tasks/runner.js";
+import { DEFAULT_LEASE_MS, DEFAULT_MAX_TASKS_PER_TENANT, TaskRunner } from "./core/tasks/runner.js";
 import { TenantScopes } from "./core/tenant-scope.js";
 import { TenantCache } from "./core/tenants.js";
 import { DEFAULT_WATCH_LIMITS, WatchBudget } from "./core/watch-budget.js";
@@ -161,6 +161,7 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
     sealer,
     leaseMs: leaseMs(),
     requestDeadlineMs: config.upstreamTimeoutMs,
+    maxWorkingPerOwner: config.maxTasksPerTenant ?? DEFAULT_MAX_TASKS_PER_TENANT,
     adopt: (owner, credentials, tool) => {
       const rt = runtimeFor(credentials);
       const def = rt.tools.find((t) => t.name === tool);

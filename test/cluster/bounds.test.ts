@@ -3,11 +3,12 @@
 // key) without limit, also for callers without any key; callers without keys share one tenant and
 // could take every 2025 session slot. One replica on Redis, per-user keys, small caps.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { connectHttp, sleep, until } from "../harness.js";
+import { connectHttp, ok, rpc2026, sleep, until } from "../harness.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
 
 const INTERVAL = 200;
-const CAPS = { MCP_MAX_LISTEN_URIS: 20, MCP_MAX_SUBSCRIPTIONS_PER_TENANT: 30, MCP_MAX_POLLERS: 40, MCP_MAX_SESSIONS_PER_TENANT: 3 };
+const CAPS = { MCP_MAX_LISTEN_URIS: 20, MCP_MAX_SUBSCRIPTIONS_PER_TENANT: 30, MCP_MAX_POLLERS: 40, MCP_MAX_SESSIONS_PER_TENANT: 3, MCP_MAX_TASKS_PER_TENANT: 5 };
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const PROJECT_GET = "GET /api/v1/vcaas/projects/:projectId";
 
 const uris = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `build://projects/${prefix}-${i}`);
@@ -46,6 +47,20 @@ async function initialize(url: string, headers: Record<string, string> = {}) {
   });
   const text = await res.text();
   return { status: res.status, text, sessionId: res.headers.get("mcp-session-id") };
+}
+
+/** A 2025-11-25 session opened with raw requests; returns its tasks/list (the SDK v2 client has no 2025 tasks). */
+async function legacyTasksList(url: string, headers: Record<string, string>) {
+  const opened = await initialize(url, headers);
+  const session = { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": opened.sessionId!, "mcp-protocol-version": "2025-11-25" };
+  await fetch(url, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
+  let id = 1;
+  return async (cursor?: string): Promise<{ result?: unknown; error?: { message: string } }> => {
+    const res = await fetch(url, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tasks/list", params: cursor ? { cursor } : {} }) });
+    const text = await res.text();
+    const data = res.headers.get("content-type")?.includes("event-stream") ? text.split("\n").find((l) => l.startsWith("data:"))!.slice(5) : text;
+    return JSON.parse(data);
+  };
 }
 
 describeCluster("bounds: listen floods and sessions per tenant (one replica, Redis, per-user keys)", () => {
@@ -129,5 +144,50 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     const del = await fetch(cluster.url, { method: "DELETE", headers: { "mcp-session-id": opened[0], "mcp-protocol-version": "2025-11-25" } });
     expect(del.status).toBe(200);
     expect((await initialize(cluster.url)).status).toBe(200);
+  });
+
+  it("caps working tasks per tenant (MCP_MAX_TASKS_PER_TENANT) and pages 2025 tasks/list with cursors", async () => {
+    const a = await connectHttp(cluster.url, as(keyA), {}, "modern");
+    await ok(a, "build_start_agent", { projectId: "booking-app", prompt: "Long work [minutes=100000]" });
+    const wait = (key: string) => rpc2026(cluster.url, "tools/call", { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } }, { headers: as(key), capabilities: TASKS });
+    const started: string[] = [];
+    for (let i = 0; i < CAPS.MCP_MAX_TASKS_PER_TENANT; i++) {
+      const { body } = await wait(keyA);
+      expect(body.result?.resultType).toBe("task");
+      started.push(body.result.taskId);
+    }
+    const refused = (await wait(keyA)).body.result;
+    expect(refused?.isError).toBe(true);
+    expect(refused?.content?.[0]?.text).toMatch(/5 tasks working.*MCP_MAX_TASKS_PER_TENANT.*Nothing was started/);
+    // Another tenant is not held back; a task that ends frees its slot.
+    expect((await wait(keyB)).body.result?.resultType).toBe("task");
+    await rpc2026(cluster.url, "tasks/cancel", { taskId: started[0] }, { headers: as(keyA), capabilities: TASKS });
+    expect((await wait(keyA)).body.result?.resultType).toBe("task");
+
+    // 60 tasks of one tenant (each cancelled once started, so the cap never binds) list in pages.
+    const key = "tlm_sk_tasks_paging_tenant_000000000000";
+    const mine = new Set<string>();
+    for (let i = 0; i < 60; i++) {
+      const { body } = await wait(key);
+      const taskId = body.result?.taskId as string;
+      mine.add(taskId);
+      await rpc2026(cluster.url, "tasks/cancel", { taskId }, { headers: as(key), capabilities: TASKS });
+    }
+    const list = await legacyTasksList(cluster.url, as(key));
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = (await list(cursor)).result as { tasks: Array<{ taskId: string }>; nextCursor?: string };
+      sizes.push(page.tasks.length);
+      seen.push(...page.tasks.map((t) => t.taskId));
+      cursor = page.nextCursor;
+    } while (cursor && sizes.length < 10);
+    expect(sizes.length).toBeGreaterThan(1);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(50);
+    expect(new Set(seen)).toEqual(mine);
+    expect((await list("not-a-cursor")).error?.message).toMatch(/Invalid cursor/);
+    await ok(a, "build_stop_agent", { projectId: "booking-app" });
+    await a.close();
   });
 });

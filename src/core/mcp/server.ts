@@ -15,6 +15,7 @@ import { LOG_LEVEL_ORDER } from "../logger.js";
 import { decodeVariable, resourceError } from "../resources.js";
 import { describeError } from "../errors.js";
 import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
+import { TaskLimitError } from "../tasks/runner.js";
 import type { CallEgress, Egress } from "../egress.js";
 import { annotationsFor, callRuntime, failure, inputSchemaOf, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
@@ -202,7 +203,18 @@ function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
   });
 }
 
+/** A task-augmented 2025 call past the tenant's cap of working tasks (2026-07-28 gets an isError result). */
+const TASK_LIMIT_CODE = -32000;
+
 async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, input: Record<string, unknown>, request: any, ctx: ServerContext, era: Era) {
+  try {
+    // Before `before`: a confirmation is not spent on a task that would be refused.
+    await rt.tasks.admit(rt.owner(ctx));
+  } catch (err) {
+    if (!(err instanceof TaskLimitError)) throw err;
+    if (era === "legacy") throw new ProtocolError(TASK_LIMIT_CODE, err.message);
+    return { content: [{ type: "text", text: err.message }], isError: true } satisfies CallToolResult;
+  }
   const call = callRuntime(rt.toolRuntime, def, input);
   const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, { logLevelSet: true });
   let refused: CallToolResult | undefined;

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import type { NonceStore, NonceUse } from "../confirm.js";
 import type { Logger } from "../logger.js";
-import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "../tasks/store.js";
+import { afterCursor, decodeCursor, encodeCursor, TERMINAL, type TaskChange, type TaskPage, type TaskRecord, type TaskStore } from "../tasks/store.js";
 
 /** Every key and channel of ours starts with this, so one Redis can be shared with other software. */
 const P = "sb:";
@@ -223,6 +223,8 @@ export class RedisNonceStore implements NonceStore {
 const taskKey = (id: string) => `${P}task:${id}`;
 const leaseName = (id: string) => `tlease:${id}`;
 const ownerKey = (owner: string) => `${P}owner:${owner}`;
+/** An owner's tasks that were working when last looked at (pruned when counted): the per-tenant cap. */
+const ownerWorkingKey = (owner: string) => `${P}owner-working:${owner}`;
 const WORKING = `${P}working`;
 const CHANGED = "task-changed";
 
@@ -256,7 +258,10 @@ export class RedisTaskStore implements TaskStore {
       .set(taskKey(record.taskId), JSON.stringify(record), "PX", record.ttlMs)
       .zadd(ownerKey(record.owner), expiresAt, record.taskId)
       .pexpire(ownerKey(record.owner), record.ttlMs);
-    if (!TERMINAL.has(record.status)) tx.zadd(WORKING, expiresAt, record.taskId).set(P + leaseName(record.taskId), this.state.replicaId, "PX", this.state.leaseMs);
+    if (!TERMINAL.has(record.status)) {
+      tx.zadd(WORKING, expiresAt, record.taskId).set(P + leaseName(record.taskId), this.state.replicaId, "PX", this.state.leaseMs);
+      tx.zadd(ownerWorkingKey(record.owner), expiresAt, record.taskId).pexpire(ownerWorkingKey(record.owner), record.ttlMs);
+    }
     this.state.roundTrips++;
     await tx.exec();
   }
@@ -286,13 +291,40 @@ export class RedisTaskStore implements TaskStore {
     throw new Error(`task ${taskId} is being changed by several replicas at once; try again`);
   }
 
-  async list(owner: string): Promise<TaskRecord[]> {
+  async list(owner: string, page: { cursor?: string; limit: number }): Promise<TaskPage> {
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
     this.state.roundTrips++;
-    const ids = await this.state.cmd.zrangebyscore(ownerKey(owner), Date.now(), "+inf");
-    if (ids.length === 0) return [];
+    // Tasks sharing the cursor's expiry come first in the range and are skipped by id; a few extra cover them.
+    const flat = await this.state.cmd.zrangebyscore(ownerKey(owner), after ? after.expiresAt : Date.now(), "+inf", "WITHSCORES", "LIMIT", "0", String(page.limit + 1 + 16));
+    const entries: Array<[string, number]> = [];
+    for (let i = 0; i < flat.length; i += 2) if (afterCursor(Number(flat[i + 1]), flat[i], after)) entries.push([flat[i], Number(flat[i + 1])]);
+    const chosen = entries.slice(0, page.limit);
+    if (chosen.length === 0) return { tasks: [] };
     this.state.roundTrips++;
-    const raws = await this.state.cmd.mget(ids.map(taskKey));
-    return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as TaskRecord] : [])).filter((r) => r.owner === owner);
+    const raws = await this.state.cmd.mget(chosen.map(([id]) => taskKey(id)));
+    const tasks = raws.flatMap((raw) => (raw ? [JSON.parse(raw) as TaskRecord] : [])).filter((r) => r.owner === owner);
+    const [lastId, lastScore] = chosen.at(-1)!;
+    return { tasks, ...(entries.length > page.limit ? { nextCursor: encodeCursor(lastScore, lastId) } : {}) };
+  }
+
+  async working(owner: string, cap: number): Promise<number> {
+    const key = ownerWorkingKey(owner);
+    this.state.roundTrips++;
+    const [, ids] = (await this.state.cmd.multi().zremrangebyscore(key, "-inf", String(Date.now())).zrange(key, "0", "-1").exec()) as [unknown, [unknown, string[]]];
+    const candidates = ids?.[1] ?? [];
+    // Below the cap the set (working tasks and some that ended since) is answer enough.
+    if (candidates.length < cap) return candidates.length;
+    this.state.roundTrips++;
+    const raws = await this.state.cmd.mget(candidates.map(taskKey));
+    const ended = candidates.filter((_, i) => {
+      const raw = raws[i];
+      return !raw || TERMINAL.has((JSON.parse(raw) as TaskRecord).status);
+    });
+    if (ended.length > 0) {
+      this.state.roundTrips++;
+      await this.state.cmd.zrem(key, ...ended);
+    }
+    return candidates.length - ended.length;
   }
 
   onChange(listener: (record: TaskRecord) => void): () => void {

@@ -2,7 +2,7 @@ import { CancelTaskRequestSchema, GetTaskPayloadRequestSchema, GetTaskRequestSch
 import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { McpRuntime } from "../mcp/runtime.js";
-import { TERMINAL, type TaskRecord } from "./store.js";
+import { BadCursorError, TERMINAL, type TaskRecord } from "./store.js";
 
 /** The 2026-07-28 tasks extension (SEP-2663). */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -35,12 +35,16 @@ function detailedTask(r: TaskRecord) {
   return base;
 }
 
+/** Tasks per tasks/list page (2025-11-25): a tenant's full list was one 420 KB answer at 1,500 tasks. */
+export const TASKS_PAGE_SIZE = 50;
+
 /** A store that cannot answer (Redis away) is a clear, retryable error, never a hang. */
 async function stateCall<T>(rt: McpRuntime, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof ProtocolError) throw err;
+    if (err instanceof BadCursorError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
     const cause = rt.egress.text(err instanceof Error ? err.message : String(err));
     throw new ProtocolError(ProtocolErrorCode.InternalError, `The task store is unavailable right now (${cause}); retry in a few seconds. The upstream work is not affected.`);
   }
@@ -60,9 +64,11 @@ export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "leg
   const s = server.server;
   if (era === "legacy") {
     s.setRequestHandler("tasks/get", { params: GetTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => legacyTask(await find(taskId, ctx)));
-    s.setRequestHandler("tasks/list", { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() }, async (_params, ctx) => ({
-      tasks: (await stateCall(rt, () => tasks.store.list(rt.owner(ctx)))).map(legacyTask),
-    }));
+    s.setRequestHandler("tasks/list", { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() }, async (params, ctx) => {
+      const cursor = (params as { cursor?: string } | undefined)?.cursor;
+      const page = await stateCall(rt, () => tasks.store.list(rt.owner(ctx), { cursor, limit: TASKS_PAGE_SIZE }));
+      return { tasks: page.tasks.map(legacyTask), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+    });
     s.setRequestHandler("tasks/cancel", { params: CancelTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => {
       const before = await find(taskId, ctx);
       if (TERMINAL.has(before.status)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task ${taskId}: it is already ${legacyTask(before).status}`);

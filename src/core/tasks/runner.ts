@@ -12,6 +12,8 @@ export const DEFAULT_LEASE_MS = 15_000;
 const DEFAULT_REQUEST_DEADLINE_MS = 30_000;
 /** Replicas' clocks differ a little: a deadline read on another replica gets this much more. */
 const CLOCK_MARGIN_MS = 2_000;
+/** MCP_MAX_TASKS_PER_TENANT's default. */
+export const DEFAULT_MAX_TASKS_PER_TENANT = 100;
 
 /** What a task keeps at rest on shared state, sealed, so that another replica can go on with it. */
 export interface TaskWork {
@@ -28,6 +30,14 @@ interface Followed {
   controller: AbortController;
   record: TaskRecord;
   work: TaskWork;
+}
+
+/** A new task past the owner's cap of working tasks. */
+export class TaskLimitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TaskLimitError";
+  }
 }
 
 /** A tool ready to run for a task's tenant. */
@@ -58,6 +68,8 @@ export interface TaskRunnerOptions {
   leaseMs?: number;
   /** How long one upstream request may take (UPSTREAM_TIMEOUT_MS): a request in flight lands by then or never. */
   requestDeadlineMs?: number;
+  /** Working tasks one owner (tenant) may have at once (MCP_MAX_TASKS_PER_TENANT). */
+  maxWorkingPerOwner?: number;
   /** Shared stores: finds the tool of an orphaned task, for its tenant (keys from the sealed work). */
   adopt?(owner: string, credentials: Record<string, string> | undefined, tool: string): TaskHost | undefined;
 }
@@ -112,6 +124,20 @@ export class TaskRunner {
     return run;
   }
 
+  /**
+   * Refuses a new task to an owner that has as many working as allowed: each one is a follower
+   * here (~80 KB) and upstream polls until it ends. Throws TaskLimitError.
+   */
+  async admit(owner: string): Promise<void> {
+    const cap = this.options.maxWorkingPerOwner;
+    if (cap === undefined) return;
+    const working = await this.store.working(owner, cap);
+    if (working >= cap) {
+      throw new TaskLimitError(`These keys have ${working} tasks working, the limit (MCP_MAX_TASKS_PER_TENANT is ${cap}); wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.`);
+    }
+  }
+
+  /** Starts a task; the caller checked `admit` first. */
   async start(spec: StartTask): Promise<TaskRecord> {
     const now = new Date().toISOString();
     const ttlMs = Math.min(spec.ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);

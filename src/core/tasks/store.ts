@@ -32,13 +32,49 @@ export type TaskChange = Partial<Pick<TaskRecord, "status" | "statusMessage" | "
 
 export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
 
+/** One page of an owner's tasks, in the order they expire; `nextCursor` asks for the next. */
+export interface TaskPage {
+  tasks: TaskRecord[];
+  nextCursor?: string;
+}
+
+/** A tasks/list cursor this server did not hand out (or from another era of the store). */
+export class BadCursorError extends Error {}
+
+/** Where a page ended: the last task's expiry and id (ties on expiry go by id). */
+export function encodeCursor(expiresAt: number, taskId: string): string {
+  return Buffer.from(JSON.stringify([expiresAt, taskId])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): { expiresAt: number; taskId: string } {
+  try {
+    const [expiresAt, taskId] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown];
+    if (typeof expiresAt === "number" && typeof taskId === "string") return { expiresAt, taskId };
+  } catch {
+    // fall through
+  }
+  throw new BadCursorError("Invalid cursor: pass the nextCursor of the previous tasks/list answer, or none for the first page");
+}
+
+export const expiresAtOf = (r: TaskRecord) => Date.parse(r.createdAt) + r.ttlMs;
+
+/** After the cursor's position in (expiry, id) order. */
+export const afterCursor = (expiresAt: number, taskId: string, cursor: { expiresAt: number; taskId: string } | undefined) =>
+  !cursor || expiresAt > cursor.expiresAt || (expiresAt === cursor.expiresAt && taskId > cursor.taskId);
+
 /** Where tasks live: in process by default, a shared store for replicas (the hosted mode). */
 export interface TaskStore {
   create(record: TaskRecord): Promise<void>;
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** Applies a change unless the task is already terminal; returns the task as it now is. */
   update(taskId: string, change: TaskChange): Promise<TaskRecord | undefined>;
-  list(owner: string): Promise<TaskRecord[]>;
+  /** The owner's tasks, a page of at most `limit` at a time (tasks/list). */
+  list(owner: string, page: { cursor?: string; limit: number }): Promise<TaskPage>;
+  /**
+   * How many of the owner's tasks are still working, for the per-tenant cap: exact from `cap` on;
+   * below it, a count that may include tasks that ended meanwhile.
+   */
+  working(owner: string, cap: number): Promise<number>;
   /** Calls `listener` whenever a task changes (its status line, its end), on whichever replica. */
   onChange(listener: (record: TaskRecord) => void): () => void;
   close(): Promise<void>;
@@ -89,8 +125,21 @@ export class MemoryTaskStore implements TaskStore {
     return entry.record;
   }
 
-  async list(owner: string): Promise<TaskRecord[]> {
-    return [...this.tasks.values()].map((e) => e.record).filter((r) => r.owner === owner);
+  async list(owner: string, page: { cursor?: string; limit: number }): Promise<TaskPage> {
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const mine = [...this.tasks.values()]
+      .map((e) => e.record)
+      .filter((r) => r.owner === owner && afterCursor(expiresAtOf(r), r.taskId, after))
+      .sort((a, b) => expiresAtOf(a) - expiresAtOf(b) || (a.taskId < b.taskId ? -1 : 1));
+    const tasks = mine.slice(0, page.limit);
+    const last = tasks.at(-1);
+    return { tasks, ...(mine.length > page.limit && last ? { nextCursor: encodeCursor(expiresAtOf(last), last.taskId) } : {}) };
+  }
+
+  async working(owner: string, _cap: number): Promise<number> {
+    let n = 0;
+    for (const { record } of this.tasks.values()) if (record.owner === owner && !TERMINAL.has(record.status)) n++;
+    return n;
   }
 
   onChange(listener: (record: TaskRecord) => void): () => void {
