@@ -3,30 +3,39 @@
 // test/unit/generated.test.ts fail when a checked-in copy drifts; `npm run generate` rewrites them.
 import { Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
-import { ALL_TOOLSETS, SERVER_ENV, type Config } from "../src/config.js";
+import { allToolsets, serverEnv, type Config } from "../src/config.js";
+import type { ServiceModule } from "../src/core/service.js";
 import { createMcpServer } from "../src/core/mcp/server.js";
 import type { ToolDef } from "../src/core/tool.js";
 import { createApp } from "../src/server.js";
 import { SERVICES } from "../src/services/registry.js";
 
-/** Every service configured against an address nothing listens on: definitions only, no traffic. */
-export function allServicesConfig(): Config {
+type Services = readonly ServiceModule<any>[];
+
+/**
+ * Every service configured against an address nothing listens on: definitions only, no traffic.
+ * Each function here takes the services to derive from (default: the registry's).
+ */
+export function allServicesConfig(registry: Services = SERVICES): Config {
   const services = new Map<string, Record<string, unknown>>();
-  for (const s of SERVICES) {
+  for (const s of registry) {
     const env = { [s.baseUrlVar]: `http://127.0.0.1:9/${s.name}`, [s.apiKeyVar]: "definitions-only-key" };
     services.set(s.name, s.settings.parse(Object.fromEntries(s.env.map((v) => [v.name, env[v.name]]))) as Record<string, unknown>);
   }
   return {
     transport: "stdio", host: "127.0.0.1", port: 0, upstreamTimeoutMs: 1000, maxSessions: 1, sessionIdleMs: 1000,
     allowedOrigins: [],
-    allowedHosts: [], logLevel: "error", sandbox: false, readOnly: false, toolsets: ALL_TOOLSETS.map((t) => t.id), services, warnings: [],
+    allowedHosts: [], logLevel: "error", sandbox: false, readOnly: false,
+    toolsets: allToolsets(registry).map((t) => t.id), services, warnings: [],
     credentials: "operator", auth: "none", authIssuers: [], drainMs: 0, leaseMs: 15000,
   };
 }
 
 /** The tools/list answer of every toolset, as a 2025-11-25 client sees it, and the definitions behind it. */
-export async function publishedTools(): Promise<{ listed: Array<Record<string, any>>; defs: readonly ToolDef<any, any>[] }> {
-  const app = createApp(allServicesConfig());
+export async function publishedTools(
+  services: Services = SERVICES,
+): Promise<{ listed: Array<Record<string, any>>; defs: readonly ToolDef<any, any>[] }> {
+  const app = createApp(allServicesConfig(services), undefined, services);
   const server = createMcpServer(app.runtime, "legacy");
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
@@ -38,8 +47,9 @@ export async function publishedTools(): Promise<{ listed: Array<Record<string, a
   return { listed: tools as Array<Record<string, any>>, defs: app.runtime.tools };
 }
 
-export function smitheryYaml(): string {
-  const vars = SERVICES.flatMap((s) => s.env.filter((v) => v.name === s.apiKeyVar || v.name === s.baseUrlVar));
+export function smitheryYaml(services: Services = SERVICES): string {
+  const toolsetIds = allToolsets(services).map((t) => t.id).join(",");
+  const vars = services.flatMap((s) => s.env.filter((v) => v.name === s.apiKeyVar || v.name === s.baseUrlVar));
   const camel = (name: string) => name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
   const props = vars.map((v) => [`      ${camel(v.name)}:`, "        type: string", ...(v.default ? [`        default: ${v.default}`] : []), `        description: ${cap(v.description)}`].join("\n"));
   return `# Smithery configuration: how to start switchboard-mcp over stdio from the user's settings.
@@ -52,7 +62,7 @@ startCommand:
 ${props.join("\n")}
       toolsets:
         type: string
-        description: Comma-separated toolsets to enable (${ALL_TOOLSETS.map((t) => t.id).join(",")}) or all; default the default toolsets of every configured service
+        description: Comma-separated toolsets to enable (${toolsetIds}) or all; default the default toolsets of every configured service
       readOnly:
         type: boolean
         default: false
@@ -76,8 +86,9 @@ ${vars.map((v) => `        ${v.name}: config.${camel(v.name)},`).join("\n")}
 }
 
 /** server.json with its environment list derived from the registry, the rest kept as it is. */
-export function serverJson(existing: Record<string, any>): string {
-  const env = [...SERVICES.flatMap((s) => s.env), ...SERVER_ENV.filter((v) => !v.name.startsWith("SANDBOX_") && v.name !== "MCP_STATE_URL")].map((v) => ({
+export function serverJson(existing: Record<string, any>, services: Services = SERVICES): string {
+  const published = serverEnv(services).filter((v) => !v.name.startsWith("SANDBOX_") && v.name !== "MCP_STATE_URL");
+  const env = [...services.flatMap((s) => s.env), ...published].map((v) => ({
     name: v.name,
     description: cap(v.description),
     ...(v.secret ? { isSecret: true } : {}),
@@ -95,8 +106,10 @@ function registryDefault(value: string | undefined): string | undefined {
 }
 
 /** The README's configuration table: every variable the services and the server declare, in --help's order. */
-export function configTable(): string {
-  const rows = [...SERVICES.flatMap((s) => s.env), ...SERVER_ENV].map((v) => `| \`${v.name}\` | ${cell(cap(v.description))} | ${defaultCell(v.default)} |`);
+export function configTable(services: Services = SERVICES): string {
+  const rows = [...services.flatMap((s) => s.env), ...serverEnv(services)].map(
+    (v) => `| \`${v.name}\` | ${cell(cap(v.description))} | ${defaultCell(v.default)} |`,
+  );
   return ["| variable | meaning | default |", "|---|---|---|", ...rows].join("\n");
 }
 
@@ -116,9 +129,9 @@ function cell(text: string): string {
 const KIND_MARK: Record<string, string> = { spend: " 💳", destructive: " ⚠️", write: " ✏️", read: "" };
 
 /** One markdown table per toolset: the tool, what it does (its description's first sentence), its upstream. */
-export function toolTables(defs: readonly ToolDef<any, any>[]): string {
+export function toolTables(defs: readonly ToolDef<any, any>[], services: Services = SERVICES): string {
   const out: string[] = [];
-  for (const service of SERVICES) {
+  for (const service of services) {
     for (const toolset of service.toolsets) {
       const tools = defs.filter((d) => d.toolset === toolset.id);
       if (tools.length === 0) continue;

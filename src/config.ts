@@ -5,8 +5,17 @@ import type { EnvVarDecl, ServiceModule } from "./core/service.js";
 import { positiveInt } from "./core/settings.js";
 import { SERVICES } from "./services/registry.js";
 
+/** The header that carries a service's key in per-user mode: X-Build-Api-Key, X-Sizing-Api-Key, ... */
+export function credentialHeader(service: string): string {
+  return `x-${service}-api-key`;
+}
+
 /** Variables of the server itself (the services declare their own in their modules). */
-export const SERVER_ENV: EnvVarDecl[] = [
+export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): EnvVarDecl[] {
+  const headers = services.map((s) => credentialHeader(s.name).replace(/(^|-)([a-z])/g, (m) => m.toUpperCase()));
+  const bearers = services.flatMap((s) => (s.bearerKeyPrefix ? [`Authorization: Bearer ${s.bearerKeyPrefix}…`] : []));
+  const orBearer = bearers.length ? `; or ${bearers.join(", ")} when MCP_HTTP_TOKEN is unset` : "";
+  return [
   { name: "UPSTREAM_TIMEOUT_MS", description: "timeout of one upstream request: connect, headers, body (ms)", default: "30000" },
   { name: "UPSTREAM_BODY_BUDGET_BYTES", description: "upstream answer bytes read at once, process-wide (a read waits briefly for room, then fails BUSY); an answer whose JSON would take more than this to parse is refused", default: "67108864 (64 MiB)" },
   { name: "MCP_HTTP_TOKEN", description: "HTTP: require Authorization: Bearer <token>; needed to bind a non-loopback host", secret: true },
@@ -24,7 +33,14 @@ export const SERVER_ENV: EnvVarDecl[] = [
   { name: "MCP_UNAUTH_RATE", description: "HTTP with MCP_HTTP_TOKEN: requests without a valid token answered per second (bursts of twice that), each 401 and closed; past it 429", default: "50" },
   { name: "MCP_BODY_BUDGET_BYTES", description: "HTTP: request-body bytes held at once across all connections (the first 64 KiB of each body not counted); past it 503", default: "268435456 (256 MiB)" },
   { name: "MCP_REQUEST_STATE_KEY", description: "key (32+ characters) that signs confirmation round trips; set the same on every replica", secret: true, default: "derived from MCP_STATE_KEY, else random per process" },
-  { name: "MCP_CREDENTIALS", description: "HTTP: operator (the keys above serve every caller), caller (each request brings its own keys in X-Build-Api-Key, X-Sizing-Api-Key, X-Drones-Api-Key; or Authorization: Bearer tlm_sk_… when MCP_HTTP_TOKEN is unset) or linked (each signed-in user links their keys once through the server's connect page; needs MCP_AUTH=oauth)", default: "operator" },
+  {
+    name: "MCP_CREDENTIALS",
+    description:
+      `HTTP: operator (the keys above serve every caller), caller (each request brings its own keys in ${headers.join(", ")}` +
+      `${orBearer}) or linked (each signed-in user links their keys once through the server's connect page; ` +
+      "needs MCP_AUTH=oauth)",
+    default: "operator",
+  },
   { name: "MCP_AUTH", description: "HTTP: how callers are authenticated: none (loopback only), token (MCP_HTTP_TOKEN; implied when it is set) or oauth (access tokens from MCP_AUTH_ISSUER)", default: "none, or token when MCP_HTTP_TOKEN is set" },
   { name: "MCP_PUBLIC_URL", description: "HTTP with MCP_AUTH=oauth: the MCP endpoint's URL as clients reach it (https://…/mcp): the protected resource's identifier, the tokens' audience, the base of connect links" },
   { name: "MCP_AUTH_ISSUER", description: "HTTP with MCP_AUTH=oauth: issuer URL of the authorization server (comma-separated for several); its metadata and signing keys are discovered from it" },
@@ -41,8 +57,15 @@ export const SERVER_ENV: EnvVarDecl[] = [
   { name: "LOG_LEVEL", description: "debug, info, warn or error; logs go to stderr (and to MCP clients as log messages), never stdout", default: "info" },
   { name: "SANDBOX_TIME_SCALE", description: "sandbox: simulated ms per real ms (20 makes a 40-minute build take 2 minutes)", default: "20" },
   { name: "SANDBOX_FAULTS", description: "sandbox: JSON array of faults to inject from the start" },
-  { name: "SANDBOX_ACCOUNTS", description: "switchboard-mcp sandbox only (--sandbox simulates one): build accounts to simulate, 1-9; account n's key ends in n, with the same demo projects in each", default: "1" },
-];
+  {
+    name: "SANDBOX_ACCOUNTS",
+    description:
+      "switchboard-mcp sandbox only (--sandbox simulates one): accounts to simulate per service, 1-9; " +
+      "account n's key ends in n, with the same demo data in each",
+    default: "1",
+  },
+  ];
+}
 
 const ServerSettings = z.object({
   transport: z.enum(["stdio", "http"], { error: "--transport must be stdio or http" }),
@@ -105,22 +128,29 @@ export type Command =
 
 export class ConfigError extends Error {}
 
-export const ALL_TOOLSETS = SERVICES.flatMap((s) => s.toolsets.map((t) => ({ ...t, service: s.name })));
+/** Every toolset of these services (default: the registry's), with the service it belongs to. */
+export function allToolsets(services: readonly ServiceModule<any>[] = SERVICES) {
+  return services.flatMap((s) => s.toolsets.map((t) => ({ ...t, service: s.name })));
+}
 
-export function helpText(): string {
-  const vars = [...SERVICES.flatMap((s) => s.env), ...SERVER_ENV];
+export const ALL_TOOLSETS = allToolsets();
+
+export function helpText(services: readonly ServiceModule<any>[] = SERVICES): string {
+  const vars = [...services.flatMap((s) => s.env), ...serverEnv(services)];
+  const toolsets = allToolsets(services);
+  const defaults = toolsets.filter((t) => t.default).map((t) => t.id).join(",");
   const width = Math.max(...vars.map((v) => v.name.length));
   return [
     "switchboard-mcp: an MCP server for a project build service, a size recommendation API and a drone fleet API",
     "",
     "Usage:",
     "  switchboard-mcp [--transport stdio|http] [--host 127.0.0.1] [--port 3000]",
-    `                  [--sandbox] [--toolsets ${ALL_TOOLSETS.filter((t) => t.default).map((t) => t.id).join(",")}|all] [--read-only]`,
+    `                  [--sandbox] [--toolsets ${defaults}|all] [--read-only]`,
     "  switchboard-mcp sandbox [--port N]    run only the simulated upstream services",
     "  switchboard-mcp --help | --version",
     "",
     "Toolsets (* = on by default when its service is configured):",
-    ...ALL_TOOLSETS.map((t) => `  ${t.default ? "*" : " "} ${t.id.padEnd(16)} ${t.description}`),
+    ...toolsets.map((t) => `  ${t.default ? "*" : " "} ${t.id.padEnd(16)} ${t.description}`),
     "",
     "Environment:",
     ...vars.map((v) => `  ${v.name.padEnd(width)}  ${v.description}${v.default ? ` (default: ${v.default})` : ""}`),
@@ -129,8 +159,15 @@ export function helpText(): string {
   ].join("\n");
 }
 
-/** Parses argv (without node and script) and the environment. Throws ConfigError with a one-line message. */
-export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
+/**
+ * Parses argv (without node and script) and the environment against the services given (default:
+ * the registry's). Throws ConfigError with a one-line message.
+ */
+export function parseCommand(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  registry: readonly ServiceModule<any>[] = SERVICES,
+): Command {
   let parsed;
   try {
     parsed = parseArgs({
@@ -237,16 +274,19 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
     throw new ConfigError(`refusing to bind non-loopback host ${server.host} without MCP_HTTP_TOKEN or MCP_AUTH=oauth: set one, or bind 127.0.0.1`);
   }
   const sandbox = values.sandbox ?? false;
-  const services = sandbox ? new Map() : configuredServices(env, server.credentials);
+  const services = sandbox ? new Map() : configuredServices(env, server.credentials, registry);
   if (server.credentials !== "operator" && !sandbox) {
-    const ignored = SERVICES.map((s) => s.apiKeyVar).filter((v) => nonEmpty(env[v]) !== undefined);
+    const ignored = registry.map((s) => s.apiKeyVar).filter((v) => nonEmpty(env[v]) !== undefined);
     if (ignored.length) warnings.push(`MCP_CREDENTIALS=${server.credentials}: every ${server.credentials === "caller" ? "request brings its" : "user links their"} own keys, so ${ignored.join(", ")} ${ignored.length > 1 ? "are" : "is"} ignored`);
   }
   if (sandbox) {
-    const overridden = SERVICES.flatMap((s) => [s.baseUrlVar, s.apiKeyVar]).filter((v) => nonEmpty(env[v]) !== undefined);
+    const overridden = registry
+      .flatMap((s) => [s.baseUrlVar, s.apiKeyVar])
+      .filter((v) => nonEmpty(env[v]) !== undefined);
     if (overridden.length) warnings.push(`--sandbox points every service at the built-in simulators: ${overridden.join(", ")} ignored`);
   }
-  const toolsets = values.toolsets === undefined ? undefined : parseToolsets(values.toolsets, sandbox ? undefined : services);
+  const configured = sandbox ? undefined : services;
+  const toolsets = values.toolsets === undefined ? undefined : parseToolsets(values.toolsets, configured, registry);
   return { kind: "serve", config: { ...server, sandbox, readOnly: values["read-only"] ?? false, toolsets, services, sandboxFaults: faults, warnings } };
 }
 
@@ -254,9 +294,13 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv): Command {
  * Services whose key and base URL are set, with their settings parsed. A service set only half
  * (a key without its URL, or a URL without its key) stops the start: the user meant to use it.
  */
-export function configuredServices(env: NodeJS.ProcessEnv, credentials: ServerConfig["credentials"] = "operator"): Map<string, Record<string, unknown>> {
+export function configuredServices(
+  env: NodeJS.ProcessEnv,
+  credentials: ServerConfig["credentials"] = "operator",
+  registry: readonly ServiceModule<any>[] = SERVICES,
+): Map<string, Record<string, unknown>> {
   const out = new Map<string, Record<string, unknown>>();
-  for (const service of SERVICES) {
+  for (const service of registry) {
     const url = nonEmpty(env[service.baseUrlVar]);
     const urlDefault = service.env.find((v) => v.name === service.baseUrlVar)?.default;
     if (credentials !== "operator") {
@@ -286,16 +330,21 @@ export function serviceSettings(service: ServiceModule<any>, env: NodeJS.Process
   throw new ConfigError(`${name}: ${issue.message}${values[name] !== undefined && !service.env.find((v) => v.name === name)?.secret ? ` (got "${values[name]}")` : ""}`);
 }
 
-function parseToolsets(raw: string, services: Map<string, unknown> | undefined): string[] {
+function parseToolsets(
+  raw: string,
+  services: Map<string, unknown> | undefined,
+  registry: readonly ServiceModule<any>[],
+): string[] {
   const names = raw.split(",").map((s) => s.trim()).filter(Boolean);
-  const known = ALL_TOOLSETS.map((t) => t.id);
+  const toolsets = allToolsets(registry);
+  const known = toolsets.map((t) => t.id);
   if (names.length === 0) throw new ConfigError(`--toolsets is empty: name one or more of ${known.join(", ")}, or all`);
-  if (names.includes("all")) return ALL_TOOLSETS.filter((t) => !services || services.has(t.service)).map((t) => t.id);
+  if (names.includes("all")) return toolsets.filter((t) => !services || services.has(t.service)).map((t) => t.id);
   const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length) throw new ConfigError(`unknown toolset ${unknown.join(", ")}; the toolsets are ${known.join(", ")}, or all`);
   if (services) {
     for (const name of names) {
-      const service = SERVICES.find((s) => s.toolsets.some((t) => t.id === name))!;
+      const service = registry.find((s) => s.toolsets.some((t) => t.id === name))!;
       if (!services.has(service.name)) throw new ConfigError(`toolset ${name} needs the ${service.title}: set ${service.apiKeyVar}${service.env.find((v) => v.name === service.baseUrlVar)?.default ? "" : ` and ${service.baseUrlVar}`}, or start with --sandbox`);
     }
   }
@@ -303,9 +352,13 @@ function parseToolsets(raw: string, services: Map<string, unknown> | undefined):
 }
 
 /** Toolsets to register: the requested ones, or the default ones of every configured service. */
-export function enabledToolsets(config: Pick<Config, "toolsets">, services: Iterable<string>): string[] {
+export function enabledToolsets(
+  config: Pick<Config, "toolsets">,
+  services: Iterable<string>,
+  registry: readonly ServiceModule<any>[] = SERVICES,
+): string[] {
   const configured = new Set(services);
-  const available = ALL_TOOLSETS.filter((t) => configured.has(t.service));
+  const available = allToolsets(registry).filter((t) => configured.has(t.service));
   return config.toolsets ? available.filter((t) => config.toolsets!.includes(t.id)).map((t) => t.id) : available.filter((t) => t.default).map((t) => t.id);
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { enabledToolsets, type Config } from "./config.js";
+import { credentialHeader, enabledToolsets, type Config } from "./config.js";
 import { Confirmations, MemoryNonceStore, type NonceStore } from "./core/confirm.js";
 import { Egress } from "./core/egress.js";
 import type { ServiceAdvice } from "./core/errors.js";
@@ -7,7 +7,6 @@ import { createLogger } from "./core/logger.js";
 import { ChangeHub, taskHost, type ChangeRelay, type McpRuntime } from "./core/mcp/runtime.js";
 import { localPollers, type PollerFactory } from "./core/poller.js";
 import type { ServiceInstance, ServiceModule } from "./core/service.js";
-import { isLoopbackUrl } from "./core/settings.js";
 import { clusterPollers } from "./core/state/cluster-poller.js";
 import type { RedisState } from "./core/state/redis.js";
 import { Sealer } from "./core/state/seal.js";
@@ -16,7 +15,7 @@ import { DEFAULT_LEASE_MS, DEFAULT_MAX_TASKS_PER_TENANT, TaskRunner } from "./co
 import { TenantScopes } from "./core/tenant-scope.js";
 import { TenantCache } from "./core/tenants.js";
 import { DEFAULT_WATCH_LIMITS, WatchBudget } from "./core/watch-budget.js";
-import { PoolCache } from "./core/upstream.js";
+import { PoolCache, UpstreamClient } from "./core/upstream.js";
 import { SERVICES } from "./services/registry.js";
 import { VERSION } from "./version.js";
 
@@ -27,8 +26,8 @@ export interface App {
   /** The runtime that acts with these upstream keys (per-user mode); `runtime` in single-account mode. */
   runtimeFor(credentials: Readonly<Record<string, string>> | undefined): McpRuntime;
   credentials: Config["credentials"];
-  /** Per-user mode: the header that carries each service's key. */
-  credentialHeaders: ReadonlyArray<{ service: string; header: string }>;
+  /** Per-user mode: the header that carries each service's key, and the prefix of a key that may come as a bearer. */
+  credentialHeaders: ReadonlyArray<{ service: string; header: string; bearerKeyPrefix?: string }>;
   replicaId: string;
   toolsets: string[];
   /** Readiness: shared state reachable (always, in process). */
@@ -40,24 +39,26 @@ export interface App {
 /** How often a client should poll a task when no service says otherwise. */
 const DEFAULT_TASK_POLL_MS = 5000;
 
-/** The header that carries a service's key in per-user mode: X-Build-Api-Key, X-Sizing-Api-Key, ... */
-export function credentialHeader(service: string): string {
-  return `x-${service}-api-key`;
-}
-
 /** The Redis backend, which the CLI loads only when MCP_STATE_URL is set (it stays off the start path otherwise). */
 export type RedisModule = typeof import("./core/state/redis.js");
 
-export function createApp(config: Config, redisModule?: RedisModule): App {
+/** `services`: the modules the config was parsed against (default: the registry's; a test may add one). */
+export function createApp(
+  config: Config,
+  redisModule?: RedisModule,
+  services: readonly ServiceModule<any>[] = SERVICES,
+): App {
   const egress = new Egress();
   for (const [name, settings] of config.services) {
-    const module = SERVICES.find((s) => s.name === name)!;
+    const module = services.find((s) => s.name === name)!;
     for (const v of module.env) if (v.secret && settings[v.name] !== undefined) egress.addConfigured(settings[v.name] as string);
   }
   for (const secret of [config.httpToken, config.requestStateKey, config.stateKey, config.authClientSecret, stateUrlPassword(config.stateUrl)]) egress.addConfigured(secret);
   const logger = createLogger(config.logLevel, egress);
-  const toolsets = enabledToolsets(config, config.services.keys());
-  const enabled = SERVICES.filter((s) => config.services.has(s.name) && s.toolsets.some((t) => toolsets.includes(t.id)));
+  const toolsets = enabledToolsets(config, config.services.keys(), services);
+  const enabled = services.filter(
+    (s) => config.services.has(s.name) && s.toolsets.some((t) => toolsets.includes(t.id)),
+  );
   const replicaId = config.replicaId ?? randomBytes(4).toString("hex");
   const sealer = new Sealer(config.stateKey);
   // caller: keys come with each request; linked: each signed-in user linked theirs. Either way a key per tenant.
@@ -72,7 +73,11 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   const pollers: PollerFactory = redis ? clusterPollers(redis) : localPollers;
   const pools = new PoolCache();
   const confirmations = new Confirmations(config.requestStateKey ?? (config.stateKey ? sealer.requestStateKey : randomBytes(32)), nonces);
-  const headers = enabled.map((s) => ({ service: s.name, header: credentialHeader(s.name) }));
+  const headers = enabled.map((s) => ({
+    service: s.name,
+    header: credentialHeader(s.name),
+    bearerKeyPrefix: s.bearerKeyPrefix,
+  }));
   const watchBudget = new WatchBudget({
     perRequest: config.maxListenUris ?? DEFAULT_WATCH_LIMITS.perRequest,
     perTenant: config.maxSubscriptionsPerTenant ?? DEFAULT_WATCH_LIMITS.perTenant,
@@ -87,9 +92,12 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
   const scopes = new TenantScopes();
   const definitions = enabled.flatMap((module) => module.tools(scopes.deps(module.name))).filter((t) => toolsets.includes(t.toolset) && (!config.readOnly || t.kind === "read"));
   // The same for every tenant: made once.
-  const advice = new Map<string, ServiceAdvice>(SERVICES.map((s) => [s.name, { keyVariable: caller ? `your ${credentialHeader(s.name)} header` : s.apiKeyVar, hints: s.hints }]));
+  const keyVariable = (s: ServiceModule<any>) => (caller ? `your ${credentialHeader(s.name)} header` : s.apiKeyVar);
+  const advice = new Map<string, ServiceAdvice>(
+    services.map((s) => [s.name, { keyVariable: keyVariable(s), hints: s.hints }]),
+  );
   const info = { name: "switchboard-mcp", version: VERSION, title: "Switchboard MCP" };
-  const serverInstructions = instructions(enabled, toolsets, config.readOnly, caller ? headers : undefined);
+  const serverInstructions = instructions(enabled, toolsets, config.readOnly, caller ? headers : undefined, services);
   const buildTenant = (tenantId: string, credentials: Readonly<Record<string, string>> | undefined): Tenant => {
     // With OAuth, tasks belong to the signed-in user whatever keys they act with.
     const owner = credentials?.[ISSUER] ? sealer.tenantId({ [ISSUER]: credentials[ISSUER], [SUBJECT]: credentials[SUBJECT] ?? "" }) : tenantId;
@@ -100,19 +108,23 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
       const key = credentials?.[module.name];
       if (caller && key) settings = { ...settings, [module.apiKeyVar]: key };
       const missingKey = caller && !key ? missingKeyMessage(module, config) : undefined;
-      const baseUrl = String(settings[module.baseUrlVar] ?? "");
-      return [
-        module,
-        module.create(settings, {
-          logger: tenantLogger,
-          upstreamTimeoutMs: config.upstreamTimeoutMs,
-          redact: (t) => tenantEgress.text(t),
-          sandbox: isLoopbackUrl(baseUrl),
-          createPoller: (namespace, fetch, options) => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options),
-          pools,
-          missingKey,
-        }),
-      ];
+      const instance = module.create(settings, {
+        logger: tenantLogger,
+        upstream: (spec) =>
+          new UpstreamClient({
+            ...spec,
+            service: module.name,
+            keyVariable: module.apiKeyVar,
+            timeoutMs: config.upstreamTimeoutMs,
+            logger: tenantLogger,
+            redact: (t) => tenantEgress.text(t),
+            pools,
+            missingKey,
+          }),
+        createPoller: (namespace, fetch, options) => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options),
+      });
+      // Without the caller's key nothing can be read: a subscription starts no poller (issue 18 item 6).
+      return [module, missingKey ? { ...instance, watch: undefined } : instance];
     });
     const changes = new ChangeHub(redis ? changeRelay(redis, tenantId) : undefined);
     const scope = new Map(instances.map(([module, i]) => [module.name, i.deps]));
@@ -121,8 +133,8 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
       info,
       instructions: serverInstructions,
       tools: perTenant ? definitions.map((def) => scopes.forTenant(def, scope)) : definitions,
-      resources: instances.flatMap(([, i]) => i.resources),
-      prompts: instances.flatMap(([, i]) => i.prompts),
+      resources: instances.flatMap(([, i]) => i.resources ?? []),
+      prompts: instances.flatMap(([, i]) => i.prompts ?? []),
       watchers: instances.flatMap(([, i]) => (i.watch ? [i.watch] : [])),
       egress: tenantEgress,
       logger: tenantLogger,
@@ -162,6 +174,10 @@ export function createApp(config: Config, redisModule?: RedisModule): App {
     leaseMs: leaseMs(),
     requestDeadlineMs: config.upstreamTimeoutMs,
     maxWorkingPerOwner: config.maxTasksPerTenant ?? DEFAULT_MAX_TASKS_PER_TENANT,
+    lostTask: (tool) => {
+      const toolset = definitions.find((d) => d.name === tool)?.toolset;
+      return enabled.find((s) => s.toolsets.some((t) => t.id === toolset))?.lostTask;
+    },
     adopt: (owner, credentials, tool) => {
       const rt = runtimeFor(credentials);
       const def = rt.tools.find((t) => t.name === tool);
@@ -224,20 +240,27 @@ function stateUrlPassword(url: string | undefined): string | undefined {
 }
 
 function missingKeyMessage(module: ServiceModule<any>, config: Config): string {
-  const alt = module.name === "build" && !config.httpToken ? ` (or as Authorization: Bearer ${"tlm_sk_…"})` : "";
+  const prefix = module.bearerKeyPrefix;
+  const alt = prefix && !config.httpToken ? ` (or as Authorization: Bearer ${prefix}…)` : "";
   return `No ${module.title} key came with this request: this server acts with each caller's own key. Send yours in the ${credentialHeader(module.name)} header${alt}.`;
 }
 
-export function noServiceInstructions(): string {
-  const setup = SERVICES.map((s) => {
+export function noServiceInstructions(services: readonly ServiceModule<any>[] = SERVICES): string {
+  const setup = services.map((s) => {
     const hasDefault = s.env.find((v) => v.name === s.baseUrlVar)?.default;
     return `${hasDefault ? `${s.apiKeyVar} (and optionally ${s.baseUrlVar})` : `${s.baseUrlVar} and ${s.apiKeyVar}`} for the ${s.title}`;
   });
   return `No upstream service is configured, so no service tools are available. Set ${setup.join("; ")}; or start with --sandbox to try every tool against built-in simulators.`;
 }
 
-function instructions(enabled: ServiceModule<any>[], toolsets: string[], readOnly: boolean, headers?: ReadonlyArray<{ header: string }>): string {
-  if (enabled.length === 0) return noServiceInstructions();
+function instructions(
+  enabled: readonly ServiceModule<any>[],
+  toolsets: string[],
+  readOnly: boolean,
+  headers: ReadonlyArray<{ header: string }> | undefined,
+  services: readonly ServiceModule<any>[],
+): string {
+  if (enabled.length === 0) return noServiceInstructions(services);
   return [
     `switchboard-mcp: toolsets ${toolsets.join(", ")}${readOnly ? " (read-only)" : ""}.`,
     ...(headers ? [`Each caller acts with their own keys: send them in the ${headers.map((h) => h.header).join(", ")} headers.`] : []),

@@ -3,7 +3,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { ServiceModule } from "../src/core/service.js";
+import { sandboxEnv as serviceVariables } from "../src/launch.js";
 import { startSandbox, type Sandbox, type SandboxOptions } from "../src/sandbox/index.js";
+import type { SIMULATORS } from "../src/sandbox/registry.js";
+import type { AnySimulator } from "../src/sandbox/simulator.js";
 
 export const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 
@@ -23,16 +27,18 @@ export function newClient(options: ClientOptions = {}, era: Era = ERA): Client {
   return new Client({ name: "switchboard-tests", version: "1.0.0" }, { ...options, ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) });
 }
 
-/** Environment that points the server at a sandbox started by the test itself. */
-export function sandboxEnv(sandbox: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
+/**
+ * Environment that points the server at a sandbox started by the test itself: every service of
+ * the registry (or of `services`) at its simulator.
+ */
+export function sandboxEnv(
+  sandbox: Pick<Sandbox, "urls" | "keys">,
+  extra: Record<string, string> = {},
+  services?: readonly ServiceModule<any>[],
+): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "",
-    BUILD_API_BASE_URL: sandbox.urls.build,
-    BUILD_API_KEY: sandbox.keys.build,
-    SIZING_API_BASE_URL: sandbox.urls.sizing,
-    SIZING_API_KEY: sandbox.keys.sizing,
-    DRONES_API_BASE_URL: sandbox.urls.drones,
-    DRONES_API_KEY: sandbox.keys.drones,
+    ...serviceVariables(sandbox, services),
     BUILD_POLL_INTERVAL_MS: "40",
     LOG_LEVEL: "debug",
     ...extra,
@@ -46,8 +52,11 @@ export function sandboxEnv(sandbox: Sandbox, extra: Record<string, string> = {})
  */
 const TEST_BUILD_OPTIONS = { detailsCacheMs: 0, startLagMs: 0, runBudgetMinutes: Number.POSITIVE_INFINITY };
 
-export async function testSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  return startSandbox({ timeScale: 3000, ...options, build: { ...TEST_BUILD_OPTIONS, ...options.build } });
+export async function testSandbox<T extends readonly AnySimulator[] = typeof SIMULATORS>(
+  options: SandboxOptions<T> = {},
+): Promise<Sandbox<T>> {
+  const build = { ...TEST_BUILD_OPTIONS, ...(options as SandboxOptions).build };
+  return startSandbox<T>({ timeScale: 3000, ...options, build } as SandboxOptions<T>);
 }
 
 export interface StdioConnection {

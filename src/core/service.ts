@@ -2,9 +2,10 @@ import type { z } from "zod";
 import type { HintTable } from "./errors.js";
 import type { Logger } from "./logger.js";
 import type { PollerFactory } from "./poller.js";
-import type { PoolCache } from "./upstream.js";
+import type { UpstreamClient, UpstreamOptions } from "./upstream.js";
 import type { PromptDef } from "./prompts.js";
 import type { ResourceDef, ResourceWatcher } from "./resources.js";
+import type { LostTaskAdvice } from "./tasks/runner.js";
 import type { ToolDef } from "./tool.js";
 
 /** A group of tools a user can switch on with --toolsets. */
@@ -39,12 +40,22 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
   env: EnvVarDecl[];
   baseUrlVar: string;
   apiKeyVar: string;
+  /**
+   * Per-user mode without MCP_HTTP_TOKEN: a caller may send this service's key as
+   * `Authorization: Bearer <key>` instead of its header when the key starts with this prefix.
+   */
+  bearerKeyPrefix?: string;
   /** Parses the service's variables (keyed by variable name, so errors name the variable). */
   settings: z.ZodType<S>;
   /** One paragraph of the server's instructions, shown when the service is enabled. */
   instructions: string;
   /** Advice keyed by the upstream's errorCode: what the caller should do next. */
   hints: HintTable;
+  /**
+   * For a long-running tool whose task ended before its upstream work did (the server stopped, a
+   * replica was lost): the tool that follows the work. Worded into the task's failure.
+   */
+  lostTask?: LostTaskAdvice;
   /**
    * The service's tools, built once per process. `deps` is a late-bound view (core/tenant-scope.ts):
    * inside run, before or resume it is the calling tenant's `ServiceInstance.deps`; read it nowhere else.
@@ -53,28 +64,31 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
   create(settings: S, runtime: ServiceRuntime): ServiceInstance<D>;
 }
 
-/** What the process gives every service. */
+/** What an upstream client of a service is made from: where, how the key is sent, the answer's envelope. */
+export type UpstreamSpec = Omit<
+  UpstreamOptions,
+  "service" | "keyVariable" | "timeoutMs" | "logger" | "redact" | "pools" | "missingKey"
+>;
+
+/** What the process gives a service for one tenant (`create`'s second argument). */
 export interface ServiceRuntime {
   logger: Logger;
-  upstreamTimeoutMs: number;
-  /** Scrubs known secrets from a string: applied to upstream error snippets before any cut. */
-  redact(text: string): string;
-  /** The base URL is a loopback sandbox (tests, --sandbox): short poll intervals are allowed. */
-  sandbox: boolean;
+  /**
+   * An upstream client for this service and tenant. The process fills in the rest: the service's
+   * name and key variable, the deadline, the secret scrubbing, the shared connection pools and, in
+   * per-user mode when the caller sent no key, the answer every call gives instead.
+   */
+  upstream(spec: UpstreamSpec): UpstreamClient;
   /** Status pollers: one upstream poll per key and interval, in process or across replicas. */
   createPoller: PollerFactory;
-  /** Upstream connection pools shared by every tenant's clients. */
-  pools: PoolCache;
-  /** Per-user mode, when the caller sent no key for this service: what every upstream call answers instead. */
-  missingKey?: string;
 }
 
 /** A service built for one tenant (the process's one account, or one caller's keys): shared by all its sessions. */
 export interface ServiceInstance<D extends object = object> {
   /** What this tenant's tool calls act with: its upstream client, pollers, guards. */
   deps: D;
-  resources: readonly ResourceDef[];
-  prompts: readonly PromptDef<any>[];
+  resources?: readonly ResourceDef[];
+  prompts?: readonly PromptDef<any>[];
   /** Resources that change on their own and can be subscribed to. */
   watch?: ResourceWatcher;
   /** How often a client should poll this service's tasks (tasks/get's pollInterval). */

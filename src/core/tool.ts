@@ -20,6 +20,8 @@ export interface ProgressUpdate {
 
 /** A yes/no question the user must answer before the tool goes on (spending credits, say). */
 export interface ConfirmRequest {
+  /** What answering yes does, as the form's label: "Spend the credits". */
+  title: string;
   message: string;
   /** What the answer approves; the answer only counts for these exact values. */
   binding: Record<string, unknown>;

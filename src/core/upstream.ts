@@ -401,10 +401,9 @@ export class UpstreamClient {
   }
 }
 
-/** An upstream with the `{ok, data}` envelope and `Authorization: Bearer <key>` (the sizing and drone APIs). */
-export function bearerClient(options: { service: string; baseUrl: string; apiKey: string | undefined; keyVariable: string; timeoutMs: number; logger: Logger; redact?: (text: string) => string; pools?: PoolCache; missingKey?: string }): UpstreamClient {
-  const { apiKey, ...rest } = options;
-  return new UpstreamClient({ ...rest, headers: { authorization: `Bearer ${apiKey ?? ""}` }, envelope: "ok-data" });
+/** How a service that takes `Authorization: Bearer <key>` and answers `{ ok, data }` is reached. */
+export function bearerAuth(apiKey: string | undefined): { headers: Record<string, string>; envelope: Envelope } {
+  return { headers: { authorization: `Bearer ${apiKey ?? ""}` }, envelope: "ok-data" };
 }
 
 function isIdempotent(req: RequestOptions): boolean {

@@ -1,80 +1,83 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { BuildSimulator, type BuildSimulatorOptions } from "./simulators/builder/index.js";
-import { SizingSimulator } from "./simulators/sizing/index.js";
-import { DronesSimulator } from "./simulators/drones/index.js";
 import { faultFromSpec, type FaultSpec } from "./faults.js";
-import type { Router } from "./router.js";
+import { SIMULATORS } from "./registry.js";
+import type { Fault, Router } from "./router.js";
+import type { AnySimulator, InstanceOf, OptionsOf, SimulatorInstance } from "./simulator.js";
 
-/** Demo keys the sandbox accepts. They are public on purpose: they unlock only simulated data. */
-export const SANDBOX_KEYS = {
-  build: "tlm_sk_sandbox_demo_key_0000000000",
-  sizing: "sz_sandbox_demo_key_0000000000",
-  drones: "dfk_live_sandbox_demo_key_000000",
-} as const;
+type Simulators = readonly AnySimulator[];
+type Names<T extends Simulators> = T[number]["name"];
 
-export interface SandboxOptions {
+export type SandboxOptions<T extends Simulators = typeof SIMULATORS> = {
   host?: string;
   port?: number;
   /** Simulated milliseconds per real millisecond (a 40-minute build takes 40 min / timeScale). */
   timeScale?: number;
-  keys?: Partial<Record<keyof typeof SANDBOX_KEYS, string>>;
+  /** Keys to accept instead of the simulators' demo keys, by service name. */
+  keys?: Partial<Record<Names<T>, string>>;
   /** Faults to inject from the start (SANDBOX_FAULTS), e.g. for the soak script. */
   faults?: Array<FaultSpec & { service: string }>;
-  /** Plan limits and starting balance of the build simulator. */
-  build?: Omit<BuildSimulatorOptions, "apiKey" | "timeScale">;
   /**
-   * Build accounts (default 1). Each further account is a separate simulator with the same demo
-   * data (so the same project ids) behind its own key: `buildAccountKey(n)`. Hosted mode's tests
-   * use two to prove that two tenants with one project id never see each other's state.
+   * Accounts per simulator (default 1). Each further account is a separate instance with the same
+   * demo data (so the same ids) behind its own key (`accountKey(n)`). Hosted mode's tests use two
+   * to prove that two tenants with one project id never see each other's state.
    */
   accounts?: number;
-}
+  /** The simulators to serve (default: sandbox/registry.ts); a test may add its own. */
+  simulators?: T;
+} & { [D in T[number] as D["name"]]?: OptionsOf<D> };
 
-/** The key of build account `n` (1-based); account 1 has the demo key. */
-export function buildAccountKey(n: number, first: string = SANDBOX_KEYS.build): string {
+/** The key of account `n` (1-based); account 1 has the demo key. */
+export function accountKey(n: number, first: string): string {
   return n === 1 ? first : `${first.slice(0, -String(n).length)}${n}`;
 }
 
-export interface Sandbox {
+/** A running sandbox: `sandbox.<service name>` is that simulator (its first account). */
+export type Sandbox<T extends Simulators = typeof SIMULATORS> = {
   url: string;
-  urls: { build: string; sizing: string; drones: string };
-  keys: { build: string; sizing: string; drones: string };
-  build: BuildSimulator;
-  /** Every build account's simulator, account 1 first; `buildKeys[i]` unlocks `builds[i]`. */
-  builds: BuildSimulator[];
-  buildKeys: string[];
-  sizing: SizingSimulator;
-  drones: DronesSimulator;
+  /** Each simulator's base URL and key, by the name of the service it stands for. */
+  urls: Record<Names<T>, string>;
+  keys: Record<Names<T>, string>;
+  /** Every account of each simulator, account 1 first. */
+  accounts: { [D in T[number] as D["name"]]: Array<{ key: string; simulator: InstanceOf<D> }> };
   close(): Promise<void>;
-}
+} & { readonly [D in T[number] as D["name"]]: InstanceOf<D> };
 
 /** Default time scale: a 40-minute agent run lasts about two minutes, a 5-minute one fifteen seconds. */
 export const DEFAULT_TIME_SCALE = 20;
 
 /**
- * Starts the three upstream simulators on one loopback HTTP server. Each service lives under its
- * own prefix (`/build`, `/sizing/v1`, `/drones`) so its base URL is distinct, as in production.
+ * Starts every simulator of the registry on one loopback HTTP server. Each lives under its own
+ * prefix (`/build`, `/sizing/v1`, ...) so its base URL is distinct, as in production.
  */
-export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const keys = { ...SANDBOX_KEYS, ...options.keys };
+export async function startSandbox<T extends Simulators = typeof SIMULATORS>(
+  options: SandboxOptions<T> = {},
+): Promise<Sandbox<T>> {
+  const simulators: Simulators = options.simulators ?? SIMULATORS;
   const timeScale = options.timeScale ?? DEFAULT_TIME_SCALE;
-  const buildKeys = Array.from({ length: Math.max(1, options.accounts ?? 1) }, (_, i) => buildAccountKey(i + 1, keys.build));
-  const builds = buildKeys.map((apiKey) => new BuildSimulator({ ...options.build, apiKey, timeScale }));
-  const build = builds[0];
-  const sizing = new SizingSimulator({ apiKey: keys.sizing });
-  const drones = new DronesSimulator({ apiKey: keys.drones });
-  const mounts: Array<[string, Router]> = [
-    ["/build", builds.length === 1 ? build.router : accountRouter(builds, buildKeys)],
-    ["/sizing/v1", sizing.router],
-    ["/drones", drones.router],
-  ];
+  const accountCount = Math.max(1, options.accounts ?? 1);
+  const settings = options as Record<string, unknown>;
+  const keys: Record<string, string> = {};
+  const accounts: Record<string, Array<{ key: string; simulator: SimulatorInstance }>> = {};
+  const routers: Record<string, Router> = {};
+  const mounts: Array<[string, Router]> = [];
+  for (const sim of simulators) {
+    keys[sim.name] = (options.keys as Record<string, string> | undefined)?.[sim.name] ?? sim.demoKey;
+    accounts[sim.name] = Array.from({ length: accountCount }, (_, i) => {
+      const key = accountKey(i + 1, keys[sim.name]);
+      return { key, simulator: sim.start(key, timeScale, (settings[sim.name] ?? {}) as object) };
+    });
+    const mine = accounts[sim.name];
+    const router = mine.length === 1 ? mine[0].simulator.router : accountRouter(mine);
+    routers[sim.name] = router;
+    mounts.push([sim.prefix, router]);
+  }
+  const instances = Object.values(accounts).flat();
 
-  const routers: Record<string, Router> = { build: build.router, sizing: sizing.router, drones: drones.router };
   const injectFaults = (specs: Array<FaultSpec & { service: string }>) => {
     for (const spec of specs) {
       const router = routers[spec.service];
-      if (!router) throw new Error(`unknown service "${spec.service}"; known: build, sizing, drones`);
+      if (!router) throw new Error(`unknown service "${spec.service}"; known: ${Object.keys(routers).join(", ")}`);
       router.injectFault(faultFromSpec(spec));
     }
   };
@@ -109,40 +112,40 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const urls = Object.fromEntries(simulators.map((sim) => [sim.name, `${url}${sim.prefix}`]));
+  const firsts = Object.fromEntries(simulators.map((sim) => [sim.name, accounts[sim.name][0].simulator]));
   return {
+    ...firsts,
     url,
-    urls: { build: `${url}/build`, sizing: `${url}/sizing/v1`, drones: `${url}/drones` },
+    urls,
     keys,
-    build,
-    builds,
-    buildKeys,
-    sizing,
-    drones,
+    accounts,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const b of builds) b.dispose?.();
+        for (const { simulator } of instances) simulator.dispose?.();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
-  };
+  } as unknown as Sandbox<T>;
 }
 
 /** Sends each request to the account its key names (the first account answers unknown keys: 401). */
-function accountRouter(builds: BuildSimulator[], keys: string[]): Router {
+function accountRouter(accounts: Array<{ key: string; simulator: SimulatorInstance }>): Router {
+  const routers = accounts.map((a) => a.simulator.router);
   const pick = (req: IncomingMessage) => {
     const header = req.headers["api-key"] ?? /^Bearer\s+(.+)$/i.exec(String(req.headers.authorization ?? ""))?.[1];
-    const i = keys.indexOf(String(header ?? "").trim());
-    return builds[Math.max(0, i)].router;
+    const i = accounts.findIndex((a) => a.key === String(header ?? "").trim());
+    return routers[Math.max(0, i)];
   };
-  const router = Object.create(builds[0].router) as Router;
+  const router = Object.create(routers[0]) as Router;
   Object.defineProperties(router, {
     handle: { value: (req: IncomingMessage, res: ServerResponse, path: string) => pick(req).handle(req, res, path) },
-    injectFault: { value: (fault: Parameters<Router["injectFault"]>[0]) => builds.forEach((b) => b.router.injectFault(fault)) },
-    clearFaults: { value: () => builds.forEach((b) => b.router.clearFaults()) },
+    injectFault: { value: (fault: Fault) => routers.forEach((r) => r.injectFault(fault)) },
+    clearFaults: { value: () => routers.forEach((r) => r.clearFaults()) },
     hits: {
       get: () => {
         const all = new Map<string, number>();
-        for (const b of builds) for (const [k, v] of b.router.hits) all.set(k, (all.get(k) ?? 0) + v);
+        for (const r of routers) for (const [k, v] of r.hits) all.set(k, (all.get(k) ?? 0) + v);
         return all;
       },
     },

@@ -1,7 +1,9 @@
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { LOG_LEVEL_META_KEY, type LoggingLevel } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALL_TOOLSETS, credentialHeader } from "../../src/config.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
+import { SERVICES } from "../../src/services/registry.js";
 import { call, CLI, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox, text } from "../harness.js";
 
 type Json = Record<string, any>;
@@ -134,7 +136,13 @@ describe("command line", () => {
   it("prints --help and --version", () => {
     const help = spawnSync(process.execPath, [CLI, "--help"], { encoding: "utf8" });
     expect(help.status).toBe(0);
-    expect(help.stdout).toContain("--toolsets build,sizing,drones|all"); // the default toolsets (build_admin is off by default)
+    // The default toolsets of every service of the registry (build_admin is off by default).
+    const defaults = ALL_TOOLSETS.filter((t) => t.default).map((t) => t.id);
+    expect(defaults).toEqual(expect.arrayContaining(["build", "sizing", "drones"]));
+    expect(defaults).not.toContain("build_admin");
+    expect(help.stdout).toContain(`--toolsets ${defaults.join(",")}|all`);
+    // MCP_CREDENTIALS names every service's header.
+    for (const service of SERVICES) expect(help.stdout.toLowerCase()).toContain(credentialHeader(service.name));
     const version = spawnSync(process.execPath, [CLI, "--version"], { encoding: "utf8" });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });

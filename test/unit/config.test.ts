@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ALL_TOOLSETS, ConfigError, enabledToolsets, parseCommand, type Config } from "../../src/config.js";
+import { SERVICES } from "../../src/services/registry.js";
 
 const serve = (argv: string[], env: Record<string, string> = {}): Config => {
   const cmd = parseCommand(argv, env);
@@ -25,6 +26,13 @@ const SIZING = { SIZING_API_KEY: "sizing-key", SIZING_API_BASE_URL: "http://127.
 const DRONES = { DRONES_API_KEY: "drones-key", DRONES_API_BASE_URL: "http://127.0.0.1:9/drones" };
 /** Every toolset, as the messages list them. */
 const TOOLSET_LIST = ALL_TOOLSETS.map((t) => t.id).join(", ");
+/** Every service of the registry pointed at an address nothing listens on. */
+const EVERY_SERVICE = Object.fromEntries(
+  SERVICES.flatMap((s) => [
+    [s.baseUrlVar, `http://127.0.0.1:9/${s.name}`],
+    [s.apiKeyVar, "unit-test-key"],
+  ]),
+);
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe("configuration", () => {
@@ -66,7 +74,8 @@ describe("configuration", () => {
     expect([...all.services.keys()].sort()).toEqual(["build", "drones", "sizing"]);
     expect(all.toolsets).toEqual(["sizing", "drones"]);
     expect(enabledToolsets(all, all.services.keys())).toEqual(["sizing", "drones"]);
-    const everything = serve(["--toolsets", "all"], { ...BUILD, ...SIZING, ...DRONES });
+    // Every service of the registry configured: "all" is every toolset there is.
+    const everything = serve(["--toolsets", "all"], EVERY_SERVICE);
     expect(enabledToolsets(everything, everything.services.keys())).toEqual(ALL_TOOLSETS.map((t) => t.id));
     expect(ALL_TOOLSETS.map((t) => t.id)).toEqual(expect.arrayContaining(["build", "build_admin", "sizing", "drones"]));
     // "all" means every toolset of the configured services.

@@ -1,34 +1,28 @@
 // The layering rules of docs/architecture.md, checked on every import in src/:
-// core/ knows no service (it imports only core/, the SDK and libraries); no service imports another
-// service or the sandbox; the sandbox imports no service.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+// core/ knows no service (it imports only core/, the SDK and libraries, and its code names no
+// service's tools or keys); no service imports another service or the sandbox; the sandbox
+// imports no service.
+import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { SERVICES } from "../../src/services/registry.js";
+import { codeOf, relativeImports, sourceFiles } from "../layering.js";
 
 const SRC = fileURLToPath(new URL("../../src", import.meta.url));
-
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? files(path) : path.endsWith(".ts") ? [path] : [];
-  });
-}
-
-/** Every relative import of a file, as a path under src/ ("core/tool.ts", "services/builder/client.ts"). */
-function imports(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  return [...text.matchAll(/(?:import|export)[^'"]*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)]
-    .map((m) => m[1] ?? m[2])
-    .map((spec) => relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, ".ts"));
-}
 
 const area = (path: string) => {
   const [top, second] = path.split("/");
   return top === "services" && second && second !== "registry.ts" ? `services/${second}` : top;
 };
 
-const all = files(SRC).map((f) => ({ file: relative(SRC, f), imports: imports(f) }));
+const all = sourceFiles(SRC).map((f) => ({
+  path: f,
+  file: relative(SRC, f),
+  imports: relativeImports(f).map((i) => relative(SRC, i)),
+}));
+
+/** What only a service may say: its tools' prefix (`<service>_`) and the start of its keys. */
+const SERVICE_WORDS = SERVICES.flatMap((s) => [`${s.name}_`, ...(s.bearerKeyPrefix ? [s.bearerKeyPrefix] : [])]);
 
 describe("layering", () => {
   it("reads every source file", () => {
@@ -37,6 +31,15 @@ describe("layering", () => {
 
   it("core imports only core", () => {
     const bad = all.filter((f) => f.file.startsWith("core/")).flatMap((f) => f.imports.filter((i) => !i.startsWith("core/")).map((i) => `${f.file} -> ${i}`));
+    expect(bad).toEqual([]);
+  });
+
+  it("core's code names no service's tools or keys (its messages come from the services' declarations)", () => {
+    expect(SERVICE_WORDS).toEqual(expect.arrayContaining(["build_", "sizing_", "drones_", "tlm_sk_"]));
+    const word = new RegExp(`\\b(${SERVICE_WORDS.join("|")})`, "g");
+    const bad = all
+      .filter((f) => f.file.startsWith("core/"))
+      .flatMap((f) => [...codeOf(f.path).matchAll(word)].map((m) => `${f.file}: ${m[0]}`));
     expect(bad).toEqual([]);
   });
 

@@ -174,7 +174,9 @@ function progressSender(egress: Egress, ctx: ServerContext): ToolContext["progre
 
 /** A confirmation the user has not answered yet: ask in-band, with a signed single-use state. */
 async function askForInput(rt: McpRuntime, need: NeedsInput, ctx: ServerContext) {
-  const schema = { type: "object" as const, properties: { confirm: { type: "boolean" as const, title: "Spend the credits", description: need.request.message, default: false } }, required: ["confirm"] };
+  const { title, message } = need.request;
+  const confirm = { type: "boolean" as const, title, description: message, default: false };
+  const schema = { type: "object" as const, properties: { confirm }, required: ["confirm"] };
   return inputRequired({
     inputRequests: { [need.key]: inputRequired.elicit({ message: rt.egress.text(need.request.message), requestedSchema: schema }) },
     requestState: await rt.confirmations.mint(need.state as never, ctx),

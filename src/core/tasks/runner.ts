@@ -72,6 +72,16 @@ export interface TaskRunnerOptions {
   maxWorkingPerOwner?: number;
   /** Shared stores: finds the tool of an orphaned task, for its tenant (keys from the sealed work). */
   adopt?(owner: string, credentials: Record<string, string> | undefined, tool: string): TaskHost | undefined;
+  /** What a tool's service says to do with upstream work whose task was lost (ServiceModule.lostTask). */
+  lostTask?(tool: string): LostTaskAdvice | undefined;
+}
+
+const STOPPED = "The server stopped before the work ended; the upstream work goes on";
+
+/** How to follow upstream work whose task ended early, in the words of the tool's service. */
+export interface LostTaskAdvice {
+  /** The tool that follows the work to its end. */
+  follow: string;
 }
 
 /**
@@ -281,7 +291,10 @@ export class TaskRunner {
     try {
       work = this.options.sealer!.open<TaskWork>(record.sealed ?? "", taskId);
     } catch {
-      return fail("This task's replica stopped and its state could not be opened here (is MCP_STATE_KEY the same on every replica?). The upstream work goes on: follow it with build_wait.");
+      return fail(
+        "This task's replica stopped and its state could not be opened here (is MCP_STATE_KEY the same on every " +
+          `replica?). The upstream work goes on${this.followWith(record.tool)}.`,
+      );
     }
     const host = this.options.adopt!(record.owner, work.credentials, work.tool);
     if (!host) return fail(`This task's replica stopped, and no replica here offers ${work.tool} any more. The upstream work goes on.`);
@@ -365,19 +378,29 @@ export class TaskRunner {
    * Shutdown. On a shared store the tasks this replica follows are handed over: it lets go of
    * them and another replica adopts them. In process, they end as failed, saying the work goes on.
    */
+  private stoppedMessage(tool: string): string {
+    return `${STOPPED}${this.followWith(tool, "again ")}.`;
+  }
+
+  /** ": follow it with <tool>" when the tool's service names one. */
+  private followWith(tool: string, again = ""): string {
+    const advice = this.options.lostTask?.(tool);
+    return advice ? `: follow it ${again}with ${advice.follow}` : "";
+  }
+
   async stopAll(): Promise<void> {
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
     this.stopListening();
     this.stopReconnect?.();
-    for (const [taskId, { controller }] of this.running) {
+    for (const [taskId, { controller, record }] of this.running) {
       controller.abort(new Error("server shutting down"));
       if (this.store.release) {
         await this.store.release(taskId).catch(() => undefined);
         continue;
       }
       await this.store
-        .update(taskId, { status: "failed", error: { code: -32603, message: "The server stopped before the work ended; the upstream work goes on: follow it again with build_wait." } })
+        .update(taskId, { status: "failed", error: { code: -32603, message: this.stoppedMessage(record.tool) } })
         .catch(() => undefined);
     }
     this.running.clear();

@@ -56,7 +56,8 @@ export class CreditGuard {
     const price = items.length ? `costs ${plural(fixed)} (${breakdown})` : "has no fixed price";
     const variable = estimate.variable ? `${items.length ? ", plus" : ":"} ${estimate.variable.description}` : "";
     const message = `${estimate.operation}: ${price}${variable}. Balance ${credits} → ${plural(after)} after${items.length ? "" : " the fixed part"}. Proceed?`;
-    const answer = await ctx.confirm({ message, binding: { operation: estimate.operation, cost: fixed, breakdown, variable: estimate.variable?.upTo ?? 0 } });
+    const binding = { operation: estimate.operation, cost: fixed, breakdown, variable: estimate.variable?.upTo ?? 0 };
+    const answer = await ctx.confirm({ title: "Spend the credits", message, binding });
     if (answer === "unsupported" || answer === "approved") return this.spent();
     throw new ToolError(`Not done: the user did not approve spending ${plural(fixed)} on ${estimate.operation}. Nothing was sent or spent.`, {
       declined: true,

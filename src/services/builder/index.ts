@@ -3,7 +3,6 @@ import type { HintTable } from "../../core/errors.js";
 import type { ServiceModule } from "../../core/service.js";
 import type { ToolDef } from "../../core/tool.js";
 import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/settings.js";
-import { UpstreamClient } from "../../core/upstream.js";
 import { viewResource, type ViewDecl } from "../../core/views.js";
 import { BuildClient } from "./client.js";
 import { CreditGuard, type ConfirmPolicy } from "./credits.js";
@@ -167,10 +166,12 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
   ],
   baseUrlVar: "BUILD_API_BASE_URL",
   apiKeyVar: "BUILD_API_KEY",
+  bearerKeyPrefix: "tlm_sk_",
   settings: settings as never,
   instructions:
     "Build service: builds take 5-40 minutes; launch with build_launch_project and follow with build_wait (progress on every poll). Tools marked as spending credits are never retried automatically; check the balance with build_get_account first.",
   hints: BUILD_HINTS,
+  lostTask: { follow: "build_wait" },
   tools: (deps) => scopedToProject([
     ...projectTools(deps),
     ...agentTools(deps),
@@ -189,18 +190,7 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
   create(s, runtime) {
     const keyHeader = s.BUILD_API_KEY_HEADER;
     const header = keyHeader.toLowerCase() === "authorization" ? { authorization: `Bearer ${s.BUILD_API_KEY}` } : { [keyHeader]: s.BUILD_API_KEY };
-    const http = new UpstreamClient({
-      service: "build",
-      baseUrl: s.BUILD_API_BASE_URL,
-      headers: header,
-      envelope: "errors-data",
-      timeoutMs: runtime.upstreamTimeoutMs,
-      logger: runtime.logger,
-      keyVariable: "BUILD_API_KEY",
-      redact: runtime.redact,
-      pools: runtime.pools,
-      missingKey: runtime.missingKey,
-    });
+    const http = runtime.upstream({ baseUrl: s.BUILD_API_BASE_URL, headers: header, envelope: "errors-data" });
     const client = new BuildClient(http);
     const pollOptions = { intervalMs: s.BUILD_POLL_INTERVAL_MS, logger: runtime.logger };
     const deps: BuildDeps = {
@@ -215,8 +205,7 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
       deps,
       resources: [...builderResources(client), viewResource(buildConsole(s.BUILD_API_BASE_URL))],
       prompts: builderPrompts,
-      // Without the caller's key nothing can be read: a subscription starts no poller (issue 18 item 6).
-      watch: runtime.missingKey ? undefined : projectWatcher(deps.projectPoller),
+      watch: projectWatcher(deps.projectPoller),
       taskPollIntervalMs: s.BUILD_POLL_INTERVAL_MS,
       close: () => http.close(),
     };

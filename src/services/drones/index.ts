@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ServiceModule } from "../../core/service.js";
 import { httpUrl, secret } from "../../core/settings.js";
 import { viewResource } from "../../core/views.js";
-import { bearerClient } from "../../core/upstream.js";
+import { bearerAuth } from "../../core/upstream.js";
 import { DronesClient } from "./client.js";
 import { fleetTools } from "./tools/fleet.js";
 import { keyTools } from "./tools/keys.js";
@@ -38,7 +38,7 @@ export const drones: ServiceModule<z.infer<typeof settings>, DronesClient> = {
 },
   tools: (client) => [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
   create(s, runtime) {
-    const http = bearerClient({ service: "drones", baseUrl: s.DRONES_API_BASE_URL, apiKey: s.DRONES_API_KEY, keyVariable: "DRONES_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact, pools: runtime.pools, missingKey: runtime.missingKey });
+    const http = runtime.upstream({ baseUrl: s.DRONES_API_BASE_URL, ...bearerAuth(s.DRONES_API_KEY) });
     const client = new DronesClient(http);
     return {
       deps: client,

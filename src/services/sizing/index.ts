@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ServiceModule } from "../../core/service.js";
 import { httpUrl, secret } from "../../core/settings.js";
 import { viewResource } from "../../core/views.js";
-import { bearerClient } from "../../core/upstream.js";
+import { bearerAuth } from "../../core/upstream.js";
 import { SizingClient } from "./client.js";
 import { sizingTools } from "./tools.js";
 import { sizingResources } from "./resources.js";
@@ -39,7 +39,7 @@ export const sizing: ServiceModule<z.infer<typeof settings>, SizingClient> = {
 },
   tools: (client) => sizingTools(client),
   create(s, runtime) {
-    const http = bearerClient({ service: "sizing", baseUrl: s.SIZING_API_BASE_URL, apiKey: s.SIZING_API_KEY, keyVariable: "SIZING_API_KEY", timeoutMs: runtime.upstreamTimeoutMs, logger: runtime.logger, redact: runtime.redact, pools: runtime.pools, missingKey: runtime.missingKey });
+    const http = runtime.upstream({ baseUrl: s.SIZING_API_BASE_URL, ...bearerAuth(s.SIZING_API_KEY) });
     const client = new SizingClient(http);
     return {
       deps: client,

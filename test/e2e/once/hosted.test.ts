@@ -59,7 +59,7 @@ describe("per-user keys: one server, two tenants, one project id", () => {
 
   beforeAll(async () => {
     sandbox = await testSandbox({ accounts: 2 });
-    [keyA, keyB] = sandbox.buildKeys;
+    [keyA, keyB] = sandbox.accounts.build.map((a) => a.key);
     http = await spawnHttpServer(
       {
         PATH: process.env.PATH ?? "",
@@ -83,7 +83,7 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     const anonymous = await connect({});
     const { tools } = await anonymous.listTools();
     expect(tools.length).toBeGreaterThan(60);
-    const before = sandbox.build.router.count() + sandbox.builds[1].router.count();
+    const before = sandbox.build.router.count() + sandbox.accounts.build[1].simulator.router.count();
     const build = await call(anonymous, "build_get_project", { projectId: "acme-storefront" });
     expect(build.isError).toBe(true);
     expect(text(build)).toMatch(/x-build-api-key header/);
@@ -91,7 +91,7 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     const drones = await call(anonymous, "drones_list_drones", {});
     expect(drones.isError).toBe(true);
     expect(text(drones)).toMatch(/x-drones-api-key header/);
-    expect(sandbox.build.router.count() + sandbox.builds[1].router.count()).toBe(before);
+    expect(sandbox.build.router.count() + sandbox.accounts.build[1].simulator.router.count()).toBe(before);
   });
 
   it("acts with each caller's own key: the same project id is two projects", async () => {
@@ -113,7 +113,7 @@ describe("per-user keys: one server, two tenants, one project id", () => {
   });
 
   it("refuses a key header sent twice (400 naming it) and a key over the 1,024-character limit; nothing goes upstream", async () => {
-    const before = sandbox.build.router.count() + sandbox.builds[1].router.count();
+    const before = sandbox.build.router.count() + sandbox.accounts.build[1].simulator.router.count();
     // node would join the two into "keyA, keyB" and send that upstream as the key.
     const twice = await rawPost(http.url, { "x-build-api-key": [keyA, keyB] }, getAccount);
     expect(twice.status).toBe(400);
@@ -121,14 +121,14 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     const long = await rawPost(http.url, { "x-build-api-key": `tlm_sk_${"k".repeat(1100)}` }, getAccount);
     expect(long.status).toBe(400);
     expect(long.body.error.message).toMatch(/X-Build-Api-Key is 1107 characters long, over the 1,024-character limit/);
-    expect(sandbox.build.router.count() + sandbox.builds[1].router.count()).toBe(before);
+    expect(sandbox.build.router.count() + sandbox.accounts.build[1].simulator.router.count()).toBe(before);
     // One key of the same length as before still works.
     expect((await rawPost(http.url, { "x-build-api-key": keyA }, getAccount)).body.result?.content?.[0]?.text).toMatch(/^Balance: /);
   });
 
   it("binds a confirmation to the tenant asked: another tenant's answer spends nothing, the owner's still works", async () => {
     const elicit = { elicitation: { form: {} } };
-    const creates = (i: number) => sandbox.builds[i].router.count("POST /api/v1/vcaas/projects");
+    const creates = (i: number) => sandbox.accounts.build[i].simulator.router.count("POST /api/v1/vcaas/projects");
     const call = (key: string, extra: Record<string, unknown> = {}) =>
       rpc2026(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "asked-of-a" }, ...extra }, { headers: { "x-build-api-key": key }, capabilities: elicit });
     const before = [creates(0), creates(1)];

@@ -1,4 +1,5 @@
 import { Router, bearerToken, type SimRequest, type SimResponse } from "../../router.js";
+import { defineSimulator } from "../../simulator.js";
 
 /**
  * In-memory simulator of the Drone Fleet Data API (specs/drone-fleet-api.md).
@@ -408,3 +409,11 @@ export class DronesSimulator {
     return success(alert);
   }
 }
+
+/** The drone fleet API's simulator as the sandbox mounts it (sandbox/registry.ts). */
+export const dronesSimulator = defineSimulator({
+  name: "drones",
+  prefix: "/drones",
+  demoKey: "dfk_live_sandbox_demo_key_000000",
+  start: (apiKey) => new DronesSimulator({ apiKey }),
+});

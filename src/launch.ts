@@ -1,0 +1,129 @@
+import { configuredServices, type Config } from "./config.js";
+import type { ServiceModule } from "./core/service.js";
+import { setUpstreamBodyBudget } from "./core/upstream.js";
+import type { Sandbox } from "./sandbox/index.js";
+import type { AnySimulator } from "./sandbox/simulator.js";
+import { oauthGate, tenantCredentials } from "./request-tenant.js";
+import { createApp } from "./server.js";
+import { SERVICES } from "./services/registry.js";
+import { VERSION } from "./version.js";
+
+/** The services and simulators to run (default: services/registry.ts and sandbox/registry.ts). */
+export interface Registry {
+  services?: readonly ServiceModule<any>[];
+  simulators?: readonly AnySimulator[];
+}
+
+export interface Launched {
+  /** HTTP: the MCP endpoint. */
+  url?: string;
+  /** Stops taking requests, lets those in flight finish (HTTP, up to MCP_DRAIN_MS), closes everything. */
+  shutdown(): Promise<void>;
+  /** How long `shutdown` may take before the process should give up on it. */
+  graceMs: number;
+}
+
+/**
+ * Starts what `config` asks for: the sandbox under --sandbox, the app, then the transport.
+ * `onStdinEnd` runs when a stdio client closes the connection.
+ */
+export async function launch(
+  initial: Config,
+  registry: Registry = {},
+  onStdinEnd: () => void = () => undefined,
+): Promise<Launched> {
+  const services = registry.services ?? SERVICES;
+  let config = initial;
+  let sandbox: Sandbox | undefined;
+  if (config.sandbox) {
+    const { startSandbox } = await import("./sandbox/index.js");
+    const { sandboxTimeScale: timeScale, sandboxFaults: faults } = config;
+    const started = await startSandbox({ timeScale, faults: faults as never, simulators: registry.simulators });
+    sandbox = started as unknown as Sandbox;
+    const env = { ...process.env, ...sandboxEnv(sandbox, services) };
+    config = { ...config, services: configuredServices(env, "operator", services) };
+  }
+  if (config.upstreamBodyBudgetBytes) setUpstreamBodyBudget(config.upstreamBodyBudgetBytes);
+  const redis = config.stateUrl && config.transport === "http" ? await import("./core/state/redis.js") : undefined;
+  const app = createApp(config.transport === "http" ? config : { ...config, stateUrl: undefined }, redis, services);
+  const { logger } = app.runtime;
+  const stop = async () => {
+    await app.close();
+    await sandbox?.close();
+  };
+
+  if (config.transport === "stdio") {
+    const { serveStdioApp } = await import("./core/stdio-entry.js");
+    serveStdioApp(app.runtime, onStdinEnd);
+    logger.info("switchboard-mcp ready on stdio", { version: VERSION, toolsets: app.toolsets, sandbox: sandbox?.url });
+    return { shutdown: stop, graceMs: 5000 };
+  }
+
+  const { startHttpTransport } = await import("./core/http/transport.js");
+  const oauth = config.auth === "oauth" ? await oauthGate(config, app) : undefined;
+  const perTenant = app.credentials === "caller" || oauth;
+  const http = await startHttpTransport({
+    host: config.host,
+    port: config.port,
+    token: config.httpToken,
+    allowedOrigins: config.allowedOrigins,
+    allowedHosts: config.allowedHosts,
+    maxSessions: config.maxSessions,
+    maxSessionsPerTenant: config.maxSessionsPerTenant,
+    idleSessionMs: config.sessionIdleMs,
+    maxConnections: config.maxConnections,
+    headersTimeoutMs: config.headersTimeoutMs,
+    unauthRatePerSec: config.unauthRate,
+    bodyBudgetBytes: config.bodyBudgetBytes,
+    logger,
+    runtime: app.runtime,
+    runtimeFor: perTenant
+      ? (headers, identity) => app.runtimeFor(tenantCredentials(headers, identity, app, config))
+      : undefined,
+    oauth,
+    replicaId: app.replicaId,
+    ready: app.ready,
+    health: () => ({
+      version: VERSION,
+      toolsets: app.toolsets,
+      readOnly: config.readOnly,
+      sandbox: Boolean(sandbox),
+      credentials: app.credentials,
+      replica: app.replicaId,
+      ...app.stats(),
+    }),
+  });
+  logger.info(`switchboard-mcp ready on ${http.url}`, {
+    version: VERSION,
+    toolsets: app.toolsets,
+    sandbox: sandbox?.url,
+    credentials: app.credentials,
+    state: config.stateUrl ? "redis" : "memory",
+    replica: app.replicaId,
+  });
+  return {
+    url: http.url,
+    graceMs: config.drainMs + 5000,
+    shutdown: async () => {
+      // Readiness turns 503 and requests in flight finish; then the tasks followed here are handed over.
+      await http.drain(config.drainMs);
+      await http.close();
+      await stop();
+    },
+  };
+}
+
+/** The variables that point every service at its simulator (paired by name; a service without one is left out). */
+export function sandboxEnv(
+  sandbox: Pick<Sandbox, "urls" | "keys">,
+  services: readonly ServiceModule<any>[] = SERVICES,
+): Record<string, string> {
+  const urls = sandbox.urls as Record<string, string>;
+  const keys = sandbox.keys as Record<string, string>;
+  return Object.fromEntries(
+    services.filter((s) => urls[s.name]).flatMap((s) => [
+      [s.baseUrlVar, urls[s.name]],
+      [s.apiKeyVar, keys[s.name]],
+    ]),
+  );
+}

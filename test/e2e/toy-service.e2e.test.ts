@@ -1,0 +1,108 @@
+// A service is a folder and one registry line: a toy fourth service (test/fixtures/toy-service/:
+// one read tool, no resources or prompts, and its simulator) joins the registries here exactly as
+// one line in src/services/registry.ts and one in src/sandbox/registry.ts would add it, and then
+// runs through --sandbox in this suite's era, shows up in every generated file and keeps the
+// layering rules, with no other file changed.
+import { readFileSync } from "node:fs";
+import { relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { publishedTools, serverJson, smitheryYaml, toolTables } from "../../scripts/manifest.js";
+import { helpText, parseCommand } from "../../src/config.js";
+import { launch, type Launched } from "../../src/launch.js";
+import { SIMULATORS } from "../../src/sandbox/registry.js";
+import { SERVICES } from "../../src/services/registry.js";
+import { quotes } from "../fixtures/toy-service/service.js";
+import { quotesSimulator } from "../fixtures/toy-service/simulator.js";
+import { call, connectHttp, text } from "../harness.js";
+import { relativeImports } from "../layering.js";
+
+// The two registry lines.
+const services = [...SERVICES, quotes];
+const simulators = [...SIMULATORS, quotesSimulator];
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const FIXTURE = fileURLToPath(new URL("../fixtures/toy-service/", import.meta.url));
+
+describe("a toy service through --sandbox", () => {
+  let launched: Launched;
+  let client: Client;
+  beforeAll(async () => {
+    const command = parseCommand(["--sandbox", "--transport", "http", "--port", "0"], { LOG_LEVEL: "error" }, services);
+    if (command.kind !== "serve") throw new Error(`expected serve, got ${command.kind}`);
+    launched = await launch(command.config, { services, simulators });
+    client = await connectHttp(launched.url!);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await launched?.shutdown();
+  });
+
+  it("lists its tool among the others and says what it is for", async () => {
+    const { tools } = await client.listTools();
+    const tool = tools.find((t) => t.name === "quotes_get_quote");
+    expect(tool).toMatchObject({ title: "Get a quote", annotations: { readOnlyHint: true } });
+    expect(tools.some((t) => t.name === "drones_list_drones")).toBe(true);
+    expect(client.getInstructions()).toContain("quotes_get_quote returns one quotation by id");
+  });
+
+  it("answers from its simulator, with the key --sandbox gave it", async () => {
+    const result = await call(client, "quotes_get_quote", { id: "brevity" });
+    expect(result.isError, text(result)).toBeFalsy();
+    const quote = { id: "brevity", text: "Brevity is the soul of wit.", author: "William Shakespeare" };
+    expect(result.structuredContent).toEqual(quote);
+    expect(text(result)).toBe('"Brevity is the soul of wit." (William Shakespeare)');
+  });
+
+  it("turns its upstream's error into the next step its hints declare", async () => {
+    const result = await call(client, "quotes_get_quote", { id: "wit" });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain("No quote wit");
+    expect(text(result)).toContain("try brevity or patience");
+  });
+
+  it("declares no resources or prompts, and the others' are still served", async () => {
+    const { resources } = await client.listResources();
+    const { resourceTemplates } = await client.listResourceTemplates();
+    const uris = [...resources.map((r) => r.uri), ...resourceTemplates.map((t) => t.uriTemplate)];
+    expect(uris.some((u) => u.startsWith("drones://"))).toBe(true);
+    expect(uris.some((u) => u.startsWith("quotes://"))).toBe(false);
+    expect((await client.listPrompts()).prompts.length).toBeGreaterThan(0);
+  });
+});
+
+describe("a toy service in what the registry generates", () => {
+  it("--help lists its variables, its toolset and its per-user header", () => {
+    const help = helpText(services);
+    expect(help).toContain("QUOTES_API_BASE_URL");
+    expect(help).toMatch(/\* quotes +one quotation by id/);
+    expect(help).toContain("X-Quotes-Api-Key");
+    expect(help).toContain("--toolsets build,sizing,drones,quotes|all");
+  });
+
+  it("smithery.yaml, server.json and the README's tables pick it up", async () => {
+    expect(smitheryYaml(services)).toContain("quotesApiKey:");
+    const existing = JSON.parse(readFileSync(`${ROOT}/server.json`, "utf8")) as Record<string, any>;
+    expect(serverJson(existing, services)).toContain('"name": "QUOTES_API_KEY"');
+    const { listed, defs } = await publishedTools(services);
+    expect(listed.map((t) => t.name)).toContain("quotes_get_quote");
+    const row = "| `quotes_get_quote` | One quotation by id, with its author. | GET /api/quotes/:id |";
+    expect(toolTables(defs, services)).toContain(row);
+  });
+});
+
+describe("a toy service keeps the layering rules", () => {
+  const importsOf = (file: string) => relativeImports(`${FIXTURE}${file}`).map((i) => relative(ROOT, i));
+
+  it("the service imports only the core", () => {
+    const imports = importsOf("service.ts");
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.filter((i) => !i.startsWith("src/core/"))).toEqual([]);
+  });
+
+  it("the simulator imports only the sandbox's router and declaration", () => {
+    const imports = importsOf("simulator.ts");
+    expect(imports.filter((i) => !i.startsWith("src/sandbox/") || i.startsWith("src/sandbox/simulators/"))).toEqual([]);
+  });
+});
