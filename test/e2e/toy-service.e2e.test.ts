@@ -8,7 +8,7 @@ import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { publishedTools, serverJson, smitheryYaml, toolTables } from "../../scripts/manifest.js";
+import { configTable, publishedTools, serverJson, smitheryYaml, toolTables } from "../../scripts/manifest.js";
 import { helpText, parseCommand } from "../../src/config.js";
 import { launch, type Launched } from "../../src/launch.js";
 import { SIMULATORS } from "../../src/sandbox/registry.js";
@@ -83,6 +83,7 @@ describe("a toy service in what the registry generates", () => {
 
   it("smithery.yaml, server.json and the README's tables pick it up", async () => {
     expect(smitheryYaml(services)).toContain("quotesApiKey:");
+    expect(configTable(services)).toContain("| `QUOTES_API_KEY` | API key of the quotation API");
     const existing = JSON.parse(readFileSync(`${ROOT}/server.json`, "utf8")) as Record<string, any>;
     expect(serverJson(existing, services)).toContain('"name": "QUOTES_API_KEY"');
     const { listed, defs } = await publishedTools(services);
