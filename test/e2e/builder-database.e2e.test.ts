@@ -21,15 +21,15 @@ describe("build_database: record writes and many-to-many links", () => {
     // A many-to-many relation between customers and a tags table; both sides carry the same property id.
     const acme = sandbox.build.project(PROJECT)!;
     const customers = acme.tables.find((t) => t.type === "customers")!;
-    customers.properties.push({ id: "rel_tags", name: "tags", type: "objectReference", label: "Tags", objectReference: { objectReferenceTypeId: "tbl_tags", objectReferenceRelation: "manyToMany" } });
+    customers.properties.push({ id: "rel_tags", name: "tags", propertyType: "objectReference", label: "Tags", objectReference: { objectReferenceTypeId: "tbl_tags", objectReferenceRelation: "manyToMany" } });
     acme.tables.push({
       _id: "tbl_tags",
       type: "tags",
       label: "Tags",
       description: "Customer tags",
       properties: [
-        { name: "name", type: "string", label: "Name" },
-        { id: "rel_tags", name: "customers", type: "objectReference", label: "Customers", objectReference: { objectReferenceTypeId: customers._id, objectReferenceRelation: "manyToMany" } },
+        { id: "p_tag_name", name: "name", propertyType: "string", label: "Name" },
+        { id: "rel_tags", name: "customers", propertyType: "objectReference", label: "Customers", objectReference: { objectReferenceTypeId: customers._id, objectReferenceRelation: "manyToMany" } },
       ],
       records: [{ _id: "tag_vip", name: "VIP" }],
     });

@@ -318,19 +318,26 @@ describe("launch", () => {
     expect(again.body.data.agent.warnings).toBeUndefined();
   });
 
-  it("creates the project without starting the agent when credits cover creation only", async () => {
+  // §3: the balance (project, inline files and the run minimum) is judged before creation; the old
+  // simulator created and charged the project with a balance of 1-5 and only warned about the agent.
+  it("refuses a launch the balance cannot start the agent for, creating and charging nothing", async () => {
     const { sim, call, data, expectError } = await start();
-    sim.setCredits(0, 3);
-    const d = await data("POST", "/projects/launch", valid);
-    expect(d.agent.started).toBe(false);
-    expect(d.agent.status).toBeUndefined();
-    expect(d.warnings).toEqual([expect.objectContaining({ step: "agent", errorCode: "INSUFFICIENT_CREDITS" })]);
-    expect(sim.balance().credits).toBe(2);
-    expect((await data("GET", "/projects/launch-one")).agentProcessStatus).toBe("idle");
+    for (const credits of [0.5, 3, 5.9]) {
+      sim.setCredits(0, credits);
+      await expectError(call("POST", "/projects/launch", valid), 402, "INSUFFICIENT_CREDITS");
+      expect(sim.project("launch-one")).toBeUndefined();
+      expect(sim.balance().credits).toBe(credits);
+    }
+    sim.setCredits(0, 7);
+    expect((await data("POST", "/projects/launch", valid)).agent.started).toBe(true);
+  });
 
-    sim.setCredits(0, 0.5);
-    await expectError(call("POST", "/projects/launch", { ...valid, projectId: "launch-two" }), 402, "INSUFFICIENT_CREDITS");
-    expect(sim.project("launch-two")).toBeUndefined();
+  it("creates the project without starting the agent when its development cap is below the run's start", async () => {
+    const { data } = await start();
+    const d = await data("POST", "/projects/launch", { ...valid, creditLimits: { maxDevelopmentCreditsPerMonth: 5 } });
+    expect(d.agent.started).toBe(false);
+    expect(d.warnings).toEqual([expect.objectContaining({ step: "agent", errorCode: "PROJECT_CREDIT_LIMIT_REACHED" })]);
+    expect((await data("GET", "/projects/launch-one")).agentProcessStatus).toBe("idle");
   });
 });
 
@@ -556,24 +563,112 @@ describe("secrets, domain, database, demo data", () => {
     await expectError(call("DELETE", `/projects/booking-app/secrets/${s._id}`), 404, "SECRET_NOT_FOUND");
   });
 
-  it("adds a custom domain that waits for validation and a deployment", async () => {
+  // §9: the old simulator accepted (and charged) a domain on a never-deployed project and an apex
+  // hostname, named the DNS record by the full hostname with no TXT record, and answered DELETE with
+  // an invented 404 DOMAIN_NOT_FOUND.
+  it("adds a custom domain only after a successful deployment, with zone-relative CNAME and TXT records", async () => {
     const { sim, call, data, advance, expectError } = await start();
+    await expectError(call("PUT", "/projects/spring-campaign/domain", {}), 400, "MISSING_HOSTNAME");
     await expectError(call("PUT", "/projects/spring-campaign/domain", { hostname: "not a host" }), 400, "INVALID_HOSTNAME");
-    const domain = await data("PUT", "/projects/spring-campaign/domain", { hostname: "Spring.Example.com" });
-    expect(domain).toEqual({
-      hostname: "spring.example.com",
-      status: "pending_validation",
-      sslStatus: "pending",
-      dnsRecordsToAdd: [{ type: "CNAME", name: "spring.example.com", value: "spring-campaign.sandbox-apps.example" }],
-    });
-    expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.ADD_CUSTOM_DOMAIN);
-    advance(10);
-    expect((await data("GET", "/projects/spring-campaign")).customDomain.status).toBe("pending_deployment");
+    await expectError(call("PUT", "/projects/spring-campaign/domain", { hostname: "example.com" }), 400, "INVALID_HOSTNAME");
+    await expectError(call("PUT", "/projects/spring-campaign/domain", { hostname: "spring.example.com" }), 404, "NO_DEPLOYMENT");
+    await expectError(call("DELETE", "/projects/spring-campaign/domain"), 404, "NO_DEPLOYMENT");
+    expect(sim.balance().credits).toBe(500);
+    expect((await data("GET", "/projects/spring-campaign")).customDomain).toBeNull();
+
     await data("POST", "/projects/spring-campaign/deployments/deploy", {});
     advance(3);
-    expect((await data("GET", "/projects/spring-campaign")).customDomain).toMatchObject({ status: "active", sslStatus: "active" });
-    await data("DELETE", "/projects/spring-campaign/domain");
-    await expectError(call("DELETE", "/projects/spring-campaign/domain"), 404, "DOMAIN_NOT_FOUND");
+    const domain = await data("PUT", "/projects/spring-campaign/domain", { hostname: "Spring.Example.com" });
+    expect(domain).toEqual({
+      success: true,
+      hostname: "spring.example.com",
+      status: "pending_validation",
+      dnsRecordsToAdd: [
+        { type: "CNAME", name: "spring", value: "spring-campaign.sandbox-apps.example" },
+        { type: "TXT", name: "_cf-custom-hostname.spring", value: expect.stringMatching(/^[0-9a-f]{32}$/) },
+      ],
+    });
+    expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.CREATE_DEPLOYMENT - CREDIT_COSTS.ADD_CUSTOM_DOMAIN);
+    expect((await data("GET", "/projects/spring-campaign")).productionProjectUrl).toBe("spring-campaign.sandbox-apps.example");
+    advance(10);
+    const details = await data("GET", "/projects/spring-campaign");
+    expect(details.customDomain).toMatchObject({ status: "active", sslStatus: "active" });
+    // §3: the details name the active custom domain; the list keeps the canonical host.
+    expect(details.productionProjectUrl).toBe("spring.example.com");
+    expect((await data("GET", "/projects?search=spring-campaign"))[0].productionProjectUrl).toBe("spring-campaign.sandbox-apps.example");
+    expect(await data("DELETE", "/projects/spring-campaign/domain")).toEqual({ message: "Custom domain removed" });
+    expect(await data("DELETE", "/projects/spring-campaign/domain")).toEqual({ message: "Custom domain removed" });
+  });
+
+  // §4 [RC]: isProvided is practically always false; the old simulator computed it from the current secrets.
+  it("never marks a needed secret provided, even once it is set", async () => {
+    const { data, advance } = await start();
+    await data("POST", "/projects/launch", {
+      projectId: "has-key",
+      prompt: "Checkout [secrets] [minutes=5]",
+      secrets: [{ secretName: "STRIPE_API_KEY", secretValue: "sk_test_x" }],
+    });
+    advance(5);
+    const { conversation } = await data("GET", "/projects/has-key/agent/full-conversation");
+    expect(conversation.find((m: Any) => m.secretKeysNeeded).secretKeysNeeded.STRIPE_API_KEY).toMatchObject({ isProvided: false });
+  });
+
+  // §7, T2: the old recovered version had no recoveredVersionId, so the second completion signal was missing.
+  it("marks the version a recovery makes with recoveredVersionId", async () => {
+    const { data, advance } = await start();
+    const { versions } = await data("GET", "/projects/acme-storefront/versions");
+    const target = versions[1]._id;
+    await data("POST", `/projects/acme-storefront/versions/${target}/recover`, {});
+    advance(3);
+    const after = await data("GET", "/projects/acme-storefront/versions");
+    expect(after.totalCount).toBe(versions.length + 1);
+    expect(after.versions.find((v: Any) => v.recoveredVersionId === target)).toMatchObject({ commitSha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+  });
+
+  // §3, T10: the old simulator always set temporalDevelopmentProjectUrl and never cachedDevelopmentUrl.
+  it("has no live preview before the server first started, and names the cached one while it sleeps", async () => {
+    const { data, advance } = await start();
+    await data("POST", "/projects", { projectId: "fresh-one" });
+    expect(await data("GET", "/projects/fresh-one")).toMatchObject({ temporalDevelopmentProjectUrl: "", cachedDevelopmentUrl: "" });
+    advance(2);
+    expect(await data("GET", "/projects/fresh-one")).toMatchObject({
+      temporalDevelopmentProjectUrl: "https://fresh-one.dev.sandbox-apps.example",
+      developmentUrlFieldToUse: "temporalDevelopmentProjectUrl",
+    });
+    expect(await data("GET", "/projects/empty-sandbox")).toMatchObject({
+      agentServerStatus: "Archived",
+      developmentUrlFieldToUse: "cachedDevelopmentUrl",
+      cachedDevelopmentUrl: expect.stringMatching(/^https:\/\//),
+    });
+  });
+
+  // §10: the old simulator matched only exact values (an operator filter gave 0 rows), had no
+  // _count, _select or _aggregate, and listed properties as an array with type "relation".
+  it("queries with the documented _filter operators, _or, _count, _select, _omit and _aggregate", async () => {
+    const { data, call, expectError } = await start();
+    const q = (queryOptions: Any, tableName = "orders") => data("POST", "/projects/acme-storefront/database/query", { tableName, queryOptions });
+    const { results: all } = await q({ _limit: 1000 });
+    const big = all.filter((r: Any) => r.total >= 100);
+    expect(big.length).toBeGreaterThan(0);
+    expect((await q({ _filter: { total: { gte: 100 } }, _limit: 1000 })).results).toHaveLength(big.length);
+    expect((await q({ _filter: { total: { gte: 100, lt: 200 } }, _limit: 1000 })).results).toHaveLength(big.filter((r: Any) => r.total < 200).length);
+    expect((await q({ _filter: { status: { in: ["paid", "shipped"] } }, _limit: 1000 })).results).toHaveLength(12);
+    expect((await q({ _filter: { _or: [{ status: "paid" }, { status: "refunded" }] }, _limit: 1000 })).results).toHaveLength(12);
+    expect((await q({ _filter: { name: { startsWith: "ana" } } }, "customers")).results.map((r: Any) => r.name)).toEqual(["Ana Lopez", "Ana Smith", "Ana Novak"]);
+    expect((await q({ _filter: { email: { regex: "^EMMA", options: "i" } } }, "customers")).results).toHaveLength(3);
+    expect(await q({ _filter: { status: "paid" }, _count: true, _limit: 2 })).toMatchObject({ _count: { _total: 6 }, results: [expect.anything(), expect.anything()] });
+    expect(Object.keys((await q({ _select: { total: true }, _limit: 1 })).results[0]).sort()).toEqual(["_id", "total"]);
+    expect((await q({ _omit: { customer: true }, _limit: 1 })).results[0].customer).toBeUndefined();
+    const sum = all.reduce((n: number, r: Any) => n + r.total, 0);
+    expect((await q({ _aggregate: { _sum: { total: true }, _count: true } })).aggregations).toEqual({ _sum: { total: Math.round(sum * 1000) / 1000 }, _count: 30 });
+    expect((await q({ _aggregate: { _count: true }, _groupBy: "status" })).aggregations).toHaveLength(5);
+    await expectError(call("POST", "/projects/acme-storefront/database/query", { tableName: "orders", queryOptions: { _filter: { total: { between: 1 } } } }), 400, "INVALID_QUERY_OPTIONS");
+
+    const { tables } = await data("GET", "/projects/acme-storefront/database/tables-structure");
+    const orders = tables.find((t: Any) => t.type === "orders");
+    expect(Array.isArray(orders.properties)).toBe(false);
+    expect(orders.properties.customer).toMatchObject({ name: "customer", propertyType: "objectReference", objectReference: { objectReferenceRelation: "manyToOne" } });
+    expect(orders.properties.total).toMatchObject({ id: expect.any(String), propertyType: "number" });
   });
 
   it("serves demo data: a deployed project with domain, tables and queries", async () => {
@@ -594,7 +689,7 @@ describe("secrets, domain, database, demo data", () => {
     expect(all.results).toHaveLength(30);
     const page = await data("POST", "/projects/acme-storefront/database/query", {
       tableName: "orders",
-      queryOptions: { _filter: { status: "paid" }, _sort: { total: -1 }, _limit: 2, _offset: 1 },
+      queryOptions: { _filter: { status: "paid" }, _sort: { total: "desc" }, _limit: 2, _offset: 1 },
     });
     expect(page.results).toHaveLength(2);
     expect(page.results.every((r: Any) => r.status === "paid")).toBe(true);

@@ -169,9 +169,9 @@ function applyStep(ctx: BuildContext, p: SimProject, run: AgentRun, step: RunSte
   }
   const message: Message = { author: "agent", message: step.text, messageType: step.kind, createdAt: step.at };
   if (step.needsSecrets) {
-    const isProvided = p.secrets.some((s) => s.secretName === "STRIPE_API_KEY");
+    // §4 [RC]: isProvided is "practically always false", even once the secret exists; clients compare names with details secrets.
     message.secretKeysNeeded = {
-      STRIPE_API_KEY: { isProvided, description: "Stripe secret key used by the checkout backend" },
+      STRIPE_API_KEY: { isProvided: false, description: "Stripe secret key used by the checkout backend" },
     };
   }
   p.conversation.push(message);

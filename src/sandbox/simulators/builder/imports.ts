@@ -2,6 +2,7 @@ import type { BuildContext } from "./context.js";
 import { holdPrevious } from "./freshness.js";
 import type { BuildRoutes } from "./routes.js";
 import { MINUTE, SANDBOX_APPS_DOMAIN, type SimProject } from "./state.js";
+import { addVersion } from "./versions.js";
 import { importView } from "./views.js";
 
 /**
@@ -40,8 +41,11 @@ function advanceImport(ctx: BuildContext, p: SimProject, now: number): void {
       p.lastModifiedAt = Math.max(p.lastModifiedAt, lock.endsAt);
       // T3: a finished import shows a running server and a preview (a failed one does not).
       p.server = { status: "Active", readyAt: lock.endsAt };
+      p.serverStarted = true;
       p.previewImageUrl ??= `https://previews.${SANDBOX_APPS_DOMAIN}/${p.projectId}/import.png`;
-      lock.onSuccess?.(lock.endsAt);
+      // §7: every import makes a version (POST import's own success step names its source).
+      if (lock.onSuccess) lock.onSuccess(lock.endsAt);
+      else addVersion(ctx, p, lock.endsAt, `Version ${p.versions.length + 1}`, "Import", "");
     }
   } else if (now - lock.startedAt > IMPORT_LOCK_MAX_AGE) {
     p.importLock = null;

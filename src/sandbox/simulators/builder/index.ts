@@ -13,8 +13,8 @@
  *   400 INVALID_DESCRIPTION, 400 INVALID_LABEL (create/launch field lengths),
  *   409 IMPORT_IN_PROGRESS (deploy, recover or agent/start while an import runs: the reference
  *   names the code for prompting, not its HTTP status), 409 SANDBOX_NOT_REACHABLE (HTTP not stated),
- *   404 VERSION_NOT_FOUND, 400 LIST_VERSIONS_ERROR, 404 SECRET_NOT_FOUND, 400 INVALID_HOSTNAME,
- *   404 DOMAIN_NOT_FOUND, 400 MISSING_TABLE_NAME, 400 INVALID_QUERY_OPTIONS, 404 TABLE_NOT_FOUND,
+ *   404 VERSION_NOT_FOUND, 400 LIST_VERSIONS_ERROR, 404 SECRET_NOT_FOUND, 400 INVALID_HOSTNAME
+ *   (also an apex: §9 asks for a subdomain), 400 MISSING_TABLE_NAME, 400 INVALID_QUERY_OPTIONS, 404 TABLE_NOT_FOUND,
  *   404 RECORD_NOT_FOUND (update, delete or link of an unknown record), 400 INVALID_IMPORT_CODE
  *   (a code this simulator never issued), 400 INVALID_LABEL / INVALID_DESCRIPTION /
  *   INVALID_PROJECT_GROUP (PATCH project fields of the wrong type).
@@ -84,7 +84,8 @@
  *   runBudgetMinutes (assumed 60; option) stops there with a `limit-reached` message, no
  *   version, billed flat 60, or 50 when the balance is under 100 ("healthy" assumed = not under
  *   the low-credit e-mail line); failed prompts are refunded; a stopped prompt keeps its 10.
- *   agent/start below 5 credits: 402 (the "hard minimum" assumed); over the development cap with
+ *   agent/start below 5 credits: 402 (the "hard minimum" assumed); launch needs the project, its
+ *   inline files and those 5 before anything is created (402 otherwise, §3); over the development cap with
  *   the 10 upfront: 403 PROJECT_CREDIT_LIMIT_REACHED (launch: warning step agent); at the end the
  *   cap bounds what is billed. agent/status keeps creditsSpent while a prompt runs (the credits
  *   billed so far; the reference shows it only once done). agent/stop: 400 NO_PROCESS_RUNNING,
@@ -92,7 +93,15 @@
  *   1 min between prompts, a failed prompt does not stop the batch, `paused` never shows.
  *   Ids: create answers 409 for a taken id ([C]); launch appends `-` and 2, 3, 4, 5, 6, 6
  *   random-looking lowercase letters and digits (the candidates follow from the id), then 409.
- *   Secrets: every POST creates one, even with a name in use (the newest is the one in .env).
+ *   Secrets (assumed, §8 does not say): every POST creates one, even with a name in use (the newest
+ *   is the one in .env); secretKeysNeeded[].isProvided is always false ([RC], §4).
+ *   Custom domains (domain.ts): every PUT is charged and replaces the domain; validation takes 10
+ *   minutes; DNS record names are relative to the hostname's last two labels; DELETE is idempotent.
+ *   Versions: listed newest first (ordering not stated); a recovery's version carries
+ *   recoveredVersionId; every import makes a version (§7). Previews: temporalDevelopmentProjectUrl
+ *   is "" until the server was first Active; cachedDevelopmentUrl is set (and named by
+ *   developmentUrlFieldToUse) while a server that had run sleeps. Database (database.ts): the
+ *   documented query options; relation expansion is not simulated.
  *   Deploy or recover on a server that is not Active: START_SERVER charged unless it is already
  *   starting, then 409 SERVER_NOT_READY; start-or-restart answers 409 while the agent, a
  *   deployment or a recovery runs. MAX_PROJECTS_REACHED errorDetails: plan and upgradePlan from

@@ -35,7 +35,8 @@ function launch(ctx: BuildContext, body: Json) {
   const fields = validateNewProject(body);
   const uploads = files.filter((f) => f.content !== undefined).length;
   const cost = round(CREDIT_COSTS.CREATE_PROJECT + uploads * CREDIT_COSTS.UPLOAD_FILE);
-  checkAccountCanCreate(ctx, fields.groupId, cost, "Creating the project and uploading its files");
+  // §3: the balance and the run minimum are judged before creation (402, nothing created or charged).
+  checkAccountCanCreate(ctx, fields.groupId, round(cost + AGENT_MIN_CREDITS), "Creating the project, uploading its files and starting the agent");
   const { projectId, requestedProjectId } = allocateProjectId(ctx, fields.projectId);
 
   const at = ctx.simNow();
@@ -75,9 +76,6 @@ function launchAgent(ctx: BuildContext, p: SimProject, prompt: string, body: Jso
       warnings: [{ step: "agent", errorCode, errorMessage }],
     };
   };
-  if (ctx.wallet.credits() < AGENT_MIN_CREDITS) {
-    return refused("INSUFFICIENT_CREDITS", `the agent needs at least ${AGENT_MIN_CREDITS} credits to start: add credits`);
-  }
   if (overDevelopmentCap(p, UPFRONT_CREDITS)) {
     return refused("PROJECT_CREDIT_LIMIT_REACHED", "the project's monthly development credit limit is reached: raise it");
   }

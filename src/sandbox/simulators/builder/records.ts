@@ -78,7 +78,7 @@ function link(p: SimProject, recordId: string, body: Json, add: boolean) {
     const target = p.tables.find((t) => t._id === property.objectReference!.objectReferenceTypeId);
     if (target) recordOf(p, target, referenceId);
   }
-  const key: RecordLink = { propertyId: property.id!, recordIds: [recordId, referenceId].sort() as [string, string] };
+  const key: RecordLink = { propertyId: property.id, recordIds: [recordId, referenceId].sort() as [string, string] };
   const same = (l: RecordLink) => l.propertyId === key.propertyId && l.recordIds[0] === key.recordIds[0] && l.recordIds[1] === key.recordIds[1];
   const links = (p.recordLinks ??= []);
   if (add && !links.some(same)) links.push(key);
@@ -89,5 +89,5 @@ function link(p: SimProject, recordId: string, body: Json, add: boolean) {
 /** The many-to-many property named by its id or its name (the reference's example passes the name). */
 function manyToMany(table: Table, propertyId: string): TableProperty | undefined {
   const property = table.properties.find((q) => q.id === propertyId || q.name === propertyId);
-  return property?.id && property.objectReference?.objectReferenceRelation === "manyToMany" ? property : undefined;
+  return property && property.objectReference?.objectReferenceRelation === "manyToMany" ? property : undefined;
 }

@@ -93,17 +93,18 @@ function demoTables(newId: () => string, since: number): Table[] {
     status: ORDER_STATUSES[i % ORDER_STATUSES.length],
     createdAt: iso(since + (i + 5) * DAY),
   }));
+  const customersId = newId();
   return [
     {
-      _id: newId(),
+      _id: customersId,
       type: "customers",
       label: "Customers",
       description: "People who bought from the store",
       properties: [
-        { name: "name", type: "string", label: "Name" },
-        { name: "email", type: "string", label: "Email" },
-        { name: "country", type: "options", label: "Country" },
-        { name: "vip", type: "boolean", label: "VIP" },
+        { id: newId(), name: "name", propertyType: "string", label: "Name" },
+        { id: newId(), name: "email", propertyType: "string", label: "Email" },
+        { id: newId(), name: "country", propertyType: "options", label: "Country" },
+        { id: newId(), name: "vip", propertyType: "boolean", label: "VIP" },
       ],
       records: customers,
     },
@@ -113,9 +114,15 @@ function demoTables(newId: () => string, since: number): Table[] {
       label: "Orders",
       description: "Orders placed in the store",
       properties: [
-        { name: "customer", type: "relation", label: "Customer" },
-        { name: "total", type: "number", label: "Total (EUR)" },
-        { name: "status", type: "options", label: "Status" },
+        {
+          id: newId(),
+          name: "customer",
+          propertyType: "objectReference",
+          label: "Customer",
+          objectReference: { objectReferenceTypeId: customersId, objectReferenceRelation: "manyToOne" },
+        },
+        { id: newId(), name: "total", propertyType: "number", label: "Total (EUR)" },
+        { id: newId(), name: "status", propertyType: "options", label: "Status" },
       ],
       records: orders,
     },

@@ -49,6 +49,7 @@ function advanceServer(ctx: BuildContext, p: SimProject, now: number): void {
   const { status, readyAt } = p.server;
   if ((status === "Creating" || status === "Starting" || status === "Unarchiving") && readyAt <= now) {
     p.server = { status: "Active", readyAt };
+    p.serverStarted = true;
     ctx.log(p, readyAt, `[server] Dev server listening on https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`);
     ctx.log(p, readyAt + 2 * SECOND, "[api] GET /api/health 200 3ms");
   }

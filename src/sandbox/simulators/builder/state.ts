@@ -33,6 +33,8 @@ export interface Version {
   createdAt: number;
   /** git commit of the version, for version-diff (diffs.ts); 40 hex */
   commitSha: string;
+  /** the `_id` of the version a recovery restored, on the version that recovery made (§7) */
+  recoveredVersionId?: string;
 }
 export interface Secret {
   _id: string;
@@ -143,8 +145,10 @@ export interface ImportLock {
 export interface CustomDomain {
   hostname: string;
   status: "pending_validation" | "pending_deployment" | "active";
-  sslStatus: "pending" | "active";
+  sslStatus: "initializing" | "active";
   validatedAt: number;
+  /** the TXT record's verification value */
+  token: string;
 }
 export interface CreditLimits {
   maxDevelopmentCreditsPerMonth: number | null;
@@ -158,10 +162,11 @@ export interface FigmaAccount {
 }
 export interface TableProperty {
   name: string;
-  type: string;
+  /** §10: string, number, date, options, file, long-string, objectReference ([RC]: also boolean) */
+  propertyType: string;
   label: string;
   /** Relations: both sides of one relation carry the same `id`; the target is a table `_id`. */
-  id?: string;
+  id: string;
   objectReference?: { objectReferenceTypeId: string; objectReferenceRelation: "manyToMany" | "oneToMany" | "manyToOne" | "oneToOne" };
 }
 export interface Table {
@@ -200,6 +205,8 @@ export interface SimProject {
   lastModifiedAt: number;
   previewImageUrl?: string;
   server: { status: ServerStatus; readyAt: number };
+  /** the dev server has been Active at least once: the live preview URL exists from then on */
+  serverStarted?: boolean;
   run: AgentRun | null;
   conversation: Message[];
   /** oldest first */

@@ -8,8 +8,8 @@ import { intParam } from "./validation.js";
 import { recoveryView } from "./views.js";
 
 /**
- * Versions and their recovery. A recovery ends in a new version, or in `error` for a [recover-fail]
- * prompt. For a moment after the call the details still show no recovery (freshness.ts, trap T2).
+ * Versions and their recovery. A recovery ends in a new version carrying `recoveredVersionId`, or in
+ * `error` for a [recover-fail] prompt. The list is newest first (ordering not stated: assumed). For a moment after the call the details still show no recovery (freshness.ts, trap T2).
  */
 
 const RECOVERY_DURATION = 2 * MINUTE;
@@ -67,7 +67,8 @@ function advanceRecovery(ctx: BuildContext, p: SimProject, now: number): void {
     return;
   }
   const source = p.versions.find((v) => v._id === r.versionId);
-  addVersion(ctx, p, r.doneAt, `Version ${p.versions.length + 1}`, `Recover ${source?.name ?? r.versionId}`, "");
+  const made = addVersion(ctx, p, r.doneAt, `Version ${p.versions.length + 1}`, `Recover ${source?.name ?? r.versionId}`, "");
+  made.recoveredVersionId = r.versionId;
   p.recovery = null;
   p.lastModifiedAt = Math.max(p.lastModifiedAt, r.doneAt);
   ctx.log(p, r.doneAt, `[recover] Recovered ${r.versionId}`);

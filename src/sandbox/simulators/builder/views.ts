@@ -17,13 +17,18 @@ export function secretView(s: Secret) {
   return { _id: s._id, secretName: s.secretName, environment: s.environment };
 }
 
+/** §9: record names are relative to the zone, taken here as the hostname's last two labels (assumed). */
 export function customDomainView(p: SimProject) {
   const d = p.customDomain!;
+  const name = d.hostname.split(".").slice(0, -2).join(".");
   return {
     hostname: d.hostname,
     status: d.status,
     sslStatus: d.sslStatus,
-    dnsRecordsToAdd: [{ type: "CNAME", name: d.hostname, value: productionHost(p.projectId) }],
+    dnsRecordsToAdd: [
+      { type: "CNAME", name, value: productionHost(p.projectId) },
+      { type: "TXT", name: `_cf-custom-hostname.${name}`, value: d.token },
+    ],
   };
 }
 
@@ -80,6 +85,18 @@ export function listItemView(p: SimProject) {
 }
 
 /**
+ * §3: the live preview is empty before any server start; the cached snapshot exists once an
+ * archived server had run (assumed), and developmentUrlFieldToUse names it while the server sleeps.
+ */
+function previewUrls(p: SimProject) {
+  const temporal = p.serverStarted ? `https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}` : "";
+  const asleep = p.server.status === "Archived" || p.server.status === "Archiving";
+  const cached = p.serverStarted && asleep ? `https://previews.${SANDBOX_APPS_DOMAIN}/${p.projectId}/cached/` : "";
+  const field = cached ? "cachedDevelopmentUrl" : "temporalDevelopmentProjectUrl";
+  return { temporalDevelopmentProjectUrl: temporal, cachedDevelopmentUrl: cached, developmentUrlFieldToUse: field };
+}
+
+/**
  * The project details; `now` is the simulated time (it decides whether an import has failed yet
  * and whether reads still show the state from before a call: freshness.ts).
  */
@@ -100,8 +117,8 @@ export function detailsView(p: SimProject, now: number) {
     importInProgress: held(p, "importInProgress", now, importView(p, now)),
     secrets: p.secrets.map(secretView),
     customDomain: p.customDomain && customDomainView(p),
-    productionProjectUrl: productionHost(p.projectId),
-    temporalDevelopmentProjectUrl: `https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`,
+    productionProjectUrl: p.customDomain?.status === "active" ? p.customDomain.hostname : productionHost(p.projectId),
+    ...previewUrls(p),
     totalCreditsSpent: p.totalCreditsSpent,
     creditLimits: { ...p.creditLimits },
     ...(p.batch ? { multiPrompt: batchView(p.batch) } : {}),
