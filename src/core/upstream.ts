@@ -72,6 +72,8 @@ export interface RequestOptions {
   idempotent?: boolean;
   /** A multipart/form-data body (file uploads); sent as is, with its own content type. */
   form?: FormData;
+  /** Retries of a transient failure of a read (default: the client's). 0 for a read that uses up a quota. */
+  retries?: number;
 }
 
 /** The envelope's data plus the response headers (paging metadata such as X-Total-Count). */
@@ -199,7 +201,7 @@ export class UpstreamClient {
 
   /** Sends a request and returns the envelope's `data` with the response headers. */
   async requestFull<T = unknown>(req: RequestOptions): Promise<UpstreamResponse<T>> {
-    const retries = isIdempotent(req) ? (this.options.maxRetries ?? 2) : 0;
+    const retries = isIdempotent(req) ? (req.retries ?? this.options.maxRetries ?? 2) : 0;
     for (let attempt = 0; ; attempt++) {
       try {
         return (await this.once(req)) as UpstreamResponse<T>;

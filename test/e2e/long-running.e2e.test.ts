@@ -63,7 +63,7 @@ describe("shared polling and progress", () => {
     );
     expect(r.isError).toBeFalsy();
     expect(messages.some((m) => /^Agent running · \d+s · \d+ credits · agent: ".+"/.test(m))).toBe(true);
-    expect(messages.some((m) => /needs secrets: STRIPE_API_KEY/.test(m))).toBe(true);
+    expect(messages.some((m) => /asked for secrets: STRIPE_API_KEY/.test(m))).toBe(true);
     expect(messages.at(-1)).toMatch(/^Agent finished · .* · preview: https?:\/\//);
   });
 });

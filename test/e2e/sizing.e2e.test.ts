@@ -276,6 +276,8 @@ describe("sizing over HTTP, and the free plan's limits", () => {
     expect(text(limited)).toContain("HTTP 429, RATE_LIMITED");
     expect(text(limited)).toMatch(/60 requests per minute/);
     expect(text(limited)).toMatch(/Next step: .*wait/);
+    // The seed shows no error codes: the hint says its reading of this one is assumed.
+    expect(text(limited)).toMatch(/Next step: assumed to mean/);
     expect(sandbox.sizing.router.count(RECOMMEND)).toBe(recommendBefore);
 
     // A minute later the window has room again.

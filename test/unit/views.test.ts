@@ -324,6 +324,60 @@ describe("views/build-console: phase", () => {
     expect(state.previewImageUrl).toBeUndefined();
   });
 
+  // T1: the old view took a `done` left by the previous run as this run's end ("Agent finished", deploy enabled).
+  it("does not end a started run on the previous run's done", () => {
+    const startedAt = "2026-11-26T10:00:00.000Z";
+    const t = Date.parse(startedAt);
+    let state = stateFromResult("build_start_agent", { projectId: "salon-booking", status: "init", startedAt }, false, "", {}, t);
+    const previous = { status: "done", startedAt: "2026-11-19T09:00:00.000Z", realtimeConversation: [{ author: "agent", message: "Old run done", messageType: "finished" }] };
+    state = applyPoll(state, "build_get_agent_status", previous, t + 3000);
+    expect(state).toMatchObject({ phase: "agent-running", canDeploy: false });
+    expect(nextPoll(state)?.name).toBe("build_get_agent_status");
+    // This run's own done (it started after the call) ends it.
+    state = applyPoll(state, "build_get_agent_status", { ...previous, startedAt: "2026-11-26T10:00:01.000Z" }, t + 6000);
+    expect(state).toMatchObject({ phase: "done", canDeploy: true });
+    // A done seen after init is ours whatever its startedAt says.
+    let seen = stateFromResult("build_start_agent", { projectId: "p", status: "init", startedAt }, false, "", {}, t);
+    seen = applyPoll(seen, "build_get_agent_status", { status: "init", startedAt: null }, t + 1000);
+    expect(applyPoll(seen, "build_get_agent_status", previous, t + 2000).phase).toBe("done");
+    // Still the previous run a minute later: the view says so instead of following forever.
+    const stale = applyPoll(stateFromResult("build_start_agent", { projectId: "p", status: "init", startedAt }, false, "", {}, t), "build_get_agent_status", previous, t + 61_000);
+    expect(stale).toMatchObject({ phase: "failed", canDeploy: false, failure: expect.stringMatching(/never showed/) });
+  });
+
+  // T4: the old view showed "Deployed" for last week's success (or a null status) right after build_deploy.
+  it("does not end a deployment on the previous deployment's success or on null", () => {
+    const startedAt = "2026-11-26T10:00:00.000Z";
+    const t = Date.parse(startedAt);
+    let state = stateFromResult("build_deploy", { projectId: "salon-booking", status: "deploying", startedAt }, false, "", {}, t);
+    state = applyPoll(state, "build_get_deployment_status", { status: "success", createdAt: "2026-11-19T09:00:00.000Z" }, t + 3000);
+    expect(state.phase).toBe("deploying");
+    state = applyPoll(state, "build_get_deployment_status", { status: null, createdAt: null }, t + 4000);
+    expect(state.phase).toBe("deploying");
+    state = applyPoll(state, "build_get_project", project({ deployment: { status: "success", createdAt: "2026-11-19T09:00:00.000Z" } }), t + 5000);
+    expect(state.phase).toBe("deploying");
+    expect(state.productionUrl).toBeUndefined();
+    state = applyPoll(state, "build_get_deployment_status", { status: "success", createdAt: "2026-11-26T10:00:02.000Z" }, t + 9000);
+    expect(state.phase).toBe("done");
+    // An error seen after deploying is this deployment's.
+    let failing = stateFromResult("build_deploy", { projectId: "p", status: "deploying", startedAt }, false, "", {}, t);
+    failing = applyPoll(failing, "build_get_deployment_status", { status: "deploying", createdAt: "2026-11-19T09:00:00.000Z" }, t + 1000);
+    expect(applyPoll(failing, "build_get_deployment_status", { status: "error", createdAt: "2026-11-19T09:00:00.000Z" }, t + 2000).phase).toBe("failed");
+  });
+
+  // §4: the old view trusted isProvided, which is practically always false: a set secret stayed "needed".
+  it("drops a needed secret once the project's details list it, and prefers the tool's secretsMissing", () => {
+    const asking = [{ author: "agent", message: "Needs Stripe", messageType: "building", secretKeysNeeded: { STRIPE_API_KEY: { isProvided: false } } }];
+    let state = stateFromResult("build_start_agent", { projectId: "p", status: "init" }, false, "");
+    state = applyPoll(state, "build_get_agent_status", { status: "init", realtimeConversation: asking });
+    expect(state.secrets.map((x) => x.name)).toEqual(["STRIPE_API_KEY"]);
+    state = applyPoll(state, "build_get_project", project({ secrets: [{ _id: "s1", secretName: "STRIPE_API_KEY" }] }));
+    expect(state.secrets).toEqual([]);
+    expect(applyPoll(state, "build_get_agent_status", { status: "init", realtimeConversation: asking }).secrets).toEqual([]);
+    const fresh = stateFromResult("build_start_agent", { projectId: "p", status: "init" }, false, "");
+    expect(applyPoll(fresh, "build_get_agent_status", { status: "init", realtimeConversation: asking, secretsMissing: [] }).secrets).toEqual([]);
+  });
+
   it("keeps the last provided/missing state of each secret", () => {
     expect(secretsNeeded(conversation).map((s) => s.name)).toEqual(["STRIPE_API_KEY"]);
     expect(secretsNeeded("nope")).toEqual([]);

@@ -35,6 +35,14 @@ export interface BuildState {
   needsMessages: boolean;
   /** A finished agent run: the next step is a deployment. */
   canDeploy: boolean;
+  /**
+   * When the tool started the work (its startedAt, ms) and whether this view saw it running: an
+   * ended state older than that is the previous work's (traps T1, T4), as in the server's trackers.
+   */
+  since?: number;
+  sawRunning?: boolean;
+  /** Secret names the project's details list (§4: a needed secret's isProvided is not reliable). */
+  setSecretNames?: string[];
 }
 
 export const PHASE_LABEL: Record<Phase, string> = {
@@ -49,6 +57,10 @@ export const PHASE_LABEL: Record<Phase, string> = {
 
 const RUNNING: Record<Work, Phase> = { agent: "agent-running", deployment: "deploying", versionRecovery: "recovering", import: "importing" };
 const FAILED_MESSAGE_TYPES = new Set(["error", "limit-reached"]);
+/** Server and service clocks may disagree a little; the previous work is minutes older. */
+const SKEW_MS = 5_000;
+/** How long a started run or deployment may take to show before the view stops waiting for it. */
+export const APPEARANCE_MS = 60_000;
 const MAX_MESSAGES = 4;
 
 export function isRunning(phase: Phase): boolean {
@@ -79,8 +91,11 @@ export function latestMessages(conversation: unknown, max = MAX_MESSAGES): Agent
     .map((m) => ({ text: truncate(String(m.message).trim(), 400), type: str(m.messageType) ?? "regular", at: str(m.createdAt) }));
 }
 
-/** Secrets the run asked for that are still missing; a later message may mark one provided. */
-export function secretsNeeded(conversation: unknown): Array<{ name: string; description?: string }> {
+/**
+ * Secrets the run asked for that are still missing. §4: isProvided is practically always false, so
+ * a name also counts as set when the project's details list it (`setNames`).
+ */
+export function secretsNeeded(conversation: unknown, setNames: readonly string[] = []): Array<{ name: string; description?: string }> {
   const state = new Map<string, { provided: boolean; description?: string }>();
   for (const m of Array.isArray(conversation) ? conversation : []) {
     if (!isObject(m) || !isObject(m.secretKeysNeeded)) continue;
@@ -88,7 +103,41 @@ export function secretsNeeded(conversation: unknown): Array<{ name: string; desc
       state.set(name, { provided: isObject(v) && v.isProvided === true, description: isObject(v) ? str(v.description) : undefined });
     }
   }
-  return [...state].filter(([, v]) => !v.provided).map(([name, v]) => ({ name, description: v.description }));
+  return [...state].filter(([name, v]) => !v.provided && !setNames.includes(name)).map(([name, v]) => ({ name, description: v.description }));
+}
+
+/** build_get_agent_status's own secretsMissing (checked against the details), when it sent one. */
+function missingFromStatus(st: Json): Array<{ name: string; description?: string }> | undefined {
+  if (!Array.isArray(st.secretsMissing)) return undefined;
+  return st.secretsMissing.filter(isObject).flatMap((m) => (str(m.name) ? [{ name: str(m.name)!, description: str(m.description) }] : []));
+}
+
+// ---- whose state it is (T1, T4) ----
+
+function isNewer(timestamp: unknown, since: number): boolean {
+  const t = typeof timestamp === "string" ? Date.parse(timestamp) : NaN;
+  return Number.isFinite(t) && t >= since - SKEW_MS;
+}
+
+/** An ended state is this work's: seen running, started after the call, or there is no call time. */
+function isOurs(state: BuildState, startedAt: unknown): boolean {
+  return state.sawRunning === true || state.since === undefined || isNewer(startedAt, state.since);
+}
+
+/** A state that is still the previous work's: keep waiting for the new one, for a while. */
+function notShownYet(state: BuildState, running: Phase, what: string, now: number): BuildState {
+  if (state.since === undefined || now - state.since < APPEARANCE_MS) return { ...state, phase: running, canDeploy: false };
+  return { ...state, phase: "failed", canDeploy: false, failure: `The ${what} never showed: the status still shows the previous one a minute after the call. Check it with build_get_project.` };
+}
+
+function deploymentPhase(state: BuildState, d: Json | null, now: number): BuildState {
+  const status = d ? str(d.status) : undefined;
+  if (status === "deploying") return { ...state, phase: "deploying", sawRunning: true };
+  if (d && isOurs(state, d.createdAt)) {
+    if (status === "error") return { ...state, phase: "failed", failure: "The deployment ended in error." };
+    if (status === "success") return { ...state, phase: "done", needsProject: true };
+  }
+  return notShownYet(state, "deploying", "new deployment", now);
 }
 
 // ---- applying answers ----
@@ -98,22 +147,24 @@ function withElapsed(state: BuildState, seconds: number | undefined, now: number
 }
 
 /** Project details: links, preview, and for deployment/recovery/import waits the phase itself. */
-export function applyProject(state: BuildState, p: Json): BuildState {
+export function applyProject(state: BuildState, p: Json, now = Date.now()): BuildState {
   const next: BuildState = { ...state, projectId: str(p.projectId) ?? state.projectId, needsProject: false };
+  if (Array.isArray(p.secrets)) {
+    next.setSecretNames = p.secrets.filter(isObject).flatMap((x) => (str(x.secretName) ? [str(x.secretName)!] : []));
+    next.secrets = state.secrets.filter((x) => !next.setSecretNames!.includes(x.name));
+  }
   const preview = httpsUrl(p.previewImageUrl);
   if (preview) next.previewImageUrl = preview;
   const deployment = isObject(p.deployment) ? p.deployment : null;
-  if (deployment?.status === "success") {
+  const previousDeployment = state.work === "deployment" && isRunning(state.phase) && !isOurs(state, deployment?.createdAt);
+  if (deployment?.status === "success" && !previousDeployment) {
     const url = siteUrl(p.productionProjectUrl);
     if (url) next.productionUrl = url;
   }
   if (next.credits?.scope !== "run" && num(p.totalCreditsSpent) !== undefined) next.credits = { value: num(p.totalCreditsSpent)!, scope: "project" };
 
-  if (state.work === "deployment") {
-    const status = deployment ? str(deployment.status) : undefined;
-    if (status === "deploying") next.phase = "deploying";
-    else if (status === "error") Object.assign(next, { phase: "failed", failure: "The deployment ended in error." });
-    else if (isRunning(state.phase)) Object.assign(next, { phase: "done", needsProject: false });
+  if (state.work === "deployment" && isRunning(state.phase)) {
+    return { ...deploymentPhase(next, deployment, now), needsProject: false };
   } else if (state.work === "versionRecovery") {
     const r = isObject(p.versionRecovery) ? p.versionRecovery : null;
     if (!r) next.phase = isRunning(state.phase) ? "done" : state.phase;
@@ -136,7 +187,7 @@ export function applyAgentStatus(state: BuildState, st: Json, now = Date.now()):
     work: "agent",
     projectId: str(st.projectId) ?? state.projectId,
     messages: latestMessages(conversation).length ? latestMessages(conversation) : state.messages,
-    secrets: secretsNeeded(conversation),
+    secrets: missingFromStatus(st) ?? secretsNeeded(conversation, state.setSecretNames),
     needsMessages: false,
   };
   const credits = num(st.creditsSpent);
@@ -145,20 +196,19 @@ export function applyAgentStatus(state: BuildState, st: Json, now = Date.now()):
   // While it runs, the run's own start wins when it is a plausible past time (simulated clocks may run ahead).
   if (st.status === "init" && Number.isFinite(startedAt) && startedAt <= now && now - startedAt < 86_400_000) next.elapsed = { seconds: (now - startedAt) / 1000, at: now };
 
-  if (st.status === "init") return { ...next, phase: "agent-running", canDeploy: false };
+  if (st.status === "init") return { ...next, phase: "agent-running", canDeploy: false, sawRunning: true };
+  // T1: `done` is also the previous run's resting state, and `idle` means no run showed yet.
+  if (st.status !== "done" && state.since === undefined) return { ...next, phase: "failed", canDeploy: false, failure: "No agent run has happened on this project (idle)." };
+  if (st.status !== "done" || !isOurs(state, st.startedAt)) return notShownYet(next, "agent-running", "new agent run", now);
   const last = latestMessages(conversation, 1)[0];
   if (last && FAILED_MESSAGE_TYPES.has(last.type)) return { ...next, phase: "failed", failure: last.text, canDeploy: false };
   const wasRunning = isRunning(state.phase) || state.phase === "unknown";
   return { ...next, phase: "done", canDeploy: true, needsProject: wasRunning || state.needsProject };
 }
 
-/** build_get_deployment_status: deploying, success, error, or null (never deployed). */
-export function applyDeployment(state: BuildState, d: Json): BuildState {
-  const status = str(d.status);
-  const next: BuildState = { ...state, work: "deployment", canDeploy: false };
-  if (status === "deploying") return { ...next, phase: "deploying" };
-  if (status === "error") return { ...next, phase: "failed", failure: "The deployment ended in error." };
-  return { ...next, phase: "done", needsProject: true };
+/** build_get_deployment_status: deploying, success, error, or null (never deployed; T4: not ours yet). */
+export function applyDeployment(state: BuildState, d: Json, now = Date.now()): BuildState {
+  return deploymentPhase({ ...state, work: "deployment", canDeploy: false }, d.status === null || d.status === undefined ? null : d, now);
 }
 
 /** A waitResult (build_wait, or `wait` inside the launch/start/deploy results). */
@@ -192,15 +242,16 @@ export function stateFromResult(tool: string, sc: Json | undefined, isError: boo
   const warnings = Array.isArray(sc.warnings)
     ? sc.warnings.filter(isObject).map((w) => `Step ${str(w.step) ?? "?"} did not happen${w.errorCode ? ` (${String(w.errorCode)})` : ""}: ${str(w.errorMessage) ?? ""}`.trim())
     : [];
-  if (tool === "build_deploy") return { ...base, work: "deployment", phase: "deploying", notes: warnings, elapsed: { seconds: 0, at: now } };
+  const since = typeof sc.startedAt === "string" && Number.isFinite(Date.parse(sc.startedAt)) ? Date.parse(sc.startedAt) : undefined;
+  if (tool === "build_deploy") return { ...base, work: "deployment", phase: "deploying", notes: warnings, elapsed: { seconds: 0, at: now }, since, sawRunning: false };
   if (tool === "build_launch_project" && isObject(sc.agent)) {
     const agentWarnings = (Array.isArray(sc.agent.warnings) ? sc.agent.warnings : []).map((w) => `Agent warning: ${String(w)}`);
     if (sc.agent.started !== true) {
       return { ...base, phase: "failed", failure: `The project was created but the agent did not start: ${str(sc.agent.message) ?? "see the warnings"}`, notes: [...warnings, ...agentWarnings] };
     }
-    return { ...base, phase: "agent-running", notes: [...warnings, ...agentWarnings], elapsed: { seconds: 0, at: now } };
+    return { ...base, phase: "agent-running", notes: [...warnings, ...agentWarnings], elapsed: { seconds: 0, at: now }, since, sawRunning: false };
   }
-  if (tool === "build_start_agent" || tool === "build_launch_project") return { ...base, phase: "agent-running", notes: warnings, elapsed: { seconds: 0, at: now } };
+  if (tool === "build_start_agent" || tool === "build_launch_project") return { ...base, phase: "agent-running", notes: warnings, elapsed: { seconds: 0, at: now }, since, sawRunning: false };
   return base;
 }
 
@@ -208,8 +259,8 @@ export function stateFromResult(tool: string, sc: Json | undefined, isError: boo
 export function applyPoll(state: BuildState, tool: string, sc: Json, now = Date.now()): BuildState {
   let next = state;
   if (tool === "build_get_agent_status") next = applyAgentStatus(state, sc, now);
-  else if (tool === "build_get_deployment_status") next = applyDeployment(state, sc);
-  else if (tool === "build_get_project") next = applyProject(state, sc);
+  else if (tool === "build_get_deployment_status") next = applyDeployment(state, sc, now);
+  else if (tool === "build_get_project") next = applyProject(state, sc, now);
   if (isRunning(state.phase) && !isRunning(next.phase) && next.elapsed && next.elapsed === state.elapsed) {
     next = { ...next, elapsed: { seconds: next.elapsed.seconds + Math.max(0, now - next.elapsed.at) / 1000, at: now } };
   }
@@ -224,6 +275,7 @@ export function carryOver(previous: BuildState, next: BuildState): BuildState {
     previewImageUrl: next.previewImageUrl ?? previous.previewImageUrl,
     messages: next.messages.length ? next.messages : previous.messages,
     secrets: next.secrets.length ? next.secrets : previous.secrets,
+    setSecretNames: next.setSecretNames ?? previous.setSecretNames,
     credits: next.credits ?? previous.credits,
   };
 }

@@ -73,8 +73,9 @@ const projectRecord = (input: { projectId?: unknown }) => (typeof input.projectI
 export const BUILD_HINTS: HintTable = {
   INSUFFICIENT_CREDITS: "the balance is too low: check build_get_account and build_get_credit_costs, and top up before retrying.",
   MAX_PROJECTS_REACHED: "the plan's project limit is in use: delete a project (build_delete_project) or upgrade the plan.",
-  PROJECT_ALREADY_EXISTS: "the id is taken (launch also tried six suffixed variants): choose a different projectId, or look for yours with build_list_projects if an earlier attempt may have landed.",
-  RATE_LIMIT_EXCEEDED: "projects are being created faster than the plan allows: wait a minute, then retry once.",
+  PROJECT_ALREADY_EXISTS: "the id is taken (launch also tried its suffixed variants): choose a different projectId, or look for yours with build_list_projects if an earlier attempt may have landed.",
+  RATE_LIMIT_EXCEEDED:
+    "projects are being created faster than the plan allows (Free: 1 per 5 minutes and 12 per hour; paid plans: per minute and per hour): wait up to 5 minutes on the Free plan (a minute on paid ones), then retry once.",
   RATE_LIMITED: "too many Figma token checks (10 per minute per account): wait a minute, then retry.",
   FIGMA_RATE_LIMITED: "Figma is throttling the token check: retry shortly.",
   FIGMA_UNREACHABLE: "Figma could not be reached to check the token: retry shortly, or launch without figma.",
@@ -90,6 +91,9 @@ export const BUILD_HINTS: HintTable = {
   NO_SANDBOX: "the project has never had a sandbox: run the agent once first (build_start_agent).",
   IMPORT_IN_PROGRESS: "an import is running on this project: wait for it with build_wait { until: \"import\" }.",
   INVALID_PROJECT_GROUP: "the group does not exist, is not yours, or is full: omit groupId or pick another group.",
+  NO_PROCESS_RUNNING: "no agent run is in flight, so there is nothing to stop: build_get_agent_status shows how the last one ended.",
+  AUTO_EXECUTION_ALREADY_ACTIVE:
+    "an earlier multi-prompt batch is still executing, paused or awaiting approval: wait for it with build_wait { until: \"agent\" }. No cancel endpoint is documented (build_stop_agent stops the running prompt; its effect on the batch is not stated).",
   AGENT_RUNNING: "an agent run is active: wait for it with build_wait { until: \"agent\" } or stop it with build_stop_agent.",
   DEPLOYMENT_RUNNING: "a deployment is running: wait for it with build_wait { until: \"deployment\" }.",
   RECOVERY_RUNNING: "a version recovery is running: wait for it with build_wait { until: \"versionRecovery\" }.",

@@ -14,14 +14,18 @@ export function projectSummary(p: ProjectDetails): string {
   lines.push(`Agent: ${p.agentProcessStatus ?? "unknown"} · dev server: ${p.agentServerStatus ?? "unknown"}`);
   if (p.deployment) lines.push(`Deployment: ${p.deployment.status ?? "none"}${p.deployment.createdAt ? ` (${p.deployment.createdAt})` : ""}`);
   else lines.push("Deployment: never deployed");
-  if (p.productionProjectUrl) lines.push(`Production: ${withScheme(p.productionProjectUrl)}`);
+  // §3: productionProjectUrl is there before any deployment and 404s until one succeeded.
+  if (p.productionProjectUrl && p.deployment?.status === "success") lines.push(`Production: ${withScheme(p.productionProjectUrl)}`);
+  else if (p.productionProjectUrl) lines.push(`Production address (serves only after a successful deployment): ${withScheme(p.productionProjectUrl)}`);
   if (p.versionRecovery) lines.push(`Version recovery: ${p.versionRecovery.status}${p.versionRecovery.errorMessage ? ` ("${trimLine(p.versionRecovery.errorMessage)}")` : ""}`);
   if (p.importInProgress) lines.push(`Import in progress since ${p.importInProgress.startedAt ?? "?"}`);
   if (p.multiPrompt) lines.push(batchSummary(p.multiPrompt));
   if (p.customDomain) lines.push(`Custom domain: ${p.customDomain.hostname} (${p.customDomain.status ?? "?"})`);
   if (p.secrets?.length) lines.push(`Secrets: ${p.secrets.map((s) => s.secretName).join(", ")}`);
   if (typeof p.totalCreditsSpent === "number") lines.push(`Credits spent: ${p.totalCreditsSpent}`);
-  if (p.previewImageUrl) lines.push(`Preview: ${p.previewImageUrl}`);
+  const preview = livePreviewUrl(p);
+  if (preview) lines.push(`Preview: ${preview}`);
+  if (p.previewImageUrl) lines.push(`Screenshot: ${p.previewImageUrl}`);
   return lines.join("\n");
 }
 
@@ -38,6 +42,17 @@ export function batchSummary(b: NonNullable<ProjectDetails["multiPrompt"]>): str
   const failed = prompts.filter((p) => p.status === "failed").length;
   const at = (b.currentPromptIndex ?? -1) >= 0 ? `, at prompt ${(b.currentPromptIndex ?? 0) + 1} of ${total}` : "";
   return `Multi-prompt batch: ${b.status}${at} (${done} done${failed ? `, ${failed} failed` : ""} of ${total})`;
+}
+
+/**
+ * T10: the preview to show is the field `developmentUrlFieldToUse` names (a field name, never a
+ * URL; absent → temporalDevelopmentProjectUrl), or the other one when the named field is empty [RC].
+ */
+export function livePreviewUrl(p: ProjectDetails): string | undefined {
+  const fields = ["temporalDevelopmentProjectUrl", "cachedDevelopmentUrl"] as const;
+  const named = fields.find((f) => f === p.developmentUrlFieldToUse) ?? fields[0];
+  const pick = (f: (typeof fields)[number]) => (typeof p[f] === "string" && p[f] ? withScheme(p[f]) : undefined);
+  return pick(named) ?? pick(fields.find((f) => f !== named)!);
 }
 
 export function withScheme(host: string): string {

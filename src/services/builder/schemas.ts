@@ -132,6 +132,9 @@ export const projectDetails = projectListItem.extend({
   importInProgress: z.looseObject({ startedAt: z.string().optional(), errorMessage: z.string().optional() }).nullable().optional(),
   secrets: z.array(z.looseObject({ _id: z.string(), secretName: z.string(), environment: z.string().optional() })).optional(),
   customDomain: z.looseObject({ hostname: z.string(), status: z.string().optional() }).nullable().optional(),
+  temporalDevelopmentProjectUrl: z.string().nullable().optional(),
+  cachedDevelopmentUrl: z.string().nullable().optional(),
+  developmentUrlFieldToUse: z.string().nullable().optional(),
   totalCreditsSpent: z.number().optional(),
   multiPrompt: multiPrompt.nullable().optional(),
 });
@@ -189,11 +192,14 @@ export const launchResult = z.looseObject({
   wait: waitResult.optional().describe("present with wait: true"),
 });
 
+/** §7: `_id` is for recover, `commitSha` for version-diff; no lookup exists between them. */
 export const version = z.looseObject({
   _id: z.string(),
   name: z.string().optional(),
+  commitSha: z.string().optional(),
   commitMessage: z.string().optional(),
   prompt: z.string().optional(),
+  recoveredVersionId: z.string().optional(),
   createdAt: z.string().optional(),
 });
 

@@ -2,7 +2,8 @@ import type { Poller } from "../../core/poller.js";
 import type { ResourceWatcher } from "../../core/resources.js";
 import type { ProjectDetails } from "./schemas.js";
 
-const PROJECT_URI = /^build:\/\/projects\/([a-z][a-z0-9-]{3,34})$/;
+/** Any id create or launch returned: a suffixed one can be longer than the 35 characters a new id may have. */
+const PROJECT_URI = /^build:\/\/projects\/([^/?#]{1,200})$/;
 
 /** The parts of a project whose change a subscriber hears about. */
 function fingerprint(p: ProjectDetails): string {
@@ -24,7 +25,13 @@ export function projectWatcher(poller: Poller<ProjectDetails>): ResourceWatcher 
     const m = PROJECT_URI.exec(uri);
     if (!m) return undefined;
     let last: string | undefined;
-    return poller.follow(m[1], (result) => {
+    let projectId: string;
+    try {
+      projectId = decodeURIComponent(m[1]);
+    } catch {
+      return undefined;
+    }
+    return poller.follow(projectId, (result) => {
       if (result.value === undefined) return;
       const now = fingerprint(result.value);
       if (last !== undefined && now !== last) onChange();

@@ -175,6 +175,9 @@ export function importTracker(since: number | undefined): Tracker<ProjectDetails
  */
 export function serverTracker(since: number | undefined): Tracker<ProjectDetails> {
   let sawStarting = false;
+  // §1.4: an asleep reading may be a snapshot from before a deploy or recover that is starting the
+  // server (SERVER_NOT_READY gives no since): even without one, give the start time to show.
+  const opened = Date.now();
   return (p) => {
     const status = p.agentServerStatus ?? "unknown";
     if (status === "Active") {
@@ -184,11 +187,25 @@ export function serverTracker(since: number | undefined): Tracker<ProjectDetails
     }
     if (status === "Archived" || status === "Archiving") {
       if (sawStarting) return { phase: "failed", message: `The server went to ${status} instead of starting.`, line: `Server ${status}` };
-      return notYet(since, `Waiting for the start to show (the server still reads ${status})`, `The server is asleep (${status}) and nothing is starting it: start it with build_restart_server (3 credits).`);
+      return notYet(
+        since ?? opened,
+        `Waiting for the start to show (the server still reads ${status})`,
+        `The server still reads ${status} after ${APPEARANCE_MS / 1000} s of waiting: nothing shows it starting. If a deploy or recovery answered SERVER_NOT_READY, its start (3 credits) is already paid: wait again before anything else; otherwise start it with build_restart_server (3 credits).`,
+      );
     }
     sawStarting = true;
     return { phase: "running", line: `Server ${status}` };
   };
+}
+
+/** The next step after a failed wait: a run stopped at its time budget is billed flat, so a blind retry costs as much again. */
+export function failureNextStep(until: string, state: unknown): string {
+  const last = until === "agent" ? latestAgentMessage((state as AgentStatus | undefined)?.realtimeConversation) : undefined;
+  if (last?.messageType === "limit-reached") {
+    return "the run used its whole time budget and was billed a flat 50 or 60 credits; a retry is billed the same way if it runs as long: split the work into smaller prompts first (build_get_conversation shows what was done).";
+  }
+  if (until === "agent") return "failed runs are refunded; read build_get_conversation for the reason, then fix the prompt and try again.";
+  return "read build_get_conversation or build_get_logs for details, then fix and try again.";
 }
 
 /** GET rebuild/status: `rebuilding` → `success` (livePreviewUrl) or `error` in a 200; `idle` = never rebuilt. */

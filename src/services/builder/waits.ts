@@ -3,9 +3,9 @@ import { DEFAULT_WAIT_SECONDS, formatElapsed, waitUntilDone } from "../../core/w
 import { credits as creditsText, trimLine } from "../../core/text.js";
 import { ToolError, type ToolContext } from "../../core/tool.js";
 import type { BuildClient } from "./client.js";
-import { withScheme } from "./render.js";
+import { livePreviewUrl, withScheme } from "./render.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails, WaitResult } from "./schemas.js";
-import { agentTracker, currentBatch, deploymentTracker, importTracker, latestAgentMessage, recoveryTracker, serverTracker } from "./trackers.js";
+import { agentTracker, currentBatch, deploymentTracker, failureNextStep, importTracker, latestAgentMessage, recoveryTracker, serverTracker } from "./trackers.js";
 import { githubPullTracker, rebuildTracker } from "./trackers.js";
 import type { RebuildStatus } from "./api/files.js";
 import type { PullStatus } from "./api/github.js";
@@ -24,11 +24,19 @@ export interface WaitDeps {
   pullPoller: Poller<PullStatus>;
 }
 
-/** Secrets the run asked for that are still not provided; a later message may mark one provided. */
-export function secretsNeeded(conversation: ConversationMessage[] | undefined): Array<{ name: string; description?: string }> {
+/**
+ * Secrets the run asked for that are not set. §4 [RC]: `isProvided` is practically always false,
+ * so a name counts as set when the project's details `secrets` hold it (`setNames`); without
+ * them, every name asked for and not marked provided is listed.
+ */
+export function secretsNeeded(conversation: ConversationMessage[] | undefined, setNames?: ReadonlySet<string>): Array<{ name: string; description?: string }> {
   const state = new Map<string, { isProvided?: boolean; description?: string }>();
   for (const m of conversation ?? []) for (const [name, v] of Object.entries(m.secretKeysNeeded ?? {})) state.set(name, v);
-  return [...state].filter(([, v]) => !v.isProvided).map(([name, v]) => ({ name, description: v.description }));
+  return [...state].filter(([name, v]) => !v.isProvided && !setNames?.has(name)).map(([name, v]) => ({ name, description: v.description }));
+}
+
+export function secretNames(p: Pick<ProjectDetails, "secrets">): Set<string> {
+  return new Set((p.secrets ?? []).map((x) => x.secretName));
 }
 
 
@@ -38,7 +46,7 @@ function agentLine(status: AgentStatus, elapsedMs: number, line: string): string
   const last = latestAgentMessage(status.realtimeConversation);
   if (last?.message) parts.push(`agent: "${trimLine(last.message)}"`);
   const needed = secretsNeeded(status.realtimeConversation);
-  if (needed.length) parts.push(`needs secrets: ${needed.map((n) => n.name).join(", ")}`);
+  if (needed.length) parts.push(`asked for secrets: ${needed.map((n) => n.name).join(", ")}`);
   return parts.join(" · ");
 }
 
@@ -139,27 +147,56 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
     const check = PROJECT_TRACKERS[until](options.since);
     outcome = await waitUntilDone<ProjectDetails>({ ...common, poller: deps.projectPoller, check, describe: (_p, elapsed, v) => `${v.line} · ${formatElapsed(elapsed)}` });
     project = outcome.state;
+    // T2: work that ended inside the read lag never showed its lock; its second signal says it ended.
+    if (outcome.outcome === "idle" && options.since !== undefined && (until === "versionRecovery" || until === "import")) {
+      const confirmed = await secondSignal(deps, projectId, until, options.since, ctx);
+      if (confirmed) outcome = { ...outcome, outcome: "done" as const, failureMessage: undefined };
+      if (confirmed) project = confirmed;
+    }
   }
   const result: WaitResult = {
     outcome: outcome.outcome,
     until,
     elapsedSeconds: Math.round(outcome.elapsedMs / 100) / 10,
     polls: outcome.polls,
-    message: summarize(until, outcome.outcome, outcome.failureMessage, timeoutSeconds),
+    message: summarize(until, outcome.outcome, outcome.failureMessage, timeoutSeconds) + (until === "agent" ? missingSecretsLine(outcome.state as AgentStatus, project) : ""),
     ...(creditsSpent !== undefined ? { creditsSpent } : {}),
     ...(lastStatus ? { lastStatus } : {}),
     project,
   };
-  if (outcome.outcome === "failed") throw new ToolError(`${result.message}\nNext step: read build_get_conversation or build_get_logs for details, then fix and try again.`, result);
+  if (outcome.outcome === "failed") throw new ToolError(`${result.message}\nNext step: ${failureNextStep(until, outcome.state)}`, result);
   return result;
 }
 
 function finishedLine(p: ProjectDetails, elapsedMs: number, credits: number | undefined): string {
   const parts = ["Agent finished", formatElapsed(elapsedMs)];
   if (credits !== undefined) parts.push(creditsText(credits));
-  if (p.previewImageUrl) parts.push(`preview: ${p.previewImageUrl}`);
-  if (p.productionProjectUrl) parts.push(`production: ${withScheme(p.productionProjectUrl)}`);
+  const preview = livePreviewUrl(p);
+  if (preview) parts.push(`preview: ${preview}`);
+  if (p.productionProjectUrl && p.deployment?.status === "success") parts.push(`production: ${withScheme(p.productionProjectUrl)}`);
   return parts.join(" · ");
+}
+
+/** §4: the secrets the run asked for, checked against the details' secrets (isProvided is not reliable). */
+function missingSecretsLine(status: AgentStatus | undefined, p: ProjectDetails): string {
+  const missing = secretsNeeded(status?.realtimeConversation, secretNames(p));
+  return missing.length ? ` The agent asked for secrets that are not set: ${missing.map((m) => m.name).join(", ")} (set them with build_set_secret, then prompt again).` : "";
+}
+
+/**
+ * T2's second completion signal, for work whose lock never showed: a recovery made a version with
+ * `recoveredVersionId`; an import left a version, an Active server and a preview. Returns fresh
+ * details when the work is confirmed ended, else undefined.
+ */
+async function secondSignal(deps: WaitDeps, projectId: string, until: "versionRecovery" | "import", since: number, ctx: ToolContext): Promise<ProjectDetails | undefined> {
+  const { versions } = await deps.client.listVersions(projectId, { limit: 50 }, ctx.signal);
+  const fresh = (v: Record<string, unknown>) => typeof v.createdAt === "string" && Date.parse(v.createdAt) >= since - 5_000;
+  const made = (Array.isArray(versions) ? versions : []).filter(fresh);
+  if (until === "versionRecovery" && !made.some((v) => typeof v.recoveredVersionId === "string")) return undefined;
+  if (made.length === 0) return undefined;
+  const p = await deps.client.getProject(projectId, ctx.signal);
+  if (until === "import" && !(p.agentServerStatus === "Active" && (livePreviewUrl(p) || p.previewImageUrl))) return undefined;
+  return p;
 }
 
 const NOUN: Record<Until, string> = { agent: "agent run", deployment: "deployment", versionRecovery: "version recovery", import: "import", server: "server start", rebuild: "rebuild", githubPull: "GitHub pull" };

@@ -23,13 +23,13 @@ export function sizingTools(client: SizingClient) {
       upstream: "GET /api/retailer/catalog",
       title: "Clothing catalog",
       description:
-        "List the retailer's clothing items (_id, name, brand, price, category, gender, available_sizes, size_chart); paged (limit, offset).",
+        "List the retailer's clothing items (_id, name, brand, price, category, gender, available_sizes, size_chart). category and gender filter upstream; search and paging (limit, offset) are done here on the whole list (the service shows no paging).",
       toolset: "sizing",
       kind: "read",
       input: {
         category: filter("category", "tops"),
         gender: filter("gender", "women"),
-        search: z.string().trim().min(1, "search must not be empty").optional().describe("Text in name or brand"),
+        search: z.string().trim().min(1, "search must not be empty").optional().describe("Text in name or brand (filtered here)"),
         limit: z
           .number({ error: `limit must be a whole number 1-${MAX_LIMIT}` })
           .int(`limit must be a whole number 1-${MAX_LIMIT}`)

@@ -13,9 +13,12 @@ export interface ProdLogsQuery {
   regexSearch?: string;
 }
 
-/** Passed through from the log pipeline: records at `data.records`, or `data` is the array itself. */
+/**
+ * Passed through from the log pipeline: records at `data.records`, or `data` is the array itself.
+ * Never retried: each request counts against the plan's log allowance (429 PLAN_LIMIT_REACHED, §6).
+ */
 export function getProductionLogs(http: UpstreamClient, projectId: string, query: ProdLogsQuery, signal?: AbortSignal) {
-  return http.request<unknown>({ method: "GET", path: `${project(projectId)}/backend/prod/logs`, query: { ...query }, signal });
+  return http.request<unknown>({ method: "GET", path: `${project(projectId)}/backend/prod/logs`, query: { ...query }, signal, retries: 0 });
 }
 
 export function getVersionDiff(http: UpstreamClient, projectId: string, commitSha: string, signal?: AbortSignal) {

@@ -16,7 +16,7 @@ function runCost(multiPrompt: { prompts?: string[] } | undefined) {
 }
 import { trimLine } from "../../../core/text.js";
 import { isObject } from "../../../core/json.js";
-import { followHint, latestAgentMessage, resumeWait, secretsNeeded, startThenWait, waitFor } from "../waits.js";
+import { followHint, latestAgentMessage, resumeWait, secretNames, secretsNeeded, startThenWait, waitFor } from "../waits.js";
 
 const MAX_MESSAGES = 50;
 
@@ -86,20 +86,30 @@ export function agentTools(deps: BuildDeps) {
       toolset: "build",
       kind: "read",
       input: { projectId: s.projectId },
-      output: s.agentStatus.extend({ omittedMessages: z.number().int().optional() }),
+      output: s.agentStatus.extend({
+        omittedMessages: z.number().int().optional(),
+        secretsMissing: z.array(z.object({ name: z.string(), description: z.string().optional() })).optional().describe("Asked for by the run and not in the project's secrets"),
+      }),
       run: async ({ projectId }, ctx) => {
         const status = await deps.client.getAgentStatus(projectId, ctx.signal);
         const messages = status.realtimeConversation ?? [];
-        if (messages.length <= MAX_MESSAGES) return status;
-        return { ...status, realtimeConversation: messages.slice(-MAX_MESSAGES), omittedMessages: messages.length - MAX_MESSAGES };
+        // §4: isProvided is practically always false: a name asked for is missing unless the details list it.
+        const asked = secretsNeeded(messages);
+        const secretsMissing = asked.length ? secretsNeeded(messages, secretNames(await deps.client.getProject(projectId, ctx.signal))) : undefined;
+        const withSecrets = { ...status, ...(secretsMissing ? { secretsMissing } : {}) };
+        if (messages.length <= MAX_MESSAGES) return withSecrets;
+        return { ...withSecrets, realtimeConversation: messages.slice(-MAX_MESSAGES), omittedMessages: messages.length - MAX_MESSAGES };
       },
       render: (st) => {
         const last = latestAgentMessage(st.realtimeConversation);
         const lines = [`Agent ${st.status}${st.startedAt ? `, started ${st.startedAt}` : ""}${typeof st.creditsSpent === "number" ? `, ${st.creditsSpent} credits spent` : ""}.`];
         if (st.multiPrompt) lines.push(batchSummary(st.multiPrompt));
         if (last?.message) lines.push(`Latest agent message (${last.messageType ?? "regular"}): "${trimLine(last.message, 300)}"`);
-        const needed = secretsNeeded(st.realtimeConversation);
-        if (needed.length) lines.push(`The agent needs secrets: ${needed.map((n) => `${n.name}${n.description ? ` ("${trimLine(n.description, 80)}")` : ""}`).join(", ")}. Set them with build_set_secret.`);
+        const needed = st.secretsMissing ?? [];
+        if (needed.length) {
+          const list = needed.map((n) => `${n.name}${n.description ? ` ("${trimLine(n.description, 80)}")` : ""}`).join(", ");
+          lines.push(`The agent needs secrets that are not set: ${list}. Set them with build_set_secret, then prompt again.`);
+        }
         return lines.join("\n");
       },
     }),

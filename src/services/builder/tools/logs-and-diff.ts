@@ -2,6 +2,7 @@ import { z } from "zod";
 import { isObject, type Json } from "../../../core/json.js";
 import { trimLine } from "../../../core/text.js";
 import { defineTool, ToolError } from "../../../core/tool.js";
+import { UpstreamError } from "../../../core/upstream.js";
 import * as api from "../api/logs-and-diff.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
@@ -113,6 +114,16 @@ function cutLines(text: string, max: number): string {
   return text.slice(0, cut > 0 ? cut + 1 : max);
 }
 
+/**
+ * §7: a version's `_id` (24 hex in examples) passes the 7-40 hex check of commitSha, and the service
+ * then finds no such commit. Say which identifier to use instead of a generic "check the identifier".
+ */
+function looksLikeVersionId(err: unknown, commitSha: string): unknown {
+  if (!(err instanceof UpstreamError) || err.status !== 404 || err.code === "PROJECT_NOT_FOUND" || !/^[0-9a-f]{24}$/i.test(commitSha)) return err;
+  const advice = " (a 24-character value is probably a version's _id: version-diff takes the version's commitSha, which build_list_versions shows beside its _id)";
+  return new UpstreamError(err.service, err.status, err.code, `${err.message}${advice}`, err.request, err.outcomeUnknown, err.retryAfterMs, err.details);
+}
+
 export function logsAndDiffTools(deps: BuildDeps) {
   return [
     defineTool({
@@ -169,7 +180,7 @@ export function logsAndDiffTools(deps: BuildDeps) {
       upstream: "GET …/version-diff",
       title: "Version diff",
       description:
-        "The unified diff a version introduced, by its commitSha (from build_list_versions). Long diffs are cut by file; pass file for one. Needs a running dev server.",
+        "The unified diff a version introduced, by its commitSha (from build_list_versions; not its _id). Long diffs are cut by file; pass file for one. Needs a running dev server.",
       toolset: "build_admin",
       kind: "read",
       input: {
@@ -186,7 +197,9 @@ export function logsAndDiffTools(deps: BuildDeps) {
         files: z.array(z.object({ path: z.string(), added: z.number().int(), removed: z.number().int(), shown: z.enum(["full", "partial", "no"]) })),
       }),
       run: async ({ projectId, commitSha, file }, ctx) => {
-        const data = await api.getVersionDiff(deps.client.http, projectId, commitSha, ctx.signal);
+        const data = await api.getVersionDiff(deps.client.http, projectId, commitSha, ctx.signal).catch((err: unknown) => {
+          throw looksLikeVersionId(err, commitSha);
+        });
         const full = typeof data.diff === "string" ? data.diff : "";
         const { diff: _diff, ...rest } = data;
         const files = splitDiff(full);

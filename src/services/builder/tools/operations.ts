@@ -7,6 +7,8 @@ import * as s from "../schemas.js";
 import { waitSummary, withScheme } from "../render.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
 import { isObject } from "../../../core/json.js";
+import { trimLine } from "../../../core/text.js";
+import { ToolError, type ToolContext } from "../../../core/tool.js";
 
 const MAX_LOG_CHARS = 20_000;
 
@@ -14,6 +16,17 @@ const MAX_LOG_CHARS = 20_000;
 function propertyNames(properties: unknown): string[] {
   if (Array.isArray(properties)) return properties.map((p) => (isObject(p) ? String(p.name ?? p.label ?? "?") : String(p)));
   return isObject(properties) ? Object.keys(properties) : [];
+}
+
+/**
+ * §1.6: deploy and recover on a server that is not Active start it and charge START_SERVER (3) first:
+ * the guard counts it when the details say so (a stale read errs either way by one start).
+ */
+async function spendWithServerStart(deps: BuildDeps, projectId: string, what: string, operation: string, ctx: ToolContext): Promise<void> {
+  const { agentServerStatus } = await deps.client.getProject(projectId, ctx.signal);
+  if (agentServerStatus === undefined || agentServerStatus === "Active") return deps.guard.check({ operation: what, items: [[operation, 1]] }, ctx);
+  const note = ` (its server reads ${agentServerStatus}: this call starts it for START_SERVER and answers SERVER_NOT_READY; ${operation} is charged by the call after it is Active)`;
+  return deps.guard.check({ operation: `${what}${note}`, items: [["START_SERVER", 1], [operation, 1]] }, ctx);
 }
 
 /** Upstream answers of these operations are not shown in the specs: keep whatever object came back. */
@@ -27,14 +40,14 @@ export function operationTools(deps: BuildDeps) {
       upstream: "POST …/deployments/deploy",
       title: "Deploy project",
       description:
-        "Deploy the project's latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits; 409 SERVER_NOT_READY means the dev server was down and is being started (START_SERVER): retry in a minute. wait: true blocks with progress.",
+        "Deploy the project's latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits. On a sleeping server the service starts it, charges START_SERVER and answers 409 SERVER_NOT_READY: follow it with build_wait until \"server\" (2-4 min), then deploy once more; never re-issue blindly. wait: true blocks with progress.",
       toolset: "build",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, ...waitInput },
       output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
-      verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}"`,
-      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Deploy ${projectId}`, items: [["CREATE_DEPLOYMENT", 1]] }, ctx),
+      verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}" and compare its createdAt with the time of your call (an older one is the previous deployment)`,
+      before: ({ projectId }, ctx) => spendWithServerStart(deps, projectId, `Deploy ${projectId}`, "CREATE_DEPLOYMENT", ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
         startThenWait(deps, projectId, "deployment", ctx, { wait, timeoutSeconds }, async () => ({ ...(await deps.client.deploy(projectId, ctx.signal)), projectId })),
       render: (r) =>
@@ -58,17 +71,31 @@ export function operationTools(deps: BuildDeps) {
       name: "build_list_versions",
       upstream: "GET …/versions",
       title: "List versions",
-      description: "Saved versions of a project (one per finished prompt), newest first, for build_recover_version.",
+      description:
+        "Saved versions of a project (prompts, file writes, pulls, imports and recoveries make them), in the service's order (not stated). _id is for build_recover_version, commitSha for build_get_version_diff.",
       toolset: "build_admin",
       kind: "read",
       input: { projectId: s.projectId, limit: z.number().int().min(1).optional().describe("Default 20"), skip: z.number().int().min(0).optional() },
       output: z.object({ versions: z.array(s.version), totalCount: z.number().int().optional() }),
-      run: ({ projectId, limit, skip }, ctx) => deps.client.listVersions(projectId, { limit, skip }, ctx.signal) as never,
+      run: async ({ projectId, limit, skip }, ctx) => {
+        const data: unknown = await deps.client.listVersions(projectId, { limit, skip }, ctx.signal);
+        const parsed = z.object({ versions: z.array(s.version), totalCount: z.number().optional() }).safeParse(data);
+        if (!parsed.success) {
+          throw new ToolError(
+            "The build service answered GET …/versions without the documented data.versions array of {_id, …} (reference §7): nothing was changed.\nNext step: try again shortly; if it persists, the service's answer changed: report it.",
+          );
+        }
+        const { versions, totalCount } = parsed.data;
+        return { versions, ...(totalCount !== undefined ? { totalCount: Math.trunc(totalCount) } : {}) };
+      },
       render: (r) =>
         r.versions.length === 0
           ? "No versions yet."
-          : `${r.versions.length}${r.totalCount !== undefined ? ` of ${r.totalCount}` : ""} version(s):\n${r.versions
-              .map((v) => `- ${v._id}${v.createdAt ? ` (${v.createdAt})` : ""}: "${(v.commitMessage ?? v.name ?? "").slice(0, 100)}"`)
+          : `${r.versions.length}${r.totalCount !== undefined ? ` of ${r.totalCount}` : ""} version(s), in the service's order; _id is for build_recover_version, commitSha for build_get_version_diff:\n${r.versions
+              .map(
+                (v) =>
+                  `- ${v.name ? `${trimLine(v.name, 40)}: ` : ""}_id ${v._id} · ${v.commitSha ? `commitSha ${v.commitSha}` : "no commitSha (no diff)"}${v.createdAt ? ` (${v.createdAt})` : ""}${v.recoveredVersionId ? ` · recovered from ${v.recoveredVersionId}` : ""}: "${trimLine(v.commitMessage ?? v.prompt ?? "", 100)}"`,
+              )
               .join("\n")}`,
     }),
 
@@ -76,14 +103,15 @@ export function operationTools(deps: BuildDeps) {
       name: "build_recover_version",
       upstream: "POST …/versions/{versionId}/recover",
       title: "Recover version",
-      description: "Restore a project to an earlier version (from build_list_versions). Spends RECOVER_VERSION credits. wait: true blocks until the recovery ends.",
+      description:
+        "Restore a project to an earlier version (its _id from build_list_versions). Spends RECOVER_VERSION credits; on a sleeping server also START_SERVER and a 409 SERVER_NOT_READY: follow it with build_wait until \"server\", then recover once more. wait: true blocks until the recovery ends.",
       toolset: "build_admin",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, versionId: s.pathId("versionId"), ...waitInput },
       output: z.looseObject({ projectId: z.string(), versionId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
-      before: ({ projectId, versionId }, ctx) => deps.guard.check({ operation: `Recover ${projectId} to version ${versionId}`, items: [["RECOVER_VERSION", 1]] }, ctx),
+      before: ({ projectId, versionId }, ctx) => spendWithServerStart(deps, projectId, `Recover ${projectId} to version ${versionId}`, "RECOVER_VERSION", ctx),
       run: ({ projectId, versionId, wait, timeoutSeconds }, ctx) =>
         startThenWait(deps, projectId, "versionRecovery", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await deps.client.recoverVersion(projectId, versionId, ctx.signal)), projectId, versionId })),
       render: (r) =>
@@ -112,7 +140,7 @@ export function operationTools(deps: BuildDeps) {
       upstream: "POST …/agent/server/start-or-restart",
       title: "Restart dev server",
       description:
-        "Start or restart a project's development server (2-4 min; needed before deploying when it is archived or down). Spends START_SERVER credits. wait: true blocks until it is Active again.",
+        "Start or restart a project's development server (2-4 min), e.g. for a stuck run or a sleeping sandbox (diffs, file writes). Deploy and recover start a sleeping server themselves. Spends START_SERVER credits. wait: true blocks until it is Active again.",
       toolset: "build_admin",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
@@ -130,7 +158,7 @@ export function operationTools(deps: BuildDeps) {
       upstream: "POST …/secrets",
       title: "Add secret",
       description:
-        "Add an encrypted environment variable to a project. Each call creates a new secret (there is no update: delete the old one first with build_delete_secret); a secret added during a run reaches the next run. The value is never shown again.",
+        "Add an encrypted environment variable to a project. There is no update: delete the old one first with build_delete_secret (what a second secret of one name does is not stated; assumed: it is created beside the first). A secret added during a run reaches the next run. The value is never shown again.",
       toolset: "build_admin",
       kind: "write",
       input: {
@@ -168,7 +196,8 @@ export function operationTools(deps: BuildDeps) {
       name: "build_set_domain",
       upstream: "PUT …/domain",
       title: "Set custom domain",
-      description: "Attach a custom domain to a project; returns the DNS records to add. Spends ADD_CUSTOM_DOMAIN credits.",
+      description:
+        "Attach a custom subdomain (app.example.com, www.example.com; not a bare apex) to a project with a successful deployment; returns the DNS records the user must create. Spends ADD_CUSTOM_DOMAIN credits on every call.",
       toolset: "build_admin",
       kind: "spend",
       input: {
@@ -177,20 +206,26 @@ export function operationTools(deps: BuildDeps) {
           .string()
           .min(3)
           .max(253)
-          .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, "hostname must be a domain name like app.example.com"),
+          .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, "hostname must be a domain name like app.example.com")
+          // §9 wants a subdomain; two labels is taken as an apex (a suffix like co.uk cannot be told apart: assumed).
+          .refine((h) => h.split(".").length >= 3, "hostname must be a subdomain such as www.example.com (an apex cannot be attached: redirect it at the DNS provider)"),
       },
-      output: z.looseObject({ projectId: z.string(), hostname: z.string(), customDomain: z.unknown().optional() }),
+      output: z.looseObject({
+        projectId: z.string(),
+        hostname: z.string(),
+        status: z.string().optional(),
+        dnsRecordsToAdd: z.array(z.looseObject({ type: z.string().optional(), name: z.string().optional(), value: z.string().optional() })).optional(),
+      }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read customDomain`,
       before: ({ projectId, hostname }, ctx) => deps.guard.check({ operation: `Attach ${hostname} to ${projectId}`, items: [["ADD_CUSTOM_DOMAIN", 1]] }, ctx),
-      run: async ({ projectId, hostname }, ctx) => {
-        const data = passthrough(await deps.client.setDomain(projectId, hostname, ctx.signal));
-        const project = await deps.client.getProject(projectId, ctx.signal);
-        return { ...data, projectId, hostname, customDomain: project.customDomain ?? null };
-      },
+      // §9: the PUT's own answer carries the records; the details are a cached snapshot it does not clear (§1.4).
+      run: async ({ projectId, hostname }, ctx) => ({ ...passthrough(await deps.client.setDomain(projectId, hostname, ctx.signal)), projectId, hostname }),
       render: (r) => {
-        const domain = r.customDomain as { status?: string; dnsRecordsToAdd?: Array<{ type: string; name: string; value: string }> } | null;
-        const records = domain?.dnsRecordsToAdd?.map((d) => `- ${d.type} ${d.name} -> ${d.value}`).join("\n");
-        return `Custom domain ${withScheme(r.hostname)} set on ${r.projectId}${domain?.status ? ` (${domain.status})` : ""}.${records ? `\nAdd these DNS records:\n${records}` : ""}`;
+        const records = (r.dnsRecordsToAdd ?? []).map((d) => `- ${d.type ?? "?"} ${d.name ?? "?"} -> ${d.value ?? "?"}`).join("\n");
+        const next = records
+          ? `\nThe user must add these DNS records (names are relative to the domain's zone):\n${records}\nThen follow customDomain.status with build_get_project until active.`
+          : "\nThe service sent no DNS records; build_get_project shows customDomain once it updates.";
+        return `Custom domain ${withScheme(r.hostname)} set on ${r.projectId}${r.status ? ` (${r.status})` : ""}.${next}`;
       },
     }),
 
@@ -198,7 +233,7 @@ export function operationTools(deps: BuildDeps) {
       name: "build_remove_domain",
       upstream: "DELETE …/domain",
       title: "Remove custom domain",
-      description: "Detach the custom domain of a project.",
+      description: "Detach the custom domain of a project; the canonical production address keeps serving.",
       toolset: "build_admin",
       kind: "destructive",
       input: { projectId: s.projectId },

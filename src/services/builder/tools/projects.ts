@@ -5,6 +5,7 @@ import { waitInput } from "../../../core/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { projectLine, projectSummary, waitSummary } from "../render.js";
+import { trimLine } from "../../../core/text.js";
 import { followHint, followStarted, resumeWait } from "../waits.js";
 
 /** Agent runs have no fixed price; the public docs give this range. */
@@ -13,6 +14,15 @@ import { followHint, followStarted, resumeWait } from "../waits.js";
  * budget is billed a flat 50, or 60 on a healthy balance (reference §1.7): 60 is the most one costs.
  */
 export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 credits: 10 at the start, the rest at the end; at most 60 if it runs to its time limit)", upTo: 60 };
+
+/** §3: each launch warning names the endpoint that retries its step; these are the tools for them. */
+const STEP_RETRY: Record<string, string> = {
+  agent: "build_start_agent (the same prompt)",
+  secrets: "build_set_secret",
+  creditLimits: "build_set_credit_limits",
+  figma: "build_connect_figma",
+  files: "build_upload_file, then build_start_agent's inputFiles",
+};
 
 const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
 /** A launch whose id is taken creates `<id>-` plus 2-6 letters or digits (reference §3): the check covers those. */
@@ -155,10 +165,17 @@ export function projectTools(deps: BuildDeps) {
         return { ...started, wait: await followStarted(deps, { projectId: launched.projectId, until: "agent", since, timeoutSeconds, started }, ctx) };
       },
       render: (r) => {
-        const lines = [`Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`];
-        if (r.agent) lines.push(r.agent.started ? `Agent started (${r.agent.status ?? "init"}).` : `Agent NOT started: ${r.agent.message ?? "see warnings"}.`);
+        const lines = [`Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}; it exists and was charged.`];
+        const agentStep = r.warnings?.find((w) => w.step === "agent");
+        if (r.agent?.started === false) {
+          const reason = agentStep?.errorCode ? ` (${agentStep.errorCode})` : "";
+          lines.push(`Agent NOT started${reason}. Next step: once the cause is fixed, call build_start_agent { projectId: "${r.projectId}" } with the same prompt.`);
+        } else if (r.agent) lines.push(`Agent started (${r.agent.status ?? "init"}).`);
         for (const w of r.agent?.warnings ?? []) lines.push(`Agent warning: ${w}`);
-        for (const w of r.warnings ?? []) lines.push(`Step ${w.step} did not happen (${w.errorCode}): ${w.errorMessage}`);
+        for (const w of r.warnings ?? []) {
+          const retry = STEP_RETRY[w.step ?? ""];
+          lines.push(`Step ${w.step} did not happen (${w.errorCode}): "${trimLine(w.errorMessage, 300)}"${retry ? ` Retry only this step with ${retry}.` : ""}`);
+        }
         if (r.wait) lines.push(waitSummary(r.wait));
         else if (r.agent?.started) lines.push(`Follow it with ${followHint(String(r.projectId), "agent", String(r.startedAt))}.`);
         return lines.join("\n");

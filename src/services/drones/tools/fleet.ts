@@ -82,7 +82,7 @@ export function fleetTools(client: DronesClient) {
       upstream: "computed from GET /api/drones",
       title: "Fleet summary",
       description:
-        "Fleet overview computed from the drone list: drone counts by status, drones below a battery threshold (default 20%), average battery (%), and the bounding box of all positions (degrees).",
+        "Fleet overview computed from the drone list: drone counts by status, drones below a battery threshold (default 20%), average battery_level (units not shown; assumed %), and the bounding box of all positions (degrees).",
       toolset: "drones",
       kind: "read",
       input: {

@@ -25,7 +25,7 @@ export function keyTools(client: DronesClient) {
       upstream: "GET /api/api-keys",
       title: "List API keys",
       description:
-        "List the drone service's API keys (name, scopes, last use, webhook). Key values and other secrets are masked to a prefix and the last four characters (dfk_live_…a1b2); full values are never returned.",
+        "List the drone service's API keys, with whatever fields it sends (their shape is not shown; the text names key, scopes, last use and webhook when present). Key values and other secrets are masked to a prefix and the last four characters (dfk_live_…a1b2); full values are never returned.",
       toolset: "drones",
       kind: "read",
       input: {},
