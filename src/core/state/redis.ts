@@ -43,6 +43,26 @@ if ARGV[6] == '1' then
 end
 return 1`;
 
+/**
+ * A new task. The owner's sets only ever get a later expiry (a short-TTL task must not take a longer
+ * one's entry with them), and lose their expired members, so a busy owner's sets stay bounded.
+ * KEYS: record, owner set, working set, lease, owner's working set. ARGV: record, TTL ms, expiry,
+ * id, working (1/0), replica, lease ms, now.
+ */
+const CREATE = `local function add(key)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[8])
+  redis.call('ZADD', key, ARGV[3], ARGV[4])
+  if redis.call('PTTL', key) < tonumber(ARGV[2]) then redis.call('PEXPIRE', key, ARGV[2]) end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+add(KEYS[2])
+if ARGV[5] == '1' then
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+  redis.call('SET', KEYS[4], ARGV[6], 'PX', ARGV[7])
+  add(KEYS[5])
+end
+return 1`;
+
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
@@ -75,6 +95,7 @@ interface Scripts {
   sbRenew(numKeys: number, ...keysThenArgs: string[]): Promise<number[]>;
   sbTaskCas(...keysThenArgs: string[]): Promise<number>;
   sbRestore(...keysThenArgs: string[]): Promise<number>;
+  sbCreate(...keysThenArgs: string[]): Promise<number>;
   sbGeneration(): Promise<string>;
   sbConsume(key: string, generation: string, ttlMs: number): Promise<number>;
 }
@@ -131,6 +152,7 @@ export class RedisState {
     this.cmd.defineCommand("sbRenew", { lua: RENEW });
     this.cmd.defineCommand("sbTaskCas", { numberOfKeys: 4, lua: TASK_CAS });
     this.cmd.defineCommand("sbRestore", { numberOfKeys: 4, lua: RESTORE });
+    this.cmd.defineCommand("sbCreate", { numberOfKeys: 5, lua: CREATE });
     this.cmd.defineCommand("sbGeneration", { numberOfKeys: 0, lua: GENERATION });
     this.cmd.defineCommand("sbConsume", { numberOfKeys: 1, lua: CONSUME });
     this.sub.on("message", (channel: string, message: string) => {
@@ -253,17 +275,14 @@ export class RedisTaskStore implements TaskStore {
 
   async create(record: TaskRecord): Promise<void> {
     const expiresAt = Date.parse(record.createdAt) + record.ttlMs;
-    const tx = this.state.cmd
-      .multi()
-      .set(taskKey(record.taskId), JSON.stringify(record), "PX", record.ttlMs)
-      .zadd(ownerKey(record.owner), expiresAt, record.taskId)
-      .pexpire(ownerKey(record.owner), record.ttlMs);
-    if (!TERMINAL.has(record.status)) {
-      tx.zadd(WORKING, expiresAt, record.taskId).set(P + leaseName(record.taskId), this.state.replicaId, "PX", this.state.leaseMs);
-      tx.zadd(ownerWorkingKey(record.owner), expiresAt, record.taskId).pexpire(ownerWorkingKey(record.owner), record.ttlMs);
-    }
+    const { taskId, owner } = record;
+    const keys = [taskKey(taskId), ownerKey(owner), WORKING, P + leaseName(taskId), ownerWorkingKey(owner)];
+    const working = TERMINAL.has(record.status) ? "0" : "1";
+    const { replicaId, leaseMs } = this.state;
+    const args = [JSON.stringify(record), String(record.ttlMs), String(expiresAt), taskId, working, replicaId];
+    args.push(String(leaseMs), String(Date.now()));
     this.state.roundTrips++;
-    await tx.exec();
+    await this.state.scripts.sbCreate(...keys, ...args);
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {

@@ -1,0 +1,50 @@
+// A tenant's tasks/list reads its index on Redis (a sorted set of task ids by expiry). Each new
+// task used to set the index's expiry to its own TTL, so a short-lived task took a longer one's
+// entry with it: the longer task was still there (tasks/get found it) but gone from tasks/list.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { sleep, until } from "../harness.js";
+import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
+
+const SHORT_TTL = 1500;
+const LONG_TTL = 600_000;
+
+describeCluster("the per-tenant task index on Redis (one replica, 2025 tasks)", () => {
+  let cluster: TestCluster;
+  let client: Client;
+
+  beforeAll(async () => {
+    cluster = await startTestCluster({ replicas: 1, nginx: false, pollIntervalMs: 200 });
+    client = new Client({ name: "task-index", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(cluster.url)));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await cluster?.stop();
+  });
+
+  const createTask = async (ttl: number) => {
+    const params = { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" }, task: { ttl } };
+    return (await client.request({ method: "tools/call", params }, CreateTaskResultSchema)).task;
+  };
+  const listed = async () => (await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
+  const found = (taskId: string) => client.experimental.tasks.getTask(taskId).then(() => true, () => false);
+
+  it("keeps a long task in tasks/list after a shorter one created later expires, and drops expired ids", async () => {
+    const long = await createTask(LONG_TTL);
+    const short = await createTask(SHORT_TTL);
+    expect(await listed()).toEqual(expect.arrayContaining([long.taskId, short.taskId]));
+    // Past the short task's end (and as long again), the long one is still listed.
+    await until(() => found(short.taskId), (there) => !there, 30_000);
+    await sleep(SHORT_TTL);
+    expect(await found(long.taskId)).toBe(true);
+    expect(await listed()).toContain(long.taskId);
+    const [index] = await cluster.redis.keys("sb:owner:*");
+    expect(Number(await cluster.redis.command("PTTL", index))).toBeGreaterThan(LONG_TTL / 2);
+    // The next task's creation prunes the expired id, so a busy tenant's index stays bounded.
+    const next = await createTask(LONG_TTL);
+    expect((await cluster.redis.command("ZRANGE", index, "0", "-1")) as string[]).toEqual([long.taskId, next.taskId]);
+  });
+});
