@@ -19,7 +19,8 @@ const summaryLine: Reporter = {
 
 /** SWITCHBOARD_SMOKE=N: only the first N tests of each end-to-end and cluster file (test/smoke.ts). */
 const smoke = process.env.SWITCHBOARD_SMOKE ? { setupFiles: ["test/smoke.ts"] } : {};
-const e2e = { testTimeout: 30_000, hookTimeout: 30_000, ...smoke };
+/** dist/cli.js is rebuilt first when a source is newer (test/ensure-built.ts): e2e tests spawn it. */
+const e2e = { testTimeout: 30_000, hookTimeout: 30_000, globalSetup: ["test/ensure-built.ts"], ...smoke };
 
 /**
  * unit: no process spawned. e2e-2025 / e2e-2026: the end-to-end suites, once per protocol era

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Soak test: many tool calls over stdio and Streamable HTTP against a sandbox with faults injected
-// continuously. Not part of `npm test`; run it with `npm run soak` (which builds first).
+// continuously. Run it with `npm run soak` (which builds first).
 //
 //   SOAK_CALLS=100000            total tool calls (split between the two transports)
 //   SOAK_HTTP_SHARE=0.5          fraction of the calls made over Streamable HTTP
@@ -10,6 +10,9 @@
 //   SOAK_FAULT_EVERY=250         inject one random fault every N calls (on a random GET route)
 //   SOAK_INVALID_SHARE=0.03      fraction of calls made with invalid arguments (must be refused)
 //   SOAK_SEED=1                  seed of the call/fault mix
+//   SOAK_RESULTS=<path>          where the JSON report goes (default bench/soak-results.json)
+//
+// A short form (2,000 calls) runs in npm test: test/e2e/once/soak.test.ts.
 //
 // What it checks: every call ends in a success, an isError result that names its cause and a
 // "Next step:", or (for the deliberately invalid calls) a refusal naming the argument. Anything
@@ -19,7 +22,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -27,7 +30,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(ROOT, "dist/cli.js");
-const RESULTS = join(ROOT, "bench/soak-results.json");
+/** The mix calls tools of toolsets that are off by default (build_list_versions: build_admin). */
+const TOOLSETS = ["--toolsets", "all"];
+const RESULTS = process.env.SOAK_RESULTS || join(ROOT, "bench/soak-results.json");
 
 const env = process.env;
 const num = (name, fallback) => {
@@ -56,21 +61,10 @@ const CONFIG = {
 // --- the sandbox -------------------------------------------------------------------------------
 
 /**
- * startSandbox, FAULTS and the simulators' seed data. A tsc build has them under dist/; the
- * bundled build (scripts/build.mjs) ships only dist/cli.js, so they are compiled from src/ with
- * esbuild into a temp dir (node builtins only, bundled whole).
+ * startSandbox, FAULTS and the simulators' seed data, compiled from src/ with esbuild into a temp
+ * dir (the published build is one bundle, dist/cli.js, without them).
  */
 async function loadSandbox() {
-  const fromDist = join(ROOT, "dist/sandbox/index.js");
-  if (existsSync(fromDist)) {
-    const [sandbox, faults, sizing, drones] = await Promise.all([
-      import(pathToFileURL(fromDist).href),
-      import(pathToFileURL(join(ROOT, "dist/sandbox/faults.js")).href),
-      import(pathToFileURL(join(ROOT, "dist/services/sizing/simulator.js")).href),
-      import(pathToFileURL(join(ROOT, "dist/services/drones/simulator.js")).href),
-    ]);
-    return { ...sandbox, ...faults, ...sizing, ...drones, source: "dist/" };
-  }
   const { build } = await import("esbuild");
   const dir = mkdtempSync(join(tmpdir(), "switchboard-soak-"));
   const outfile = join(dir, "sandbox.mjs");
@@ -80,8 +74,8 @@ async function loadSandbox() {
         contents: [
           'export { startSandbox } from "./src/sandbox/index.ts";',
           'export { FAULTS, faultFromSpec } from "./src/sandbox/faults.ts";',
-          'export { PLAN_LIMITS, CATALOG } from "./src/services/sizing/simulator.ts";',
-          'export { FLEET, ALERTS, MISSIONS } from "./src/services/drones/simulator.ts";',
+          'export { PLAN_LIMITS, CATALOG } from "./src/sandbox/simulators/sizing/index.ts";',
+          'export { FLEET, ALERTS, MISSIONS } from "./src/sandbox/simulators/drones/index.ts";',
         ].join("\n"),
         resolveDir: ROOT,
         sourcefile: "soak-sandbox-entry.ts",
@@ -166,7 +160,7 @@ function tail(stream, max = 20_000) {
 }
 
 async function spawnHttpServer(serverEnv) {
-  const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0"], { env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...TOOLSETS], { env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
   const log = tail(child.stderr);
   child.stdout.resume();
   const url = await new Promise((resolve, reject) => {
@@ -479,7 +473,7 @@ async function main() {
     ...(env.SOAK_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: env.SOAK_SERVER_NODE_OPTIONS } : {}),
   };
 
-  const stdioTransport = new StdioClientTransport({ command: process.execPath, args: [CLI], env: serverEnv, stderr: "pipe" });
+  const stdioTransport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...TOOLSETS], env: serverEnv, stderr: "pipe" });
   const stdioLog = tail(stdioTransport.stderr);
   const stdioClient = new Client({ name: "switchboard-soak", version: "1.0.0" });
   const clientErrors = [];
@@ -539,7 +533,7 @@ async function main() {
   const loadAfter = loadAverage();
 
   // After: faults off, a last health check on each child, then RSS and liveness.
-  for (const s of ["build", "sizing", "drones"]) sandbox[s].router.clearFaults();
+  for (const { simulator } of Object.values(sandbox.accounts).flat()) simulator.router.clearFaults();
   const health = {};
   try {
     await stdioClient.ping({ timeout: 10_000 });
@@ -574,7 +568,7 @@ async function main() {
   await sandbox.close();
 
   const sandboxStats = {};
-  for (const s of ["build", "sizing", "drones"]) {
+  for (const s of Object.keys(sandbox.urls)) {
     let received = 0;
     for (const n of sandbox[s].router.received.values()) received += n;
     sandboxStats[s] = { received, answered: sandbox[s].router.count() };
@@ -613,7 +607,7 @@ async function main() {
     unexplainedCount: stats.unexplainedCount,
     unexplained: stats.unexplained,
   };
-  mkdirSync(join(ROOT, "bench"), { recursive: true });
+  mkdirSync(dirname(RESULTS), { recursive: true });
   writeFileSync(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
 
   const line = (k, v) => process.stdout.write(`${k.padEnd(26)}${v}\n`);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Zod schemas of the build service, from build-service-api.md and build-service-public-docs.md.
+ * Zod schemas of the build service, from its documentation (docs/openapi/build-service.yaml).
  * Inputs enforce every documented rule so a request the upstream would reject never leaves the
  * server. Outputs are loose: fields the specs do not show pass through untouched.
  */

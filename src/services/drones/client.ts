@@ -7,7 +7,7 @@ export type { Json };
 const id = (value: string) => encodeURIComponent(value);
 
 /**
- * One typed function per drone-fleet operation. Paths per drone-fleet-api.md. The shapes of
+ * One typed function per drone-fleet operation. Paths per docs/openapi/drones.yaml. The shapes of
  * missions, alerts and API keys are not shown in the spec: they come back as the upstream sends them.
  */
 export class DronesClient {

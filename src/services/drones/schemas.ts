@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Zod schemas of the drone fleet service, from drone-fleet-api.md. Only the drone's fields are
+ * Zod schemas of the drone fleet service, from docs/openapi/drones.yaml. Only the drone's fields are
  * shown in the spec; missions, alerts and API keys pass through as the upstream sends them.
  */
 

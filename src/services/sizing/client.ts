@@ -15,7 +15,7 @@ export interface TryOnBody {
   measurements: Record<string, number | undefined>;
 }
 
-/** One typed function per sizing operation. Paths per sizing-api.md. */
+/** One typed function per sizing operation. Paths per docs/openapi/sizing.yaml. */
 export class SizingClient {
   constructor(readonly http: UpstreamClient) {}
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Zod schemas of the sizing service, from sizing-api.md. Inputs use the spec's snake_case names
+ * Zod schemas of the sizing service, from its description (docs/openapi/sizing.yaml). Inputs use the spec's snake_case names
  * and are checked before any request leaves; outputs are loose so fields the spec does not show
  * pass through untouched.
  */

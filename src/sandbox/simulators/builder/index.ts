@@ -1,7 +1,7 @@
 /**
- * In-memory simulator ("sandbox") of the project build service described in
- * shared/specs/build-service-reference.md (which wins over the older build-service-api.md and
- * build-service-public-docs.md).
+ * In-memory simulator ("sandbox") of the project build service as its reference describes it
+ * (docs/openapi/build-service.yaml is written from that reference; "§n" in these files are its
+ * sections; where older descriptions of the service disagree, the reference wins).
  *
  * State is computed lazily from the clock: every request that touches a project first advances
  * it to the current simulated time, so there are no timers. Simulated time runs `timeScale`

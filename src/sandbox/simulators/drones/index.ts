@@ -2,7 +2,7 @@ import { Router, bearerToken, type SimRequest, type SimResponse } from "../../ro
 import { defineSimulator } from "../../simulator.js";
 
 /**
- * In-memory simulator of the Drone Fleet Data API (specs/drone-fleet-api.md).
+ * In-memory simulator of the Drone Fleet Data API (docs/openapi/drones.yaml).
  *
  * Choices where the spec says "not shown" are marked "Not shown in the spec:" below. All seed
  * data is literal (no randomness), so tests can compute expectations from the exported constants.

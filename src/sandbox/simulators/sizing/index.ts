@@ -8,7 +8,7 @@ import { recommend } from "./recommend.js";
 import { parseFitRequest, requireString } from "./requests.js";
 
 /**
- * In-memory simulator of the Garment Size Recommendation API (specs/sizing-api.md).
+ * In-memory simulator of the Garment Size Recommendation API (docs/openapi/sizing.yaml).
  *
  * Choices where the spec says "not shown" are marked "Not shown in the spec:" in each file:
  * catalog.ts (units, preferred_fit values), errors.ts (failure shape and codes), requests.ts
