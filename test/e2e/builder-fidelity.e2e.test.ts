@@ -167,6 +167,20 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     expect(text(lost)).toMatch(/call build_get_deployment_status for "acme-storefront" and compare its createdAt with the time of your call/);
   });
 
+  // Item 18: documented operators gave 0 rows in the simulator, and _count / _aggregate never reached the text.
+  it("queries with operators, _count and _aggregate, and reads properties as a map", async () => {
+    const paid = await call(conn.client, "build_query_database", {
+      projectId: "acme-storefront",
+      tableName: "orders",
+      queryOptions: { _filter: { status: { in: ["paid", "shipped"] }, total: { gte: 0 } }, _count: true, _limit: 2 },
+    });
+    expect(paid.structuredContent).toMatchObject({ count: 2, _count: { _total: 12 } });
+    expect(text(paid)).toMatch(/^12 record\(s\) match before paging\./);
+    const sums = await call(conn.client, "build_query_database", { projectId: "acme-storefront", tableName: "orders", queryOptions: { _aggregate: { _count: true }, _groupBy: "status" } });
+    expect(text(sums)).toMatch(/Also in the answer: \{"aggregations":\[/);
+    expect(text(await call(conn.client, "build_get_database_schema", { projectId: "acme-storefront" }))).toMatch(/- orders \("Orders"\): customer, total, status/);
+  });
+
   // Item 11: PLAN_LIMIT_REACHED (a plan quota) was retried: 3 requests per call.
   it("sends a production-log request once when the plan's log limit answers 429", async () => {
     const path = `${API}/projects/acme-storefront/backend/prod/logs`;

@@ -246,7 +246,9 @@ describe("views/build-console: phase", () => {
   it("reports a launch whose agent did not start as failed, with the reason", () => {
     const state = stateFromResult("build_launch_project", { projectId: "p-one", agent: { started: false, message: "Not enough credits" } }, false, "");
     expect(state.phase).toBe("failed");
-    expect(state.failure).toContain("Not enough credits");
+    // Item 20: the next step is the tool, not the service's HTTP path; the service's words stay as a note.
+    expect(state.failure).toMatch(/call build_start_agent with the same prompt/);
+    expect(state.notes.join(" ")).toContain("Not enough credits");
     expect(nextPoll(state)).toBeNull();
   });
 

@@ -247,7 +247,9 @@ export function stateFromResult(tool: string, sc: Json | undefined, isError: boo
   if (tool === "build_launch_project" && isObject(sc.agent)) {
     const agentWarnings = (Array.isArray(sc.agent.warnings) ? sc.agent.warnings : []).map((w) => `Agent warning: ${String(w)}`);
     if (sc.agent.started !== true) {
-      return { ...base, phase: "failed", failure: `The project was created but the agent did not start: ${str(sc.agent.message) ?? "see the warnings"}`, notes: [...warnings, ...agentWarnings] };
+      const failure = "The project was created and charged, but the agent did not start. Once the cause below is fixed, call build_start_agent with the same prompt.";
+      const said = warnings.length === 0 && str(sc.agent.message) ? [`The service said: ${str(sc.agent.message)}`] : [];
+      return { ...base, phase: "failed", failure, notes: [...warnings, ...said, ...agentWarnings] };
     }
     return { ...base, phase: "agent-running", notes: [...warnings, ...agentWarnings], elapsed: { seconds: 0, at: now }, since, sawRunning: false };
   }

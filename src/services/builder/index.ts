@@ -98,7 +98,7 @@ export const BUILD_HINTS: HintTable = {
   DEPLOYMENT_RUNNING: "a deployment is running: wait for it with build_wait { until: \"deployment\" }.",
   RECOVERY_RUNNING: "a version recovery is running: wait for it with build_wait { until: \"versionRecovery\" }.",
   SERVER_NOT_READY:
-    "the project's server was asleep and is being started: START_SERVER (3 credits) is already spent. Do not retry blindly: wait until build_get_project shows agentServerStatus Active (2-4 min), then call again (that call charges the operation itself).",
+    "the project's server was asleep and is being started: START_SERVER (3 credits) is already spent. Do not retry blindly: follow the start with build_wait { until: \"server\" } (or build_get_project until agentServerStatus Active, 2-4 min), then call again once (that call charges the operation itself).",
   SANDBOX_NOT_REACHABLE:
     "the project's app did not answer. If Details say reason \"starting\", wait a minute and call again; if \"app_error\", the app is broken and waiting will not help: send the agent a prompt to fix it (build_start_agent).",
   PROJECT_NOT_FOUND: "no project has that id: call build_list_projects to find it.",

@@ -29,6 +29,14 @@ async function spendWithServerStart(deps: BuildDeps, projectId: string, what: st
   return deps.guard.check({ operation: `${what}${note}`, items: [["START_SERVER", 1], [operation, 1]] }, ctx);
 }
 
+/** §10: `_count: true` adds `_count._total`; `_aggregate` results are passed through as the service sends them. */
+function queryExtras(r: Record<string, unknown>): string {
+  const total = isObject(r._count) && typeof r._count._total === "number" ? `${r._count._total} record(s) match before paging.\n` : "";
+  const extra = Object.entries(r).filter(([k]) => !["results", "count", "_count"].includes(k));
+  const rest = extra.length ? `Also in the answer: ${trimLine(JSON.stringify(Object.fromEntries(extra)), 600)}\n` : "";
+  return total + rest;
+}
+
 /** Upstream answers of these operations are not shown in the specs: keep whatever object came back. */
 const passthrough = (data: unknown) => (isObject(data) ? data : {});
 
@@ -290,6 +298,7 @@ export function operationTools(deps: BuildDeps) {
         return { ...data, results, count: results.length };
       },
       render: (r) =>
+        queryExtras(r) +
         `${r.count} record(s):\n${r.results
           .slice(0, 20)
           .map((row) => `- ${JSON.stringify(row).slice(0, 200)}`)
