@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Server as NetServer, type AddressInfo } from "node:net";
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpServer } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
-import { createMcpServer } from "../mcp/server.js";
+import { createMcpServer, type OneRequest } from "../mcp/server.js";
 import { watchResources, type McpRuntime } from "../mcp/runtime.js";
 import { WatchLimitError } from "../watch-budget.js";
 import { hostAllowed, isLoopbackHost, originAllowed, plain, readJson, RequestRefused, rpcError, sendWebResponse, toWebRequest, tokenChecker } from "./guards.js";
@@ -68,8 +68,9 @@ export interface RunningHttp {
 export const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_MAX_SESSIONS_PER_TENANT = 100;
 
-/** The tool a 2026-07-28 tools/call names (the SDK checks the standard headers against the body before the factory runs). */
-const calledTool = (request?: Request) => (request?.headers.get("mcp-method") === "tools/call" ? (request.headers.get("mcp-name") ?? undefined) : undefined);
+/** What a 2026-07-28 request asks, from its headers (the SDK checks them against the body before the factory runs). */
+const oneRequest = (request?: Request): OneRequest | undefined =>
+  request ? { method: request.headers.get("mcp-method") ?? undefined, name: request.headers.get("mcp-name") ?? undefined } : undefined;
 
 /** How long a draining server keeps idle keep-alive connections open for a last request each. */
 const DRAIN_LINGER_MS = 2000;
@@ -100,7 +101,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const modernFor = (tenant: McpRuntime): McpHttpHandler => {
     const known = handlers.get(tenant);
     if (known) return known.handler;
-    const handler = createMcpHandler(({ requestInfo }) => createMcpServer(tenant, "modern", calledTool(requestInfo)), {
+    const handler = createMcpHandler(({ requestInfo }) => createMcpServer(tenant, "modern", oneRequest(requestInfo)), {
       legacy: "reject",
       maxRequestBodySize: maxBody,
       onerror: (err) => options.logger.debug("mcp handler error", { error: err.message }),
@@ -203,7 +204,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       });
       return send(await session.transport.handleRequest(request, { parsedBody: body }), res);
     }
-    if (req.method === "POST" && (await isLegacyRequest(request.clone(), body))) {
+    // Given the parsed body it reads nothing from the request, so no clone (a copy of the body) is needed.
+    if (req.method === "POST" && (await isLegacyRequest(request, body))) {
       if (!isInitializeRequest(body)) return rpcError(res, 400, -32000, "Bad request: no mcp-session-id header, and the body is not an initialize request");
       if (sessions.size >= maxSessions) return rpcError(res, 503, -32000, `Too many open sessions (${maxSessions}); close one or retry later`);
       if ((sessionsOf.get(tenant.owner(undefined)) ?? 0) >= maxPerTenant) {

@@ -17,10 +17,11 @@ import { describeError } from "../errors.js";
 import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
 import { TaskLimitError } from "../tasks/runner.js";
 import type { CallEgress, Egress } from "../egress.js";
-import { annotationsFor, callRuntime, failure, inputSchemaOf, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
+import { annotationsFor, callRuntime, failure, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
 import { taskHost, watchResources } from "./runtime.js";
 import { WatchLimitError } from "../watch-budget.js";
+import { registeredSchemas } from "./registered-schemas.js";
 import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "./sdk-internals.js";
 import { shapeTool } from "./tool-list.js";
 
@@ -36,18 +37,31 @@ const CACHE_HINTS = {
 } as const;
 
 /**
+ * What one 2026-07-28 HTTP request asks (its Mcp-Method and Mcp-Name headers, which the SDK checks
+ * against the body before the instance is made).
+ */
+export interface OneRequest {
+  method?: string;
+  name?: string;
+}
+
+/**
  * Builds one server instance for one era: per request (2026-07-28 HTTP), per session (2025
  * HTTP), or per connection (stdio). Cheap: everything heavy lives in the shared runtime.
- * `onlyTool`: the instance answers one tools/call of that tool (a 2026-07-28 request), so it
- * registers that tool alone; registering all of them was a tenth of such a request's CPU.
+ * `request`: the instance answers that one request, so it registers only what the request can
+ * reach (registrationsFor); registering every tool was a tenth of a tools/call's CPU and most of
+ * a tasks/get's.
  */
-export function createMcpServer(rt: McpRuntime, era: Era, onlyTool?: string): McpServer {
+export function createMcpServer(rt: McpRuntime, era: Era, request?: OneRequest): McpServer {
   const hasTaskTools = rt.tools.some((t) => t.longRunning);
   const capabilities: ServerCapabilities = {
     logging: {},
     tools: { listChanged: true },
     resources: { subscribe: true, listChanged: true },
     prompts: { listChanged: true },
+    // Declared here, not left to the SDK (it adds it when a resource with completions registers),
+    // so that an instance that registers no resource advertises the same capabilities.
+    ...(rt.resources.some((r) => r.complete) ? { completions: {} } : {}),
     ...(hasTaskTools && era === "legacy" ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
     ...(hasTaskTools && era === "modern" ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
   } as ServerCapabilities;
@@ -58,10 +72,10 @@ export function createMcpServer(rt: McpRuntime, era: Era, onlyTool?: string): Mc
     requestState: { verify: rt.confirmations.verify },
   });
   const session = { logLevelSet: false };
-  const called = onlyTool === undefined ? undefined : rt.tools.find((t) => t.name === onlyTool);
-  for (const def of called ? [called] : rt.tools) registerTool(server, rt, def, session);
-  for (const def of called ? [] : rt.resources) registerResource(server, rt, def);
-  for (const def of called ? [] : rt.prompts) {
+  const needs = registrationsFor(rt, request);
+  for (const def of needs.tools) registerTool(server, rt, def, session);
+  for (const def of needs.resources ? rt.resources : []) registerResource(server, rt, def);
+  for (const def of needs.prompts ? rt.prompts : []) {
     server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: argsSchemaOf(def) }, (args: Record<string, unknown>) => ({
       messages: [{ role: "user" as const, content: { type: "text" as const, text: rt.egress.text(def.text(args as never)) } }],
     }));
@@ -99,6 +113,26 @@ function scrubErrors(server: McpServer, rt: McpRuntime): void {
   });
 }
 
+/**
+ * What an instance for `request` must register: a tools/call its one tool (all of them when the
+ * header names none: an unknown tool, or a name in the header's Base64 form), tools/list every tool,
+ * resources/* the resources, prompts/* the prompts, completion/complete both; tasks/*, discovery,
+ * listen, ping and notifications nothing. Without a request (sessions, stdio): everything.
+ */
+function registrationsFor(rt: McpRuntime, request: OneRequest | undefined): { tools: readonly ToolDef<any, any>[]; resources: boolean; prompts: boolean } {
+  const method = request?.method;
+  if (method === undefined) return { tools: rt.tools, resources: true, prompts: true };
+  if (method === "tools/call") {
+    const called = rt.tools.filter((t) => t.name === request?.name);
+    return { tools: called.length ? called : rt.tools, resources: false, prompts: false };
+  }
+  return {
+    tools: method === "tools/list" ? rt.tools : [],
+    resources: method.startsWith("resources/") || method === "completion/complete",
+    prompts: method.startsWith("prompts/") || method === "completion/complete",
+  };
+}
+
 const argsSchemas = new WeakMap<PromptDef<any>, z.ZodObject>();
 /** Built once per prompt, not per (2026 per-request) server instance. */
 function argsSchemaOf(def: PromptDef<any>): z.ZodObject {
@@ -108,16 +142,17 @@ function argsSchemaOf(def: PromptDef<any>): z.ZodObject {
 }
 
 function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, session: { logLevelSet: boolean }): void {
+  const schemas = registeredSchemas(def);
   const config = {
     title: def.title,
     description: def.description,
-    inputSchema: inputSchemaOf(def),
-    outputSchema: def.output,
+    inputSchema: schemas.input,
+    outputSchema: schemas.output,
     annotations: annotationsFor(def),
     // MCP Apps: the view that shows this tool's result (the legacy key too, for older hosts).
     ...(def.view ? { _meta: { ui: { resourceUri: def.view }, "ui/resourceUri": def.view } } : {}),
   };
-  const registered = server.registerTool(def.name, config, (async (input: Record<string, unknown>, ctx: ServerContext) => {
+  server.registerTool(def.name, config, (async (input: Record<string, unknown>, ctx: ServerContext) => {
     const call = callRuntime(rt.toolRuntime, def, input);
     const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, session);
     try {
@@ -127,13 +162,7 @@ function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>,
       throw err;
     }
   }) as never);
-  // The SDK converts the output schema to JSON once per registered tool, so once per 2026-07-28
-  // request: converted on the first instance, handed to the others.
-  if (outputJson.has(def.output)) registered.outputSchemaJson = outputJson.get(def.output);
-  else outputJson.set(def.output, registered.outputSchemaJson);
 }
-
-const outputJson = new WeakMap<object, Record<string, unknown> | undefined>();
 
 /** A tool's context for a request that is still open: progress, logs and questions go to its client. */
 function requestContext(server: McpServer, rt: McpRuntime, egress: CallEgress, def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ServerContext, session: { logLevelSet: boolean }): ToolContext {
@@ -200,7 +229,8 @@ function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
     const parsed = parseInput(def, request.params?.arguments);
     if (!parsed.ok) return parsed.result;
     const asTask = def.longRunning && (legacyTaskRequest || (era === "modern" && declaresTasks(ctx) && (def.longRunning.runsAsTask?.(parsed.input) ?? true)));
-    if (!asTask) return original(request, ctx);
+    // The SDK's handler gets the parsed arguments; its own validation passes them through (registered-schemas.ts).
+    if (!asTask) return original({ ...request, params: { ...request.params, arguments: parsed.input } }, ctx);
     return withInputRequired(server, (req, c) => startTask(server, rt, def, parsed.input, req, c, era), request, ctx);
   });
 }
