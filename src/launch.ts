@@ -81,6 +81,7 @@ export async function launch(
       ? (headers, identity) => app.runtimeFor(tenantCredentials(headers, identity, app, config))
       : undefined,
     oauth,
+    pages: app.connect ? (await import("./core/http/connect-page.js")).connectPages(app.connect) : undefined,
     replicaId: app.replicaId,
     ready: app.ready,
     health: () => ({

@@ -49,6 +49,11 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
   settings: z.ZodType<S>;
   /** One paragraph of the server's instructions, shown when the service is enabled. */
   instructions: string;
+  /**
+   * MCP_CREDENTIALS=linked: the cheap read (a tool of this service and its input) that checks a key
+   * a user links before it is kept.
+   */
+  keyCheck?: { tool: string; input?: Record<string, unknown> };
   /** Advice keyed by the upstream's errorCode: what the caller should do next. */
   hints: HintTable;
   /**

@@ -96,8 +96,8 @@ export async function authorizeInBrowser(browser: Browser, url: URL, user: strin
  * Connects an SDK client with OAuth: the first connect meets the 401, discovers the authorization
  * server, and sends the user to it; the browser signs in; finishAuth trades the code; connect again.
  */
-export async function connectWithOAuth(url: string, provider: TestOAuthProvider, browser: Browser, user: string, era: Era, options: ConstructorParameters<typeof Client>[1] = {}): Promise<Client> {
-  const transport = () => new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+export async function connectWithOAuth(url: string, provider: TestOAuthProvider, browser: Browser, user: string, era: Era, options: ConstructorParameters<typeof Client>[1] = {}, fetchFn?: typeof fetch): Promise<Client> {
+  const transport = () => new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, ...(fetchFn ? { fetch: fetchFn } : {}) });
   let client = newClient(options, era);
   try {
     await client.connect(transport());

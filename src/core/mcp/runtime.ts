@@ -7,6 +7,7 @@ import type { ResourceDef, ResourceWatcher } from "../resources.js";
 import type { TaskHost, TaskRunner } from "../tasks/runner.js";
 import type { ToolDef, ToolRuntime } from "../tool.js";
 import type { WatchBudget } from "../watch-budget.js";
+import type { Linking } from "../vault/link-gate.js";
 
 /** Carries one tenant's change events to its other replicas (Redis pub/sub in hosted mode). */
 export interface ChangeRelay {
@@ -84,6 +85,8 @@ export interface McpRuntime {
   credentials?: Readonly<Record<string, string>>;
   /** Keeps this runtime alive (a task follows work with it); returns the release. */
   pin(): () => void;
+  /** MCP_CREDENTIALS=linked: this tenant's linked upstream keys (a tool without its key asks for the link). */
+  linking?: Linking;
   /** Shared by runtimes whose tools are the same (every tenant of an app): tools/list is shaped once for all. */
   listKey?: object;
   /** The replica's caps on resource subscriptions (shared by every tenant). */

@@ -24,6 +24,7 @@ import { WatchLimitError } from "../watch-budget.js";
 import { registeredSchemas } from "./registered-schemas.js";
 import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "./sdk-internals.js";
 import { shapeTool } from "./tool-list.js";
+import { linkGate } from "../vault/link-gate.js";
 
 export type Era = "legacy" | "modern";
 export const MODERN_REVISION = "2026-07-28";
@@ -156,6 +157,8 @@ function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>,
     const call = callRuntime(rt.toolRuntime, def, input);
     const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, session);
     try {
+      const needsLink = await linkGate(server, rt, def, ctx);
+      if (needsLink) return needsLink;
       return await runTool(def, input, toolCtx, call);
     } catch (err) {
       if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
@@ -251,7 +254,9 @@ async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, an
   const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, { logLevelSet: true });
   let refused: CallToolResult | undefined;
   try {
-    refused = await runBefore(def, input, toolCtx, call);
+    const needsLink = await linkGate(server, rt, def, ctx);
+    if (needsLink && "resultType" in needsLink) return needsLink;
+    refused = needsLink ?? (await runBefore(def, input, toolCtx, call));
   } catch (err) {
     if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
     refused = failure(def, input, err, toolCtx, call, performance.now());

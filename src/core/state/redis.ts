@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import type { NonceStore, NonceUse } from "../confirm.js";
 import type { Logger } from "../logger.js";
+import type { VaultStore } from "../vault/vault.js";
 import { afterCursor, decodeCursor, encodeCursor, TERMINAL, type TaskChange, type TaskPage, type TaskRecord, type TaskStore } from "../tasks/store.js";
 
 /** Every key and channel of ours starts with this, so one Redis can be shared with other software. */
@@ -402,3 +403,25 @@ export class RedisTaskStore implements TaskStore {
     this.listeners.clear();
   }
 }
+
+/** Linked upstream keys (core/vault/vault.ts): one hash per tenant, values sealed before they get here. */
+export class RedisVaultStore implements VaultStore {
+  constructor(private readonly state: RedisState) {}
+
+  async all(tenant: string): Promise<Record<string, string>> {
+    this.state.roundTrips++;
+    return this.state.cmd.hgetall(vaultKey(tenant));
+  }
+
+  async put(tenant: string, service: string, sealed: string): Promise<void> {
+    this.state.roundTrips++;
+    await this.state.cmd.hset(vaultKey(tenant), service, sealed);
+  }
+
+  async remove(tenant: string, service: string): Promise<boolean> {
+    this.state.roundTrips++;
+    return (await this.state.cmd.hdel(vaultKey(tenant), service)) > 0;
+  }
+}
+
+const vaultKey = (tenant: string) => `${P}vault:${tenant}`;

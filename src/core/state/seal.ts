@@ -9,6 +9,8 @@ export class Sealer {
   private readonly encryptionKey: Buffer;
   private readonly tenantKey: Buffer;
   readonly requestStateKey: Buffer;
+  /** Signs the single-use links to the connect page (core/vault/tickets.ts). */
+  readonly linkKey: Buffer;
 
   constructor(secret: string | undefined) {
     const root = secret ? Buffer.from(secret, "utf8") : randomBytes(32);
@@ -16,6 +18,7 @@ export class Sealer {
     this.encryptionKey = derive("state-encryption");
     this.tenantKey = derive("tenant-id");
     this.requestStateKey = derive("request-state");
+    this.linkKey = derive("link-ticket");
   }
 
   /** AES-256-GCM; the associated data binds the blob to its place (a task id), so blobs cannot be swapped. */

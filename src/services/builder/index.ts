@@ -171,6 +171,7 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
   baseUrlVar: "BUILD_API_BASE_URL",
   apiKeyVar: "BUILD_API_KEY",
   bearerKeyPrefix: "tlm_sk_",
+  keyCheck: { tool: "build_get_account" },
   settings: settings as never,
   instructions:
     "Build service: builds take 5-40 minutes; launch with build_launch_project and follow with build_wait (progress on every poll). Tools marked as spending credits are never retried automatically; check the balance with build_get_account first.",

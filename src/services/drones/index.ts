@@ -25,6 +25,7 @@ export const drones: ServiceModule<z.infer<typeof settings>, DronesClient> = {
   ],
   baseUrlVar: "DRONES_API_BASE_URL",
   apiKeyVar: "DRONES_API_KEY",
+  keyCheck: { tool: "drones_list_alerts" },
   settings,
   instructions: "Drones: fleet questions (counts, low battery, nearest drone) are answered by drones_fleet_summary and drones_find_nearest.",
   hints: {

@@ -23,6 +23,7 @@ export const sizing: ServiceModule<z.infer<typeof settings>, SizingClient> = {
   ],
   baseUrlVar: "SIZING_API_BASE_URL",
   apiKeyVar: "SIZING_API_KEY",
+  keyCheck: { tool: "sizing_get_catalog", input: { limit: 1 } },
   settings,
   instructions: "Sizing: get the catalog, then recommend a size from body measurements (assumed to be cm and kg).",
   // The seed shows no error codes, shapes or statuses: these codes and what they mean are assumed

@@ -1,0 +1,64 @@
+import type { ResourceDef, ResourceWatcher } from "../resources.js";
+import type { ServiceInstance } from "../service.js";
+
+/** How long a replaced instance (a key rotated or unlinked) stays open for the calls still using it. */
+const RETIRE_AFTER_MS = 10 * 60_000;
+
+/**
+ * One tenant's service instances when its keys can change while it runs (MCP_CREDENTIALS=linked):
+ * a key linked, rotated or unlinked replaces that service's instance. Tools reach the current one
+ * through the tenant's scope map (updated here); resources and watchers are delegates that ask
+ * for the current instance on every read, so a 2025 session opened before the link sees the key.
+ */
+export class LiveInstances {
+  private readonly retired = new Set<ServiceInstance>();
+  private keys: Record<string, string | undefined>;
+
+  constructor(
+    private readonly instances: Map<string, ServiceInstance>,
+    private readonly scope: Map<string, object>,
+    initialKeys: Record<string, string | undefined>,
+    private readonly create: (service: string, key: string | undefined) => ServiceInstance,
+  ) {
+    this.keys = { ...initialKeys };
+  }
+
+  /** Puts these keys to use; services whose key did not change keep their instance. */
+  use(keys: Readonly<Record<string, string>>): void {
+    for (const service of this.instances.keys()) {
+      if (keys[service] === this.keys[service]) continue;
+      const previous = this.instances.get(service)!;
+      const next = this.create(service, keys[service]);
+      this.instances.set(service, next);
+      this.scope.set(service, next.deps);
+      this.retired.add(previous);
+      setTimeout(() => this.retired.delete(previous) && void previous.close().catch(() => undefined), RETIRE_AFTER_MS).unref();
+    }
+    this.keys = { ...keys };
+  }
+
+  /** Resource definitions that read through whichever instance is current. */
+  resources(): ResourceDef[] {
+    return [...this.instances.entries()].flatMap(([service, first]) =>
+      (first.resources ?? []).map((def, index) => {
+        const now = () => this.instances.get(service)!.resources![index];
+        return {
+          ...def,
+          read: (uri, variables, signal) => now().read(uri, variables, signal),
+          list: def.list && ((signal: AbortSignal) => now().list!(signal)),
+          complete: def.complete && Object.fromEntries(Object.keys(def.complete).map((name) => [name, (value: string) => now().complete![name](value)])),
+        } satisfies ResourceDef;
+      }),
+    );
+  }
+
+  watchers(): ResourceWatcher[] {
+    return [...this.instances.entries()].filter(([, i]) => i.watch).map(([service]) => (uri, onChange) => this.instances.get(service)!.watch?.(uri, onChange));
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.instances.values(), ...this.retired];
+    this.retired.clear();
+    await Promise.allSettled(all.map((i) => i.close()));
+  }
+}

@@ -1,0 +1,128 @@
+import type { NonceStore } from "./core/confirm.js";
+import type { Egress } from "./core/egress.js";
+import type { ConnectPageOptions } from "./core/http/connect-page.js";
+import type { Logger } from "./core/logger.js";
+import type { ServiceInstance, ServiceModule } from "./core/service.js";
+import type { RedisState } from "./core/state/redis.js";
+import type { Sealer } from "./core/state/seal.js";
+import type { TenantScopes } from "./core/tenant-scope.js";
+import type { ToolContext, ToolDef } from "./core/tool.js";
+import { UpstreamError } from "./core/upstream.js";
+import { accountTools, type AccountDeps } from "./core/vault/account-tools.js";
+import type { Linking } from "./core/vault/link-gate.js";
+import { LiveInstances } from "./core/vault/live-instances.js";
+import { TicketSigner } from "./core/vault/tickets.js";
+import { MemoryVaultStore, Vault } from "./core/vault/vault.js";
+
+type RedisModule = typeof import("./core/state/redis.js");
+
+/**
+ * MCP_CREDENTIALS=linked, app side: the vault (Redis when MCP_STATE_URL is set), the connect page's
+ * tickets and key check, the account tools, and per tenant its live instances and link gate.
+ */
+export class LinkedKeys {
+  readonly vault: Vault;
+  readonly tickets: TicketSigner;
+  private readonly toolsetService: Map<string, ServiceModule<any>>;
+
+  constructor(
+    private readonly options: {
+      publicUrl: string;
+      enabled: ServiceModule<any>[];
+      sealer: Sealer;
+      nonces: NonceStore;
+      redis?: { state: RedisState; module: RedisModule };
+      scopes: TenantScopes;
+      /** Every tool of the enabled services, before toolset filtering: the key checks run one. */
+      allTools: readonly ToolDef<any, any>[];
+      /** Builds a service instance for a key (the same way a tenant does). */
+      instance(module: ServiceModule<any>, key: string, tenantId: string): ServiceInstance;
+      logger: Logger;
+    },
+  ) {
+    const { redis, sealer } = options;
+    this.vault = new Vault(redis ? new redis.module.RedisVaultStore(redis.state) : new MemoryVaultStore(), sealer);
+    this.tickets = new TicketSigner(sealer.linkKey);
+    this.toolsetService = new Map(options.enabled.flatMap((m) => m.toolsets.map((t) => [t.id, m] as const)));
+    if (!redis) options.logger.warn("MCP_CREDENTIALS=linked without MCP_STATE_URL: linked keys are kept in this process only and are lost at restart (users link again)");
+  }
+
+  /** The account toolset's tools, built once (their deps are each tenant's, through the scope). */
+  accountTools(): ToolDef<any, any>[] {
+    return accountTools(this.options.scopes.deps<AccountDeps>("account"), this.options.enabled.map((m) => ({ name: m.name, title: m.title })));
+  }
+
+  /** One tenant's view: its linking (the gate's) and its account deps; `live` holds its instances. */
+  forTenant(owner: string, who: string, live: LiveInstances, egress: Egress): { linking: Linking; account: AccountDeps; keys(): Record<string, string> } {
+    let current: Record<string, string> = {};
+    const refresh = async () => {
+      current = await this.vault.keys(owner);
+      for (const key of Object.values(current)) egress.addConfigured(key);
+      live.use(current);
+      return current;
+    };
+    return {
+      linking: {
+        serviceOf: (def) => {
+          const module = this.toolsetService.get(def.toolset);
+          return module && { name: module.name, title: module.title };
+        },
+        ensure: async (service) => Boolean((await refresh())[service]),
+        link: (service, elicitationId) => {
+          const ticket = this.tickets.mint({ tenant: owner, service, elicitationId, who });
+          const url = new URL(`connect/${service}`, this.options.publicUrl);
+          url.searchParams.set("ticket", ticket);
+          return url.href;
+        },
+      },
+      account: {
+        linked: () => this.vault.linked(owner),
+        unlink: async (service) => {
+          const removed = await this.vault.unlink(owner, service);
+          await refresh();
+          return removed;
+        },
+      },
+      keys: () => current,
+    };
+  }
+
+  /** What the connect page needs (core/http/connect-page.ts). */
+  connectOptions(logger: Logger): ConnectPageOptions {
+    return {
+      publicUrl: this.options.publicUrl,
+      services: this.options.enabled.map((m) => ({ name: m.name, title: m.title })),
+      tickets: this.tickets,
+      nonces: this.options.nonces,
+      vault: this.vault,
+      verifyKey: (service, key, signal) => this.verifyKey(service, key, signal),
+      logger,
+    };
+  }
+
+  /** Runs the service's key check (a cheap read) with the key; undefined when the upstream accepts it. */
+  private async verifyKey(service: string, key: string, signal: AbortSignal): Promise<string | undefined> {
+    const module = this.options.enabled.find((m) => m.name === service)!;
+    const check = module.keyCheck && this.options.allTools.find((t) => t.name === module.keyCheck!.tool);
+    if (!check) return undefined;
+    const instance = this.options.instance(module, key, `keycheck:${service}`);
+    const ctx: ToolContext = {
+      signal,
+      progress: async () => undefined,
+      logger: this.options.logger,
+      secret: () => undefined,
+      confirm: async () => "unsupported",
+      resourcesChanged: () => undefined,
+    };
+    try {
+      await this.options.scopes.forTenant(check, new Map([[service, instance.deps]])).run(module.keyCheck!.input ?? {}, ctx);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof UpstreamError) || err.status === undefined) throw err;
+      if (err.status === 401 || err.status === 403) return `The ${module.title} refused this key (HTTP ${err.status}): check that you copied the whole key and that it is still active.`;
+      return `The ${module.title} answered HTTP ${err.status} when the key was checked; try again in a moment.`;
+    } finally {
+      await instance.close().catch(() => undefined);
+    }
+  }
+}

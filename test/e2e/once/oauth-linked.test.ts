@@ -1,0 +1,195 @@
+// MCP_CREDENTIALS=linked end to end: users signed in with a real OpenID provider (oidc-provider)
+// link their upstream key on the server's own page, opened from a URL-mode elicitation, in headless
+// Chromium; the call that asked goes on with it. Both protocol eras. Every MCP message on the wire
+// is recorded, and the key must appear in none of them, nor in the server's log.
+import { existsSync } from "node:fs";
+import { chromium, type Browser } from "playwright-core";
+import { UnauthorizedError, UrlElicitationRequiredError, type Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../../src/sandbox/index.js";
+import { call, sandboxEnv, spawnHttpServer, testSandbox, text, until, type Era, type HttpServerProcess } from "../../harness.js";
+import { completeRedirect, connectWithOAuth, REDIRECT_URI, TestOAuthProvider } from "../../oauth/client.js";
+import { freePort, startIdp, type Idp } from "../../oauth/idp.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.log(`oauth-linked e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
+const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const URL_ELICITATION = { capabilities: { elicitation: { form: {}, url: {} } } };
+
+describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", () => {
+  let sandbox: Sandbox;
+  let idp: Idp;
+  let http: HttpServerProcess;
+  let browser: Browser;
+  let publicUrl: string;
+  let buildKeys: string[];
+  const clients: Client[] = [];
+  /** Every MCP request body and answer any test client sent or got. */
+  const wire: string[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    if (typeof init?.body === "string") wire.push(init.body);
+    const response = await fetch(input, init);
+    const copy = response.clone();
+    void copy.text().then((t) => wire.push(t), () => undefined);
+    return response;
+  };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    publicUrl = `http://127.0.0.1:${port}/mcp`;
+    [sandbox, idp, browser] = await Promise.all([
+      testSandbox({ accounts: 2 }),
+      startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl] }),
+      chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }),
+    ]);
+    buildKeys = sandbox.accounts.build.map((a) => a.key);
+    const env = sandboxEnv(sandbox, { MCP_AUTH: "oauth", MCP_CREDENTIALS: "linked", MCP_PUBLIC_URL: publicUrl, MCP_AUTH_ISSUER: idp.issuer, BUILD_CONFIRM_SPEND: "never" });
+    delete env.BUILD_API_KEY;
+    http = await spawnHttpServer(env, ["--port", String(port)]);
+  }, 120_000);
+  afterAll(async () => {
+    if (process.env.OAUTH_DEBUG) (await import("node:fs")).writeFileSync(process.env.OAUTH_DEBUG, http?.stderr() ?? "");
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await http?.stop();
+    await browser?.close();
+    await idp?.close();
+    await sandbox?.close();
+  });
+
+  /** What a user does with the link: open it, paste the key, submit; the page says it is linked. */
+  async function linkInBrowser(url: string, key: string): Promise<string> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      const response = await page.goto(url);
+      expect(response?.headers()["content-security-policy"]).toMatch(/default-src 'none'/);
+      await page.locator("#key").fill(key);
+      await page.keyboard.press("Enter");
+      await page
+        .locator("[role=status], [role=alert]")
+        .first()
+        .waitFor({ timeout: 30_000 })
+        .catch(async (err: Error) => {
+          throw new Error(`${err.message}\nat ${page.url()}:\n${await page.content()}`);
+        });
+      return (await page.locator("main").innerText()).trim();
+    } finally {
+      await context.close();
+    }
+  }
+
+  /** A client whose elicitation handler links `key` in the browser (or declines when `key` is undefined). */
+  async function signedIn(user: string, era: Era, key: string | undefined, options: { urlMode?: boolean } = {}) {
+    const provider = new TestOAuthProvider();
+    const client = await connectWithOAuth(publicUrl, provider, browser, user, era, options.urlMode === false ? {} : URL_ELICITATION, recordingFetch);
+    clients.push(client);
+    const links: string[] = [];
+    const elicitationIds: string[] = [];
+    const completed: string[] = [];
+    if (options.urlMode !== false) {
+      if (era === "legacy") client.setNotificationHandler("notifications/elicitation/complete", (n) => void completed.push((n.params as { elicitationId: string }).elicitationId));
+      client.setRequestHandler("elicitation/create", async (request) => {
+        const params = request.params as { mode?: string; url?: string; elicitationId?: string };
+        if (params.mode !== "url" || !params.url) return { action: "decline" };
+        links.push(params.url);
+        if (params.elicitationId) elicitationIds.push(params.elicitationId);
+        if (!key) return { action: "decline" };
+        expect(await linkInBrowser(params.url, key)).toMatch(/is linked/);
+        return { action: "accept" };
+      });
+    }
+    return { client, provider, links, elicitationIds, completed };
+  }
+
+  for (const era of ["legacy", "modern"] as Era[]) {
+    describe(era === "legacy" ? "2025-11-25" : "2026-07-28", () => {
+      it("asks for the key through a page when a tool needs it, and the call goes on with it", async () => {
+        const key = buildKeys[0];
+        const { client, links, elicitationIds, completed } = await signedIn(`alice-${era}`, era, key);
+        const account = await call(client, "build_get_account");
+        expect(account.isError).toBeFalsy();
+        // 2025-11-25: the URL elicitation has an id, and the server said when it was complete.
+        if (era === "legacy") {
+          expect(elicitationIds).toHaveLength(1);
+          await until(async () => completed, (c) => c.length === 1);
+          expect(completed).toEqual(elicitationIds);
+        }
+        expect(account.structuredContent).toMatchObject({ credits: expect.any(Number) });
+        expect(links).toHaveLength(1);
+        expect(links[0]).toMatch(new RegExp(`^${publicUrl.replace("/mcp", "")}/connect/build\\?ticket=`));
+        // Linked once: the next call needs no link.
+        expect((await call(client, "build_get_account")).isError).toBeFalsy();
+        expect(links).toHaveLength(1);
+        const listed = await call(client, "account_linked_services");
+        expect(listed.structuredContent).toMatchObject({ services: expect.arrayContaining([{ service: "build", title: expect.any(String), linked: true, lastFour: key.slice(-4), linkedAt: expect.any(String) }]) });
+        expect(text(listed)).toContain(key.slice(-4));
+      });
+
+      it("shows a second user nothing of the first: no link, their own key, their own projects", async () => {
+        const other = buildKeys[1];
+        const { client: bob } = await signedIn(`bob-${era}`, era, undefined);
+        const listed = await call(bob, "account_linked_services");
+        expect((listed.structuredContent as { services: Array<{ linked: boolean }> }).services.every((s) => !s.linked)).toBe(true);
+        const declined = await call(bob, "build_get_project", { projectId: "acme-storefront" });
+        expect(declined.isError).toBe(true);
+        expect(text(declined)).toMatch(/No project build service key was linked.*nothing was sent upstream/s);
+        const { client: carol } = await signedIn(`carol-${era}`, era, other);
+        expect((await call(carol, "build_get_account")).isError).toBeFalsy();
+        const carolList = await call(carol, "account_linked_services");
+        expect(JSON.stringify(carolList.structuredContent)).toContain(other.slice(-4));
+        expect(JSON.stringify(carolList.structuredContent)).not.toContain(buildKeys[0].slice(-4));
+      });
+
+      it("tells a client without URL mode how to link, without ever asking for the key in the chat", async () => {
+        const { client } = await signedIn(`dave-${era}`, era, undefined, { urlMode: false });
+        if (era === "legacy") {
+          const err = await client.callTool({ name: "build_get_account", arguments: {} }).catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(UrlElicitationRequiredError);
+          const [elicitation] = (err as UrlElicitationRequiredError).elicitations;
+          expect(elicitation).toMatchObject({ mode: "url", url: expect.stringContaining("/connect/build?ticket="), elicitationId: expect.any(String) });
+        } else {
+          const result = await call(client, "build_get_account");
+          expect(result.isError).toBe(true);
+          expect(text(result)).toMatch(/\/connect\/build\?ticket=.*never type the key into the chat/s);
+        }
+      });
+    });
+  }
+
+  it("unlinks on request (a write: the token steps up), and the next call asks again", async () => {
+    const key = buildKeys[0];
+    const { client, provider, links } = await signedIn("erin", "modern", key);
+    expect((await call(client, "build_get_account")).isError).toBeFalsy();
+    const stepUp = await client.callTool({ name: "account_unlink_service", arguments: { service: "build" } }).catch((e: unknown) => e);
+    expect(stepUp).toBeInstanceOf(UnauthorizedError);
+    await completeRedirect(publicUrl, provider, browser, "erin");
+    expect((await call(client, "account_unlink_service", { service: "build" })).structuredContent).toEqual({ service: "build", unlinked: true });
+    expect((await call(client, "build_get_account")).isError).toBeFalsy();
+    expect(links).toHaveLength(2);
+  });
+
+  it("guards the connect page: a forged ticket, a post without its CSRF cookie, a used link, a wrong key", async () => {
+    const base = publicUrl.replace(/\/mcp$/, "");
+    expect((await fetch(`${base}/connect/build?ticket=forged.signature`)).status).toBe(400);
+    const { client, links } = await signedIn("frank", "legacy", undefined);
+    await call(client, "build_get_account");
+    const link = links[0];
+    const ticket = new URL(link).searchParams.get("ticket")!;
+    const noCookie = await fetch(`${base}/connect/build`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ ticket, csrf: "x", key: buildKeys[0] }) });
+    expect(noCookie.status).toBe(403);
+    const crossSite = await fetch(`${base}/connect/build`, { method: "POST", headers: { origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded" }, body: "ticket=x" });
+    expect(crossSite.status).toBe(403);
+    expect(await linkInBrowser(link, "tlm_sk_wrong_key_0000000000000000")).toMatch(/refused this key \(HTTP 401\)/);
+    expect(await linkInBrowser(link, buildKeys[0])).toMatch(/is linked/);
+    expect(await linkInBrowser(link, buildKeys[0]).catch((e: Error) => e.message)).toMatch(/already used/);
+  });
+
+  it("never puts a key in any MCP message, either way, nor in the server's log", async () => {
+    expect(wire.length).toBeGreaterThan(20);
+    for (const key of buildKeys) {
+      expect(wire.filter((m) => m.includes(key))).toEqual([]);
+      expect(http.stderr()).not.toContain(key);
+    }
+  });
+});
