@@ -162,7 +162,7 @@ describe("build service over stdio", () => {
     const r = await call(conn.client, "build_deploy", { projectId: "empty-sandbox" }); // archived server
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/HTTP 409, SERVER_NOT_READY/);
-    expect(text(r)).toMatch(/START_SERVER \(3 credits\) is already spent.*wait until build_get_project shows agentServerStatus Active/s);
+    expect(text(r)).toMatch(/START_SERVER \(3 credits\) is already spent.*build_wait \{ until: "server" \}.*agentServerStatus Active/s);
   });
 
   it("lists versions and recovers one, waiting for the recovery", async () => {
@@ -316,7 +316,10 @@ describe("build service over stdio", () => {
 
     // Launch tries the id and six suffixed candidates, then answers 409; create answers 409 at once.
     for (let i = 0; i < 7; i++) await ok(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Again [minutes=1]" });
-    await expectError(call(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Once more" }), 409, "PROJECT_ALREADY_EXISTS");
+    const crowded = call(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Once more" });
+    await expectError(crowded, 409, "PROJECT_ALREADY_EXISTS");
+    // §3 lists five suffix lengths for "six" candidates: the hint claims no count (issue 23 item 15).
+    expect(text(await crowded)).toMatch(/Next step: the id is taken \(launch also tried its suffixed variants\)/);
     await expectError(call(conn.client, "build_create_project", { projectId: "crowded-name" }), 409, "PROJECT_ALREADY_EXISTS");
 
     // Internal errors of the read operations (the sandbox only produces them on demand).
