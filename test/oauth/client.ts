@@ -118,3 +118,26 @@ export async function completeRedirect(url: string, provider: TestOAuthProvider,
   const params = await authorizeInBrowser(browser, redirect, user);
   await new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }).finishAuth(params);
 }
+
+/** What a user does with a connect link: open it, paste the key, submit; returns what the page then says. */
+export async function linkKeyInBrowser(browser: Browser, url: string, key: string): Promise<string> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  try {
+    const response = await page.goto(url);
+    const csp = response?.headers()["content-security-policy"] ?? "";
+    if (!/default-src 'none'/.test(csp)) throw new Error(`the connect page has no strict CSP: ${csp}`);
+    await page.locator("#key").fill(key);
+    await page.keyboard.press("Enter");
+    await page
+      .locator("[role=status], [role=alert]")
+      .first()
+      .waitFor({ timeout: 30_000 })
+      .catch(async (err: Error) => {
+        throw new Error(`${err.message}\nat ${page.url()}:\n${await page.content()}`);
+      });
+    return (await page.locator("main").innerText()).trim();
+  } finally {
+    await context.close();
+  }
+}

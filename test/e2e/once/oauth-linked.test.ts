@@ -8,7 +8,7 @@ import { UnauthorizedError, UrlElicitationRequiredError, type Client } from "@mo
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
 import { call, sandboxEnv, spawnHttpServer, testSandbox, text, until, type Era, type HttpServerProcess } from "../../harness.js";
-import { completeRedirect, connectWithOAuth, REDIRECT_URI, TestOAuthProvider } from "../../oauth/client.js";
+import { completeRedirect, connectWithOAuth, linkKeyInBrowser, REDIRECT_URI, TestOAuthProvider } from "../../oauth/client.js";
 import { freePort, startIdp, type Idp } from "../../oauth/idp.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -57,27 +57,7 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     await sandbox?.close();
   });
 
-  /** What a user does with the link: open it, paste the key, submit; the page says it is linked. */
-  async function linkInBrowser(url: string, key: string): Promise<string> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    try {
-      const response = await page.goto(url);
-      expect(response?.headers()["content-security-policy"]).toMatch(/default-src 'none'/);
-      await page.locator("#key").fill(key);
-      await page.keyboard.press("Enter");
-      await page
-        .locator("[role=status], [role=alert]")
-        .first()
-        .waitFor({ timeout: 30_000 })
-        .catch(async (err: Error) => {
-          throw new Error(`${err.message}\nat ${page.url()}:\n${await page.content()}`);
-        });
-      return (await page.locator("main").innerText()).trim();
-    } finally {
-      await context.close();
-    }
-  }
+  const linkInBrowser = (url: string, key: string) => linkKeyInBrowser(browser, url, key);
 
   /** A client whose elicitation handler links `key` in the browser (or declines when `key` is undefined). */
   async function signedIn(user: string, era: Era, key: string | undefined, options: { urlMode?: boolean } = {}) {

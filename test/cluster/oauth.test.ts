@@ -1,0 +1,109 @@
+// OAuth and linked keys on the hosted topology: two replicas behind nginx sharing one Redis, a
+// real OpenID provider (oidc-provider) and headless Chromium. A key linked through one replica is
+// used by the other, sealed in Redis (never in clear), survives a restart of every replica, and a
+// second user sees none of the first's links, tasks or resources.
+import { existsSync } from "node:fs";
+import { chromium, type Browser } from "playwright-core";
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { freePort } from "../../scripts/cluster.mjs";
+import { call, rpc2026, text } from "../harness.js";
+import { connectWithOAuth, linkKeyInBrowser, REDIRECT_URI, TestOAuthProvider } from "../oauth/client.js";
+import { startIdp, type Idp } from "../oauth/idp.js";
+import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+const URL_ELICITATION = { capabilities: { elicitation: { form: {}, url: {} } } };
+
+describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CREDENTIALS=linked)", () => {
+  let cluster: TestCluster;
+  let idp: Idp;
+  let browser: Browser;
+  let publicUrl: string;
+  const clients: Client[] = [];
+  const haveChromium = existsSync(CHROMIUM);
+
+  beforeAll(async () => {
+    if (!haveChromium) return;
+    const port = await freePort();
+    publicUrl = `http://127.0.0.1:${port}/mcp`;
+    [idp, browser] = await Promise.all([startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl] }), chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS })]);
+    cluster = await startTestCluster({
+      replicas: 2,
+      port,
+      credentials: "caller",
+      sandboxEnv: { SANDBOX_ACCOUNTS: "2" },
+      env: { MCP_CREDENTIALS: "linked", MCP_AUTH: "oauth", MCP_PUBLIC_URL: publicUrl, MCP_AUTH_ISSUER: idp.issuer, BUILD_CONFIRM_SPEND: "never" },
+      logLevel: "debug",
+    });
+  });
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await cluster?.stop();
+    await browser?.close();
+    await idp?.close();
+  });
+
+  async function user(name: string, era: "legacy" | "modern", key: string | undefined, provider = new TestOAuthProvider()) {
+    const client = await connectWithOAuth(publicUrl, provider, browser, name, era, URL_ELICITATION);
+    clients.push(client);
+    const links: string[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const params = request.params as { mode?: string; url?: string };
+      if (params.mode !== "url" || !params.url || !key) return { action: "decline" };
+      links.push(params.url);
+      expect(await linkKeyInBrowser(browser, params.url, key)).toMatch(/is linked/);
+      return { action: "accept" };
+    });
+    return { client, provider, links };
+  }
+
+  it("links a key through the balancer, keeps it sealed in Redis, and keeps users apart", async ({ skip }) => {
+    if (!haveChromium) skip();
+    const [keyA] = cluster.sandbox!.buildKeys;
+    const alice = await user("alice", "modern", keyA);
+    expect((await call(alice.client, "build_get_account")).isError).toBeFalsy();
+    expect(alice.links).toHaveLength(1);
+    // Every call after the link, whichever replica answers it, acts with the key.
+    for (let i = 0; i < 4; i++) expect((await call(alice.client, "build_get_account")).isError).toBeFalsy();
+    expect(alice.links).toHaveLength(1);
+
+    const dump = JSON.stringify(await cluster.redis.dump());
+    expect(dump).toMatch(/sb:vault:t_/);
+    for (const key of cluster.sandbox!.buildKeys) expect(dump).not.toContain(key);
+
+    // Bob: no links, no way to read alice's account, none of her tasks.
+    const bob = await user("bob", "legacy", undefined);
+    const listed = await call(bob.client, "account_linked_services");
+    expect((listed.structuredContent as { services: Array<{ linked: boolean }> }).services.every((s) => !s.linked)).toBe(true);
+    const read = await bob.client.readResource({ uri: "build://account" }).catch((e: Error) => e);
+    expect(String(read instanceof Error ? read.message : JSON.stringify(read))).toMatch(/No project build service key is linked/);
+
+    const bearer = (p: TestOAuthProvider) => ({ authorization: `Bearer ${p.accessToken}` });
+    const task = (await rpc2026(publicUrl, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent", timeoutSeconds: 5 } }, { headers: bearer(alice.provider), capabilities: TASKS })).body.result;
+    expect(task?.resultType).toBe("task");
+    expect((await rpc2026(publicUrl, "tasks/get", { taskId: task.taskId }, { headers: bearer(alice.provider), capabilities: TASKS })).body.result?.taskId).toBe(task.taskId);
+    expect((await rpc2026(publicUrl, "tasks/get", { taskId: task.taskId }, { headers: bearer(bob.provider), capabilities: TASKS })).body.error?.message).toMatch(/Task not found/);
+  });
+
+  it("keeps a linked key through a restart of every replica", async ({ skip }) => {
+    if (!haveChromium) skip();
+    const [keyA] = cluster.sandbox!.buildKeys;
+    const provider = new TestOAuthProvider();
+    const before = await user("carol", "legacy", keyA, provider);
+    expect((await call(before.client, "build_get_account")).isError).toBeFalsy();
+    expect(before.links).toHaveLength(1);
+    await before.client.close();
+    for (const replica of cluster.replicas) {
+      await replica.kill("SIGTERM");
+      await replica.start();
+    }
+    // The same user (same token) on fresh processes: the key is still there, no new link.
+    const after = await user("carol", "modern", undefined, provider);
+    const account = await call(after.client, "build_get_account");
+    expect(account.isError, text(account)).toBeFalsy();
+    for (const replica of cluster.replicas) for (const key of cluster.sandbox!.buildKeys) expect(replica.output()).not.toContain(key);
+  });
+});
