@@ -6,15 +6,23 @@ type Handler = (request: any, ctx: ServerContext) => Promise<any>;
  * McpServer offers no hook around its own request handlers. The places that need one (shaping
  * tools/list per protocol revision, turning a tools/call into a task, noticing logging/setLevel)
  * wrap the handler in the SDK's map, and the task path runs the SDK's multi-round-trip seam
- * itself. The SDK version is pinned; test/e2e tests fail if a wrap stops taking effect. Check
- * these on every SDK upgrade.
+ * itself. The SDK version is pinned; test/unit/sdk-internals.test.ts drives each member through
+ * a real server and client, so an upgrade that changes one fails `npm test`. docs/architecture.md
+ * proposes the public hook that would replace each.
  */
 interface ServerInternals {
   _requestHandlers: Map<string, Handler>;
   _invokeInputRequiredCapableHandler(method: string, handler: Handler, request: unknown, ctx: ServerContext): Promise<any>;
 }
 
-const internals = (server: McpServer) => server.server as unknown as ServerInternals;
+function internals(server: McpServer): ServerInternals {
+  const inner = server.server as unknown as Partial<ServerInternals>;
+  if (!(inner._requestHandlers instanceof Map) || typeof inner._invokeInputRequiredCapableHandler !== "function") {
+    const members = "_requestHandlers, _invokeInputRequiredCapableHandler";
+    throw new Error(`switchboard-mcp: the SDK's Server changed shape (${members}); update core/mcp/sdk-internals.ts`);
+  }
+  return inner as ServerInternals;
+}
 
 export function wrapRequestHandler(server: McpServer, method: string, wrap: (original: Handler) => Handler): void {
   const handlers = internals(server)._requestHandlers;

@@ -25,6 +25,7 @@ import { registeredSchemas } from "./registered-schemas.js";
 import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "./sdk-internals.js";
 import { shapeTool } from "./tool-list.js";
 import { linkGate } from "../vault/link-gate.js";
+import { envelopeCapabilities, type EnvelopeCapabilities } from "./envelope.js";
 
 export type Era = "legacy" | "modern";
 export const MODERN_REVISION = "2026-07-28";
@@ -181,7 +182,7 @@ function requestContext(server: McpServer, rt: McpRuntime, egress: CallEgress, d
     secret: (value) => egress.addSupplied(value),
     confirm: async (request) => {
       const canAsk = modern
-        ? (ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { elicitation?: unknown } | undefined)?.elicitation !== undefined
+        ? envelopeCapabilities(ctx)?.elicitation !== undefined
         : server.server.getClientCapabilities()?.elicitation !== undefined;
       const verify = def.kind !== "read" ? def.verify?.(input) : undefined;
       return rt.confirmations.confirm(ctx, { tool: def.name, input, request, canAsk, tenant: rt.owner(ctx), verify });
@@ -278,8 +279,7 @@ async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, an
 /** MCP Apps (ext-apps): the client declared the UI extension, so views are worth announcing. */
 const UI_EXTENSION = "io.modelcontextprotocol/ui";
 function supportsViews(server: McpServer, ctx: ServerContext): boolean {
-  const modernCaps = ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { extensions?: Record<string, unknown> } | undefined;
-  const caps = modernCaps ?? (server.server.getClientCapabilities() as { extensions?: Record<string, unknown> } | undefined);
+  const caps = envelopeCapabilities(ctx) ?? (server.server.getClientCapabilities() as EnvelopeCapabilities | undefined);
   return caps?.extensions?.[UI_EXTENSION] !== undefined;
 }
 

@@ -1,17 +1,24 @@
 import { CancelTaskRequestSchema, GetTaskPayloadRequestSchema, GetTaskRequestSchema, ListTasksRequestSchema } from "@modelcontextprotocol/core";
-import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  RELATED_TASK_META_KEY,
+  type McpServer,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { envelopeCapabilities } from "../mcp/envelope.js";
 import type { McpRuntime } from "../mcp/runtime.js";
 import { BadCursorError, TERMINAL, type TaskRecord } from "./store.js";
 
 /** The 2026-07-28 tasks extension (SEP-2663). */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
-const RELATED_TASK = "io.modelcontextprotocol/related-task";
+
 
 /** Did this 2026-07-28 request declare the tasks extension? */
 export function declaresTasks(ctx: ServerContext): boolean {
-  const caps = ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { extensions?: Record<string, unknown> } | undefined;
-  return caps?.extensions?.[TASKS_EXTENSION] !== undefined;
+  return envelopeCapabilities(ctx)?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
 /** 2025-11-25's Task: a bare status, its TTL as `ttl`, its interval as `pollInterval`. */
@@ -77,7 +84,7 @@ export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "leg
     s.setRequestHandler("tasks/result", { params: GetTaskPayloadRequestSchema.shape.params }, async ({ taskId }, ctx) => {
       const done = await tasks.whenTerminal(await find(taskId, ctx), ctx.mcpReq.signal);
       if (!done) throw notFound(taskId);
-      const meta = { [RELATED_TASK]: { taskId } };
+      const meta = { [RELATED_TASK_META_KEY]: { taskId } };
       if (done.result) return { ...done.result, _meta: { ...done.result._meta, ...meta } };
       throw new ProtocolError(done.error?.code ?? ProtocolErrorCode.InternalError, done.error?.message ?? `Task ${taskId} was ${done.status} before it produced a result`);
     });

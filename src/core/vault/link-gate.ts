@@ -8,6 +8,7 @@ import {
   type McpServer,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { envelopeCapabilities } from "../mcp/envelope.js";
 import type { McpRuntime } from "../mcp/runtime.js";
 import type { ToolDef } from "../tool.js";
 import { TICKET_TTL_MS } from "./tickets.js";
@@ -84,10 +85,8 @@ export async function linkGate(server: McpServer, rt: McpRuntime, def: ToolDef<a
 }
 
 function canOpenUrls(server: McpServer, ctx: ServerContext, modern: boolean): boolean {
-  const caps = modern
-    ? (ctx.mcpReq.envelope?.["io.modelcontextprotocol/clientCapabilities" as never] as { elicitation?: { url?: unknown } } | undefined)
-    : (server.server.getClientCapabilities() as { elicitation?: { url?: unknown } } | undefined);
-  return caps?.elicitation?.url !== undefined;
+  const caps = modern ? envelopeCapabilities(ctx) : server.server.getClientCapabilities();
+  return (caps?.elicitation as { url?: unknown } | undefined)?.url !== undefined;
 }
 
 async function waitForLink(linking: Linking, service: string, signal: AbortSignal, until: number): Promise<boolean> {
