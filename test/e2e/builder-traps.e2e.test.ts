@@ -209,7 +209,8 @@ describe("build traps: stale reads (details cached, the previous state shown aft
   });
 
   // Old (T5): build_restart_server had no wait and build_wait no `until: "server"`; the details still read Active.
-  it("waits for a restarted server through the reads that still say Active", async () => {
+  // The asleep case below waits 20 s for a start to show (a cached Archived after SERVER_NOT_READY, issue 23 item 2).
+  it("waits for a restarted server through the reads that still say Active", { timeout: 90_000 }, async () => {
     const before = sandbox.build.balance().credits;
     const { result, progress, data } = await withProgress(conn, "build_restart_server", { projectId: "acme-storefront", wait: true });
     expect(result.isError, text(result)).toBeFalsy();
@@ -222,7 +223,9 @@ describe("build traps: stale reads (details cached, the previous state shown aft
     // Without a since, an Active server is simply done; a sleeping one nobody starts is idle.
     expect(await ok(conn.client, "build_wait", { projectId: "acme-storefront", until: "server" })).toMatchObject({ outcome: "done" });
     sandbox.build.project("empty-sandbox")!.server.status = "Archived";
-    expect(await ok(conn.client, "build_wait", { projectId: "empty-sandbox", until: "server" })).toMatchObject({ outcome: "idle" });
+    const asleep = await ok<{ outcome: string; message: string }>(conn.client, "build_wait", { projectId: "empty-sandbox", until: "server" });
+    expect(asleep.outcome).toBe("idle");
+    expect(asleep.message).toMatch(/If a deploy or recovery answered SERVER_NOT_READY, its start \(3 credits\) is already paid: wait again/);
   });
 });
 
