@@ -1,16 +1,23 @@
 #!/usr/bin/env node
-// Builds the published package: one self-contained ESM file, dist/cli.js, with every dependency
-// bundled in (`npm run build` runs the type check, `tsc --noEmit`, first; this script only emits).
+// Builds the published package: dist/cli.js and the chunks it loads (dist/chunk-*.js), ESM with
+// every dependency bundled in: still one package with nothing to install (`npm run build` runs the
+// type check, `tsc --noEmit`, first; this script only emits).
 //
-//   node scripts/build.mjs              build dist/cli.js
-//   node scripts/build.mjs --sourcemap  also write dist/cli.js.map (for node --enable-source-maps;
-//                                       not published by default: it would double the package)
-//   node scripts/build.mjs --metafile   also write meta.json beside it (what went into the bundle)
-//   node scripts/build.mjs --outdir D   build D/cli.js instead (the benchmark does this; D/../package.json
+// dist/cli.js is src/bin.ts: it turns on Node's compile cache (22.1+) and then imports the server
+// (src/cli.ts), so that everything after it is compiled once per machine, not once per start.
+// Code split at every dynamic import(): the sandbox, the HTTP transport, the stdio entry and the
+// hosted-mode modules (ioredis) are chunks of their own, read and compiled only when used. Chunks
+// sit beside cli.js (not in a subfolder): src/ finds views/ and ../package.json from import.meta.url.
+//
+//   node scripts/build.mjs              build dist/
+//   node scripts/build.mjs --sourcemap  also write the .js.map files (for node --enable-source-maps;
+//                                       not published by default: they would double the package)
+//   node scripts/build.mjs --metafile   also write meta.json beside them (what went into each file)
+//   node scripts/build.mjs --outdir D   build into D instead (the benchmark does this; D/../package.json
 //                                       is what --version reads)
 //
-// bench/ imports bundle() to build other entry points with exactly the same settings.
-import { chmod, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+// bench/ imports bundle() to build other entry points as one file with the same settings.
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -53,11 +60,38 @@ const undiciEntry = [
  */
 const zodLocalesIndex = fileURLToPath(import.meta.resolve("zod/v4/locales")).replace(/index\.(c?js)$/, "index.js");
 
+/**
+ * The SDK's node shims export its default JSON Schema validator, built on Ajv (about 210 KiB that
+ * take ~10 ms to evaluate). The server uses it only to check a 2025 client's answer to a
+ * confirmation form, yet every McpServer makes one. This stand-in has the same name and method and
+ * evaluates the Ajv module on the first getValidator() call (esbuild defers a require()d ESM
+ * module's body until then). It reads the real shims file, so an SDK upgrade that renames the
+ * chunk still builds, and one that changes the shims' exports fails the build here.
+ */
+const sdkShims = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server/_shims"));
+async function lazyValidatorShims() {
+  const text = await readFile(sdkShims, "utf8");
+  const ajv = /import \{ (\w+) as AjvJsonSchemaValidator \} from "(\.\/ajvProvider-[\w-]+\.mjs)";/.exec(text);
+  const exported = /export \{ AjvJsonSchemaValidator as DefaultJsonSchemaValidator, process \};/.test(text);
+  if (!ajv || !exported) throw new Error(`scripts/build.mjs: ${sdkShims} no longer has the shape lazyValidatorShims() expects; update it after the SDK upgrade`);
+  const provider = JSON.stringify(resolve(sdkShims, "..", ajv[2]));
+  return [
+    'import process from "node:process";',
+    "export class DefaultJsonSchemaValidator {",
+    "  #inner;",
+    `  getValidator(schema) { return (this.#inner ??= new (require(${provider}).${ajv[1]})()).getValidator(schema); }`,
+    "}",
+    "export { process };",
+  ].join("\n");
+}
+
 const slimDependencies = {
   name: "slim-dependencies",
   setup(b) {
     b.onResolve({ filter: /^undici$/ }, (args) => (/[\\/]node_modules[\\/]/.test(args.importer) ? undefined : { path: "undici-slim", namespace: "slim" }));
     b.onLoad({ filter: /^undici-slim$/, namespace: "slim" }, () => ({ contents: undiciEntry, loader: "js", resolveDir: root }));
+    b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({ path: "sdk-shims", namespace: "slim" }));
+    b.onLoad({ filter: /^sdk-shims$/, namespace: "slim" }, async () => ({ contents: await lazyValidatorShims(), loader: "js", resolveDir: root }));
     b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
       /[\\/]node_modules[\\/]zod[\\/]v4[\\/]/.test(args.importer) && args.path === "../locales/index.js" ? { path: "zod-locales", namespace: "slim" } : undefined,
     );
@@ -74,55 +108,92 @@ const slimDependencies = {
   },
 };
 
-/** Bundles one entry point into one ESM file for node 20, every dependency included. */
-export async function bundle({ entry = "src/cli.ts", outfile, sourcemap = false }) {
-  const result = await build({
-    absWorkingDir: root,
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: "node",
-    target: "node20",
-    format: "esm",
-    // Bundled CommonJS packages call require() on node built-ins; ESM has no require.
-    banner: { js: 'import { createRequire as __sbCreateRequire } from "node:module"; const require = __sbCreateRequire(import.meta.url);' },
-    // The entry's "#!/usr/bin/env node" stays line 1 (esbuild keeps an entry point's hashbang).
-    sourcemap: sourcemap ? "linked" : false,
-    sourcesContent: false,
-    // Whitespace and syntax only: identifiers stay readable in stack traces and logs. Minifying
-    // them too saves ~25% of the bytes but no measurable start-up time.
-    minifySyntax: true,
-    minifyWhitespace: true,
-    minifyIdentifiers: false,
-    legalComments: "none",
-    metafile: true,
-    logLevel: "warning",
-    plugins: [slimDependencies],
-  });
+/** What every build shares: ESM for node 20, every dependency included, readable identifiers. */
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "esm",
+  // Bundled CommonJS packages call require() on node built-ins; ESM has no require. (Every output
+  // file gets this line: a chunk with bundled CommonJS needs its own.)
+  banner: { js: 'import { createRequire as __sbCreateRequire } from "node:module"; const require = __sbCreateRequire(import.meta.url);' },
+  sourcesContent: false,
+  // Whitespace and syntax only: identifiers stay readable in stack traces and logs. Minifying
+  // them too saves ~25% of the bytes but no measurable start-up time.
+  minifySyntax: true,
+  minifyWhitespace: true,
+  minifyIdentifiers: false,
+  legalComments: "none",
+  metafile: true,
+  logLevel: "warning",
+  plugins: [slimDependencies],
+};
+
+/** Bundles one entry point into one ESM file (the bench's minimal server). */
+export async function bundle({ entry, outfile, sourcemap = false }) {
+  const result = await build({ ...common, entryPoints: [entry], outfile, sourcemap: sourcemap ? "linked" : false });
   await chmod(outfile, 0o755);
   return result;
 }
+
+/** The published server: dist/cli.js (src/bin.ts; its "#!/usr/bin/env node" stays line 1) and its chunks. */
+export async function bundleServer({ outdir, sourcemap = false }) {
+  const result = await build({
+    ...common,
+    entryPoints: { cli: "src/bin.ts" },
+    outdir,
+    splitting: true,
+    chunkNames: "chunk-[hash]",
+    sourcemap: sourcemap ? "linked" : false,
+  });
+  await chmod(resolve(outdir, "cli.js"), 0o755);
+  return result;
+}
+
+/** The files a build writes into its outdir (the views apart). */
+const isBuildOutput = (name) => /^(cli|chunk-[A-Z0-9]+)\.js(\.map)?$|^meta\.json$/.test(name);
 
 async function main() {
   const args = process.argv.slice(2);
   const outdirArg = args.includes("--outdir") ? args[args.indexOf("--outdir") + 1] : undefined;
   const outdir = outdirArg ? resolve(outdirArg) : resolve(root, "dist");
-  const outfile = resolve(outdir, "cli.js");
   // tsc used to emit one .js per source file into dist/; clear it so nothing stale can be imported
   // or published. Elsewhere (--outdir) only this script's own outputs are replaced.
   if (outdir === resolve(root, "dist")) await rm(outdir, { recursive: true, force: true });
-  else await Promise.all(["cli.js", "cli.js.map", "meta.json"].map((f) => rm(resolve(outdir, f), { force: true })));
+  else await Promise.all((await readdir(outdir).catch(() => [])).filter(isBuildOutput).map((f) => rm(resolve(outdir, f), { force: true })));
   await mkdir(outdir, { recursive: true });
 
   const started = performance.now();
-  const result = await bundle({ outfile, sourcemap: args.includes("--sourcemap") });
+  const result = await bundleServer({ outdir, sourcemap: args.includes("--sourcemap") });
   if (args.includes("--metafile")) await writeFile(resolve(outdir, "meta.json"), JSON.stringify(result.metafile));
-  const { size } = await stat(outfile);
+  const files = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".js"));
+  const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`;
+  const entry = files.find(([f]) => f.endsWith("/cli.js") || f === "cli.js");
+  const startup = startupBytes(result.metafile, entry[0]);
+  const total = files.reduce((sum, [, o]) => sum + o.bytes, 0);
   const inputs = Object.keys(result.metafile.inputs).length;
-  process.stderr.write(`built ${outfile}: ${(size / 1024).toFixed(0)} KiB from ${inputs} modules in ${Math.round(performance.now() - started)} ms\n`);
+  process.stderr.write(
+    `built ${resolve(outdir, "cli.js")}: ${files.length} files, ${kib(total)} from ${inputs} modules (${kib(startup)} loaded at start) in ${Math.round(performance.now() - started)} ms\n`,
+  );
   // The MCP Apps views: self-contained HTML files the server reads from beside its bundle.
   const { buildViews } = await import("./build-views.mjs");
   await buildViews({ outdir: resolve(outdir, "views"), log: false });
+}
+
+/** Bytes of the entry and every chunk it imports statically: what node reads and compiles before main() runs. */
+export function startupBytes(metafile, entry) {
+  const outputs = metafile.outputs;
+  const seen = new Set();
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const i of outputs[file]?.imports ?? []) if (i.kind === "import-statement" && outputs[i.path]) visit(i.path);
+  };
+  visit(entry);
+  // The entry imports the server dynamically: that chunk and its static imports load at start too.
+  for (const i of outputs[entry]?.imports ?? []) if (i.kind === "dynamic-import" && outputs[i.path]) visit(i.path);
+  return [...seen].reduce((sum, f) => sum + outputs[f].bytes, 0);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) await main();

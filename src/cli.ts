@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { ConfigError, helpText, parseCommand, type Config } from "./config.js";
 import { launch, sandboxEnv, type Launched } from "./launch.js";
 import type { App } from "./server.js";

@@ -96,7 +96,10 @@ export function createApp(
   const listKey = {};
   // Built once; each tenant runs them with its own services' dependencies (core/tenant-scope.ts).
   const scopes = new TenantScopes();
-  const serviceTools = enabled.flatMap((module) => module.tools(scopes.deps(module.name)));
+  // Tools of toolsets that are off are not built (start-up time), except in linked mode, whose key
+  // check may use a tool of any toolset (src/linked.ts).
+  const on = (toolset: string) => toolsets.includes(toolset);
+  const serviceTools = enabled.flatMap((module) => module.tools(scopes.deps(module.name), config.credentials === "linked" ? undefined : on));
   const makeInstance = (module: ServiceModule<any>, key: string | undefined, tenantId: string, tenantEgress: Egress, tenantLogger: Logger): ServiceInstance => {
     let settings = config.services.get(module.name)!;
     if (caller && key) settings = { ...settings, [module.apiKeyVar]: key };

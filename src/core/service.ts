@@ -64,8 +64,11 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
   /**
    * The service's tools, built once per process. `deps` is a late-bound view (core/tenant-scope.ts):
    * inside run, before or resume it is the calling tenant's `ServiceInstance.deps`; read it nowhere else.
+   * `enabled` says which toolsets the server runs: a service may skip building the others' tools
+   * (they would be filtered out; building them costs start-up time). Every tool of an enabled
+   * toolset must be returned (test/unit/lazy-toolsets.test.ts checks it).
    */
-  tools(deps: D): readonly ToolDef<any, any>[];
+  tools(deps: D, enabled?: (toolset: string) => boolean): readonly ToolDef<any, any>[];
   create(settings: S, runtime: ServiceRuntime): ServiceInstance<D>;
 }
 
