@@ -28,6 +28,7 @@ export function allServicesConfig(registry: Services = SERVICES): Config {
     allowedHosts: [], logLevel: "error", sandbox: false, readOnly: false,
     toolsets: allToolsets(registry).map((t) => t.id), services, warnings: [],
     credentials: "operator", auth: "none", authIssuers: [], drainMs: 0, leaseMs: 15000,
+    maxBlockingWaitSeconds: 45, repeatWindowSeconds: 600,
   };
 }
 

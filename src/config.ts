@@ -54,14 +54,31 @@ export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): E
   { name: "MCP_REPLICA_ID", description: "HTTP: this replica's name; 2025-era session ids start with it so a balancer can route them back", default: "random" },
   { name: "MCP_LEASE_MS", description: "HTTP with MCP_STATE_URL: how long a replica's claim on a task lasts unrenewed; a dead replica's tasks are adopted within it (ms)", default: "15000" },
   { name: "MCP_DRAIN_MS", description: "HTTP: on SIGTERM, how long in-flight requests may take to finish before they are closed (ms)", default: "10000" },
+  {
+    name: "MCP_MAX_BLOCKING_WAIT_SECONDS",
+    description:
+      "longest a wait blocks a call that is not a task and asked for no timeoutSeconds; then it returns " +
+      "(not an error) saying how to follow the work. Most clients give up at 60 s; raise it only for clients " +
+      "known to wait longer",
+    default: "45",
+  },
+  {
+    name: "MCP_REPEAT_WINDOW_SECONDS",
+    description:
+      "a call that spends credits, repeated by the same caller with the same arguments while the first runs, or " +
+      "within this many seconds after the first was cut off before its caller got the answer (a client timeout, " +
+      "a disconnect), gets the first call's outcome instead of spending again (repeat: true spends again); " +
+      "0 turns this off",
+    default: "600",
+  },
   { name: "LOG_LEVEL", description: "debug, info, warn or error; logs go to stderr (and to MCP clients as log messages), never stdout", default: "info" },
   { name: "SANDBOX_TIME_SCALE", description: "sandbox: simulated ms per real ms (20 makes a 40-minute build take 2 minutes)", default: "20" },
   { name: "SANDBOX_FAULTS", description: "sandbox: JSON array of faults to inject from the start" },
   {
     name: "SANDBOX_ACCOUNTS",
     description:
-      "switchboard-mcp sandbox only (--sandbox simulates one): accounts to simulate per service, 1-9; " +
-      "account n's key ends in n, with the same demo data in each",
+      "sandbox and --sandbox: accounts to simulate per service, 1-9; account n's key ends in n, with the same " +
+      "demo data in each (--sandbox with MCP_CREDENTIALS=caller prints the keys)",
     default: "1",
   },
   ];
@@ -104,6 +121,16 @@ const ServerSettings = z.object({
   replicaId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/i, "MCP_REPLICA_ID must be 1-32 letters, digits or dashes").optional(),
   drainMs: z.coerce.number({ error: "MCP_DRAIN_MS must be a number" }).int().min(0, "MCP_DRAIN_MS must be 0 or more"),
   leaseMs: z.coerce.number({ error: "MCP_LEASE_MS must be a number" }).int().min(500, "MCP_LEASE_MS must be at least 500"),
+  maxBlockingWaitSeconds: z.coerce
+    .number({ error: "MCP_MAX_BLOCKING_WAIT_SECONDS must be a number" })
+    .int()
+    .min(1, "MCP_MAX_BLOCKING_WAIT_SECONDS must be 1 or more")
+    .max(7200, "MCP_MAX_BLOCKING_WAIT_SECONDS must be at most 7200"),
+  repeatWindowSeconds: z.coerce
+    .number({ error: "MCP_REPEAT_WINDOW_SECONDS must be a number" })
+    .int()
+    .min(0, "MCP_REPEAT_WINDOW_SECONDS must be 0 or more")
+    .max(86400, "MCP_REPEAT_WINDOW_SECONDS must be at most 86400"),
 });
 
 export type ServerConfig = z.infer<typeof ServerSettings>;
@@ -116,6 +143,8 @@ export interface Config extends ServerConfig {
   /** Services with everything they need, and their parsed settings. Empty under --sandbox until it starts. */
   services: Map<string, Record<string, unknown>>;
   sandboxFaults?: Array<{ service: string; fault: string }>;
+  /** --sandbox: build accounts to simulate (SANDBOX_ACCOUNTS). */
+  sandboxAccounts?: number;
   /** One-line notes for stderr: flags that do nothing in this mode, variables --sandbox overrides. */
   warnings: string[];
 }
@@ -201,8 +230,7 @@ export function parseCommand(
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("--port must be 0-65535");
     const scale = nonEmpty(env.SANDBOX_TIME_SCALE);
     if (scale !== undefined && !(Number(scale) > 0)) throw new ConfigError("SANDBOX_TIME_SCALE must be a positive number");
-    const accounts = Number(nonEmpty(env.SANDBOX_ACCOUNTS) ?? 1);
-    if (!Number.isInteger(accounts) || accounts < 1 || accounts > 9) throw new ConfigError("SANDBOX_ACCOUNTS must be a whole number from 1 to 9");
+    const accounts = sandboxAccounts(env);
     return { kind: "sandbox", port, host: values.host ?? "127.0.0.1", timeScale: scale === undefined ? undefined : Number(scale), faults, accounts };
   }
 
@@ -248,6 +276,8 @@ export function parseCommand(
     replicaId: nonEmpty(env.MCP_REPLICA_ID),
     drainMs: nonEmpty(env.MCP_DRAIN_MS) ?? "10000",
     leaseMs: nonEmpty(env.MCP_LEASE_MS) ?? "15000",
+    maxBlockingWaitSeconds: nonEmpty(env.MCP_MAX_BLOCKING_WAIT_SECONDS) ?? "45",
+    repeatWindowSeconds: nonEmpty(env.MCP_REPEAT_WINDOW_SECONDS) ?? "600",
   }, {
     upstreamTimeoutMs: "UPSTREAM_TIMEOUT_MS",
     maxSessions: "MCP_MAX_SESSIONS",
@@ -287,7 +317,18 @@ export function parseCommand(
   }
   const configured = sandbox ? undefined : services;
   const toolsets = values.toolsets === undefined ? undefined : parseToolsets(values.toolsets, configured, registry);
-  return { kind: "serve", config: { ...server, sandbox, readOnly: values["read-only"] ?? false, toolsets, services, sandboxFaults: faults, warnings } };
+  const accounts = sandbox ? { sandboxAccounts: sandboxAccounts(env) } : {};
+  const readOnly = values["read-only"] ?? false;
+  const config = { ...server, sandbox, readOnly, toolsets, services, sandboxFaults: faults, ...accounts, warnings };
+  return { kind: "serve", config };
+}
+
+function sandboxAccounts(env: NodeJS.ProcessEnv): number {
+  const accounts = Number(nonEmpty(env.SANDBOX_ACCOUNTS) ?? 1);
+  if (!Number.isInteger(accounts) || accounts < 1 || accounts > 9) {
+    throw new ConfigError("SANDBOX_ACCOUNTS must be a whole number from 1 to 9");
+  }
+  return accounts;
 }
 
 /**

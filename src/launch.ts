@@ -1,5 +1,6 @@
 import { configuredServices, type Config } from "./config.js";
 import type { ServiceModule } from "./core/service.js";
+import { isLoopbackUrl } from "./core/settings.js";
 import { setUpstreamBodyBudget } from "./core/upstream.js";
 import type { Sandbox } from "./sandbox/index.js";
 import type { AnySimulator } from "./sandbox/simulator.js";
@@ -37,11 +38,16 @@ export async function launch(
   let sandbox: Sandbox | undefined;
   if (config.sandbox) {
     const { startSandbox } = await import("./sandbox/index.js");
-    const { sandboxTimeScale: timeScale, sandboxFaults: faults } = config;
-    const started = await startSandbox({ timeScale, faults: faults as never, simulators: registry.simulators });
+    const { sandboxTimeScale: timeScale, sandboxFaults: faults, sandboxAccounts: accounts } = config;
+    const { simulators } = registry;
+    const started = await startSandbox({ timeScale, faults: faults as never, accounts, simulators });
     sandbox = started as unknown as Sandbox;
     const env = { ...process.env, ...sandboxEnv(sandbox, services) };
     config = { ...config, services: configuredServices(env, "operator", services) };
+    // Per-user mode: each caller sends keys; these are the ones the simulators accept (demo keys, not secrets).
+    if (config.credentials === "caller") {
+      process.stderr.write(`switchboard-mcp: sandbox keys for callers: ${callerKeysLine(sandbox, services)}\n`);
+    }
   }
   if (config.upstreamBodyBudgetBytes) setUpstreamBodyBudget(config.upstreamBodyBudgetBytes);
   const redis = config.stateUrl && config.transport === "http" ? await import("./core/state/redis.js") : undefined;
@@ -88,7 +94,7 @@ export async function launch(
       version: VERSION,
       toolsets: app.toolsets,
       readOnly: config.readOnly,
-      sandbox: Boolean(sandbox),
+      sandbox: Boolean(sandbox) || onLoopback(config, services),
       credentials: app.credentials,
       replica: app.replicaId,
       ...app.stats(),
@@ -112,6 +118,27 @@ export async function launch(
       await stop();
     },
   };
+}
+
+/** `X-Build-Api-Key: … (account 2: …); X-Sizing-Api-Key: …; …` */
+function callerKeysLine(sandbox: Sandbox, services: readonly ServiceModule<any>[]): string {
+  const accounts = sandbox.accounts as Record<string, Array<{ key: string }> | undefined>;
+  return services
+    .filter((s) => accounts[s.name]?.length)
+    .map((s) => {
+      const [first, ...more] = accounts[s.name]!;
+      const header = `X-${s.name[0].toUpperCase()}${s.name.slice(1)}-Api-Key`;
+      return `${header}: ${first.key}${more.map((a, i) => ` (account ${i + 2}: ${a.key})`).join("")}`;
+    })
+    .join("; ");
+}
+
+/** Every service points at a loopback address: a sandbox of this process or one beside it (scripts/cluster.mjs). */
+function onLoopback(config: Config, services: readonly ServiceModule<any>[]): boolean {
+  const configured = [...config.services];
+  const baseUrl = (name: string, settings: Record<string, unknown>) =>
+    String(settings[services.find((s) => s.name === name)?.baseUrlVar ?? ""] ?? "");
+  return configured.length > 0 && configured.every(([name, settings]) => isLoopbackUrl(baseUrl(name, settings)));
 }
 
 /** The variables that point every service at its simulator (paired by name; a service without one is left out). */

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { credentialHeader, enabledToolsets, type Config } from "./config.js";
 import { Confirmations, MemoryNonceStore, type NonceStore } from "./core/confirm.js";
 import { Egress } from "./core/egress.js";
+import { MemoryRepeatStore, SpendOnce, type RepeatStore } from "./core/idempotency.js";
 import type { ServiceAdvice } from "./core/errors.js";
 import { createLogger } from "./core/logger.js";
 import { ChangeHub, taskHost, type ChangeRelay, type McpRuntime } from "./core/mcp/runtime.js";
@@ -78,6 +79,10 @@ export function createApp(
   const nonces: NonceStore = redis ? new redisModule!.RedisNonceStore(redis) : new MemoryNonceStore();
   const pollers: PollerFactory = redis ? clusterPollers(redis) : localPollers;
   const pools = new PoolCache();
+  const repeats: RepeatStore = redis ? new redisModule!.RedisRepeatStore(redis) : new MemoryRepeatStore();
+  const windowMs = (config.repeatWindowSeconds ?? 600) * 1000;
+  const fingerprint = (text: string) => sealer.fingerprint(text);
+  const spendOnce = windowMs > 0 ? new SpendOnce(repeats, windowMs, logger, redis && sealer, fingerprint) : undefined;
   const confirmations = new Confirmations(config.requestStateKey ?? (config.stateKey ? sealer.requestStateKey : randomBytes(32)), nonces);
   const headers = enabled.map((s) => ({
     service: s.name,
@@ -195,6 +200,8 @@ export function createApp(
       pin: () => (perTenant ? tenants.pin(tenantId) : () => undefined),
       listKey,
       watchBudget,
+      blockingWaitMs: (config.maxBlockingWaitSeconds ?? 45) * 1000,
+      spendOnce,
       close: async () => {
         changes.close();
         await (live ? live.close() : Promise.allSettled(instances.map(([, i]) => i.close())));

@@ -46,9 +46,15 @@ export interface ToolContext {
   /**
    * Tasks on shared state: the upstream work has started and this is how to go on following it. A
    * replica that takes the task over (its first replica died) calls the tool's `resume` with it
-   * instead of starting the work again. Absent outside tasks.
+   * instead of starting the work again; a repeat of a spending call follows it too instead of
+   * spending again (core/idempotency.ts). Absent elsewhere.
    */
   checkpoint?(state: Record<string, unknown>): Promise<void>;
+  /**
+   * A request its client is waiting on: when it should have its answer (ms since the epoch), before
+   * the client's own timeout (MCP_MAX_BLOCKING_WAIT_SECONDS). Absent in tasks, which wait as long as the work.
+   */
+  blockingUntil?: number;
 }
 
 type Shape = z.ZodRawShape;
@@ -128,6 +134,9 @@ export function callRuntime(runtime: ToolRuntime, def: ToolDef<any, any>, input:
   return { ...runtime, egress: runtime.egress.forCall(def.secretRecord?.(input)) };
 }
 
+/** The input flag of spending tools that asks for a new spend although the same call just ran. */
+export const REPEAT_INPUT = z.literal(true).optional().describe("Spend again although the same call just ran");
+
 const inputSchemas = new WeakMap<Shape, z.ZodObject>();
 
 /**
@@ -138,7 +147,8 @@ const inputSchemas = new WeakMap<Shape, z.ZodObject>();
 export function inputSchemaOf(def: ToolDef<any, any>): z.ZodObject {
   let schema = inputSchemas.get(def.input);
   if (!schema) {
-    schema = z.object(def.input);
+    // A spending tool answers a repeat of the same call with the first one's outcome (core/idempotency.ts).
+    schema = z.object(def.kind === "spend" ? { ...def.input, repeat: REPEAT_INPUT } : def.input);
     inputSchemas.set(def.input, schema);
   }
   return schema;
@@ -190,14 +200,31 @@ function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: un
 
 export function failure(def: ToolDef<any, any>, input: Record<string, unknown>, err: unknown, ctx: ToolContext, runtime: ToolRuntime, started: number): CallToolResult {
   const { egress } = runtime;
-  const message = fitText(egress.text(describeError(err, runtime.advice, def.kind !== "read" ? def.verify?.(input) : undefined)), []);
-  const cancelled = isAbort(err);
+  // The SDK aborts with whatever reason the client gave, often a plain string: the signal says it was a cancel.
+  const cancelled = isAbort(err) || (ctx.signal.aborted && !(err instanceof ToolError));
   const fields = { tool: def.name, ms: Math.round(performance.now() - started) };
-  if (cancelled) ctx.logger.info("tool call cancelled", fields);
+  const verify = def.kind !== "read" ? def.verify?.(input) : undefined;
+  const described = describeError(cancelled ? new CancelledCall() : err, runtime.advice, verify);
+  const message = fitText(egress.text(described), []);
+  if (cancelled) ctx.logger.debug("tool call cancelled", { ...fields, reason: abortReason(ctx.signal.reason ?? err) });
   else ctx.logger[err instanceof ToolError ? "info" : "warn"]("tool call failed", { ...fields, error: message });
   const result: CallToolResult = { content: [{ type: "text", text: message }], isError: true };
   if (err instanceof ToolError && err.structured) result.structuredContent = egress.json(err.structured);
   return result;
+}
+
+/** The client's reason for a cancel, as one short line ("User pressed stop", "Request timed out"). */
+export function abortReason(reason: unknown): string {
+  if (typeof reason === "string") return reason.slice(0, 200);
+  const text = reason instanceof Error ? reason.message || reason.name : "no reason given";
+  return text.slice(0, 200);
+}
+
+class CancelledCall extends Error {
+  constructor() {
+    super("cancelled by the client");
+    this.name = "AbortError";
+  }
 }
 
 /**

@@ -105,14 +105,26 @@ export function formatElapsed(ms: number): string {
 
 /** The shared `wait` arguments of tools that can block until their work ends. */
 export const waitInput = {
-  wait: z.boolean().optional().describe("Block until it ends, with progress"),
+  wait: z.boolean().optional().describe("Block with progress until it ends or ~45 s pass (a task: until it ends)"),
   timeoutSeconds: z
     .number()
     .int()
     .min(1)
     .max(7200)
     .optional()
-    .describe("Seconds to wait (default 2700); the work goes on after"),
+    .describe("Block this long instead, only if your client waits that long; the work goes on after"),
 };
 
+/** A task (or a caller who asked for it) may wait this long. */
 export const DEFAULT_WAIT_SECONDS = 2700;
+
+/**
+ * How long a wait may block: what the caller asked for; else, in a request a client is waiting
+ * on, what is left before its deadline (most clients give up at 60 s, progress or not); else, in
+ * a task, the whole default.
+ */
+export function waitSeconds(asked: number | undefined, blockingUntil: number | undefined): number {
+  if (asked !== undefined) return asked;
+  if (blockingUntil === undefined) return DEFAULT_WAIT_SECONDS;
+  return Math.max(1, Math.round((blockingUntil - Date.now()) / 1000));
+}

@@ -239,7 +239,7 @@ describe("build service over stdio", () => {
     const r = await call(conn.client, "build_wait", { projectId: "booking-app", until: "agent", timeoutSeconds: 1 });
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ outcome: "timed_out", project: { agentProcessStatus: "init" } });
-    expect(text(r)).toMatch(/goes on\. Call build_wait again/);
+    expect(text(r)).toMatch(/goes on \(waited 1s\)\. Keep following it: build_wait \{ projectId: "booking-app", until: "agent" \}/);
   });
 
   it("stops polling within one interval when the client cancels", async () => {

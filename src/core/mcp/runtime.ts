@@ -1,6 +1,7 @@
 import type { ServerContext } from "@modelcontextprotocol/server";
 import type { Confirmations } from "../confirm.js";
 import type { Egress } from "../egress.js";
+import type { SpendOnce } from "../idempotency.js";
 import type { Logger, LogLevel, LogEcho } from "../logger.js";
 import type { PromptDef } from "../prompts.js";
 import type { ResourceDef, ResourceWatcher } from "../resources.js";
@@ -91,6 +92,10 @@ export interface McpRuntime {
   listKey?: object;
   /** The replica's caps on resource subscriptions (shared by every tenant). */
   watchBudget?: WatchBudget;
+  /** How long a wait may block a request that is not a task and set no timeoutSeconds. */
+  blockingWaitMs?: number;
+  /** Answers a repeated spending call with the first one's outcome (absent: MCP_REPEAT_WINDOW_SECONDS=0). */
+  spendOnce?: SpendOnce;
 }
 
 /** A tool of this runtime, ready to run as a task (started here, or adopted from another replica). */

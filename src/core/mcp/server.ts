@@ -14,6 +14,8 @@ import type { PromptDef } from "../prompts.js";
 import { LOG_LEVEL_ORDER } from "../logger.js";
 import { decodeVariable, resourceError } from "../resources.js";
 import { describeError } from "../errors.js";
+import { takeRepeat } from "../idempotency.js";
+import { UpstreamError } from "../upstream.js";
 import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
 import { TaskLimitError } from "../tasks/runner.js";
 import type { CallEgress, Egress } from "../egress.js";
@@ -28,6 +30,8 @@ import { linkGate } from "../vault/link-gate.js";
 import { envelopeCapabilities, type EnvelopeCapabilities } from "./envelope.js";
 
 export type Era = "legacy" | "modern";
+/** Most clients give up on a request after 60 s, progress notifications or not. */
+export const DEFAULT_BLOCKING_WAIT_MS = 45_000;
 export const MODERN_REVISION = "2026-07-28";
 
 /** Tools, prompts and the discovery answer are the same for every caller of a deployment. */
@@ -77,6 +81,7 @@ export function createMcpServer(rt: McpRuntime, era: Era, request?: OneRequest):
   const needs = registrationsFor(rt, request);
   for (const def of needs.tools) registerTool(server, rt, def, session);
   for (const def of needs.resources ? rt.resources : []) registerResource(server, rt, def);
+  if (needs.resources && rt.resources.length) shapeResourceList(server, rt);
   for (const def of needs.prompts ? rt.prompts : []) {
     server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: argsSchemaOf(def) }, (args: Record<string, unknown>) => ({
       messages: [{ role: "user" as const, content: { type: "text" as const, text: rt.egress.text(def.text(args as never)) } }],
@@ -154,18 +159,23 @@ function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>,
     // MCP Apps: the view that shows this tool's result (the legacy key too, for older hosts).
     ...(def.view ? { _meta: { ui: { resourceUri: def.view }, "ui/resourceUri": def.view } } : {}),
   };
-  server.registerTool(def.name, config, (async (input: Record<string, unknown>, ctx: ServerContext) => {
+  const handler = async (parsed: Record<string, unknown>, ctx: ServerContext) => {
+    const { input, repeat } = takeRepeat(parsed);
     const call = callRuntime(rt.toolRuntime, def, input);
     const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, session);
+    toolCtx.blockingUntil = Date.now() + (rt.blockingWaitMs ?? DEFAULT_BLOCKING_WAIT_MS);
     try {
       const needsLink = await linkGate(server, rt, def, ctx);
       if (needsLink) return needsLink;
+      const once = def.kind === "spend" ? rt.spendOnce : undefined;
+      if (once) return await once.run(def, input, repeat, rt.owner(ctx), toolCtx, call);
       return await runTool(def, input, toolCtx, call);
     } catch (err) {
       if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
       throw err;
     }
-  }) as never);
+  };
+  server.registerTool(def.name, config, handler as never);
 }
 
 /** A tool's context for a request that is still open: progress, logs and questions go to its client. */
@@ -232,10 +242,12 @@ function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
     if (legacyTaskRequest && !def.longRunning) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `Tool ${def.name} does not support task-augmented execution; call it without "task"`);
     const parsed = parseInput(def, request.params?.arguments);
     if (!parsed.ok) return parsed.result;
-    const asTask = def.longRunning && (legacyTaskRequest || (era === "modern" && declaresTasks(ctx) && (def.longRunning.runsAsTask?.(parsed.input) ?? true)));
+    const { input } = takeRepeat(parsed.input);
+    const modernTask = era === "modern" && declaresTasks(ctx) && (def.longRunning?.runsAsTask?.(input) ?? true);
+    const asTask = def.longRunning && (legacyTaskRequest || modernTask);
     // The SDK's handler gets the parsed arguments; its own validation passes them through (registered-schemas.ts).
     if (!asTask) return original({ ...request, params: { ...request.params, arguments: parsed.input } }, ctx);
-    return withInputRequired(server, (req, c) => startTask(server, rt, def, parsed.input, req, c, era), request, ctx);
+    return withInputRequired(server, (req, c) => startTask(server, rt, def, input, req, c, era), request, ctx);
   });
 }
 
@@ -338,7 +350,12 @@ function registerResource(server: McpServer, rt: McpRuntime, def: McpRuntime["re
           try {
             return { resources: rt.egress.json(await list(ctx.mcpReq.signal)).map((r) => ({ ...r, mimeType })) };
           } catch (err) {
-            throw new ProtocolError(ProtocolErrorCode.InternalError, describe(err));
+            // One service that cannot list (no key from this caller, an outage) must not empty the list.
+            const skipped = skippedLists.get(ctx);
+            if (!skipped) throw new ProtocolError(ProtocolErrorCode.InternalError, describe(err));
+            const service = err instanceof UpstreamError ? { service: err.service } : {};
+            skipped.push({ resource: def.name, ...service, reason: describe(err) });
+            return { resources: [] };
           }
         }
       : undefined,
@@ -349,6 +366,37 @@ function registerResource(server: McpServer, rt: McpRuntime, def: McpRuntime["re
   server.registerResource(def.name, template, metadata, (uri, variables, ctx) =>
     read(uri, Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, decodeVariable(uri, v)])), ctx),
   );
+}
+
+/** Listings skipped during one resources/list request, by its context (the SDK hands it to every list callback). */
+const skippedLists = new WeakMap<ServerContext, Skipped[]>();
+interface Skipped {
+  resource: string;
+  service?: string;
+  reason: string;
+}
+export const SKIPPED_META = "io.github.switchboard-mcp/skipped";
+
+/**
+ * resources/list: what the reachable services have, with the listings that failed named in
+ * `_meta` (and logged) instead of failing the whole list; MCP Apps views only for hosts that
+ * declared the UI extension (the others never render them).
+ */
+function shapeResourceList(server: McpServer, rt: McpRuntime): void {
+  wrapRequestHandler(server, "resources/list", (original) => async (request, ctx) => {
+    const skipped: Skipped[] = [];
+    skippedLists.set(ctx, skipped);
+    type Listed = { resources: Array<{ uri: string }>; _meta?: Record<string, unknown> };
+    const answer = (await original(request, ctx)) as Listed;
+    const views = supportsViews(server, ctx);
+    const resources = views ? answer.resources : answer.resources.filter((r) => !r.uri.startsWith("ui://"));
+    if (skipped.length === 0) return { ...answer, resources };
+    for (const s of skipped) {
+      const missingKey = /MISSING_CREDENTIALS/.test(s.reason);
+      rt.logger[missingKey ? "debug" : "warn"]("resources/list skipped a listing", { ...s });
+    }
+    return { ...answer, resources, _meta: { ...answer._meta, [SKIPPED_META]: skipped } };
+  });
 }
 
 /**

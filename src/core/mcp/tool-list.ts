@@ -6,6 +6,7 @@
  * - output schemas deeper than their top level: the full zod schema still validates every
  *   structuredContent; the published copy names the top-level fields and their types;
  * - MCP Apps view links, for hosts that did not declare the UI extension;
+ * - `type` arrays (a nullable field), written as anyOf, which strict validators accept;
  * - fields the revision does not define: `title` and `outputSchema` before 2025-06-18, `execution`
  *   (task support) before 2025-11-25 and after it (2026-07-28 tasks are an extension).
  */
@@ -39,7 +40,9 @@ function clean(schema: unknown): unknown {
     if (k === "$schema") continue;
     if (k === "additionalProperties" && v && typeof v === "object" && Object.keys(v).length === 0) continue;
     if ((k === "maximum" && v === Number.MAX_SAFE_INTEGER) || (k === "minimum" && v === Number.MIN_SAFE_INTEGER)) continue;
-    out[k] = clean(v);
+    // zod writes a plain nullable field as ["string", "null"]; strict validators want anyOf.
+    if (k === "type" && Array.isArray(v)) out.anyOf = v.map((type) => ({ type }));
+    else out[k] = clean(v);
   }
   return out;
 }
@@ -47,8 +50,12 @@ function clean(schema: unknown): unknown {
 function shallow(schema: JsonSchema): JsonSchema {
   const properties = Object.fromEntries(
     Object.entries(schema.properties ?? {}).map(([name, prop]) => {
-      const type = prop.type ?? (Array.isArray(prop.anyOf) ? (prop.anyOf as JsonSchema[]).map((p) => p.type).filter(Boolean) : undefined);
-      return [name, type ? { type } : {}];
+      const anyOf = Array.isArray(prop.anyOf) ? (prop.anyOf as JsonSchema[]).map((p) => p.type) : [];
+      const alternatives = prop.type !== undefined ? [prop.type] : anyOf;
+      const types = [...new Set(alternatives.flat().filter((t): t is string => typeof t === "string"))];
+      // A nullable field as anyOf, never a `type` array: strict validators (Inspector --strict) flag those.
+      if (types.length > 1) return [name, { anyOf: types.map((type) => ({ type })) }];
+      return [name, types.length === 1 ? { type: types[0] } : {}];
     }),
   );
   return { type: "object", properties };

@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import type { NonceStore, NonceUse } from "../confirm.js";
+import type { RepeatStore } from "../idempotency.js";
 import type { Logger } from "../logger.js";
 import type { VaultStore } from "../vault/vault.js";
 import { afterCursor, decodeCursor, encodeCursor, TERMINAL, type TaskChange, type TaskPage, type TaskRecord, type TaskStore } from "../tasks/store.js";
@@ -240,6 +241,31 @@ export class RedisNonceStore implements NonceStore {
     this.state.roundTrips++;
     const answer = await this.state.scripts.sbConsume(`${P}nonce:${nonce}`, generation, ttlMs);
     return answer === 1 ? "first" : answer === 0 ? "used" : "stale";
+  }
+}
+
+/** Records of spending calls across replicas, so a repeat on another replica spends nothing either. */
+export class RedisRepeatStore implements RepeatStore {
+  constructor(private readonly state: RedisState) {}
+
+  async claim(key: string, value: string, ttlMs: number): Promise<boolean> {
+    this.state.roundTrips++;
+    return (await this.state.cmd.set(`${P}spend:${key}`, value, "PX", ttlMs, "NX")) === "OK";
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    this.state.roundTrips++;
+    return (await this.state.cmd.get(`${P}spend:${key}`)) ?? undefined;
+  }
+
+  async set(key: string, value: string, ttlMs: number): Promise<void> {
+    this.state.roundTrips++;
+    await this.state.cmd.set(`${P}spend:${key}`, value, "PX", ttlMs);
+  }
+
+  async delete(key: string): Promise<void> {
+    this.state.roundTrips++;
+    await this.state.cmd.del(`${P}spend:${key}`);
   }
 }
 

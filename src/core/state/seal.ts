@@ -8,6 +8,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 export class Sealer {
   private readonly encryptionKey: Buffer;
   private readonly tenantKey: Buffer;
+  private readonly callKey: Buffer;
   readonly requestStateKey: Buffer;
   /** Signs the single-use links to the connect page (core/vault/tickets.ts). */
   readonly linkKey: Buffer;
@@ -19,6 +20,12 @@ export class Sealer {
     this.tenantKey = derive("tenant-id");
     this.requestStateKey = derive("request-state");
     this.linkKey = derive("link-ticket");
+    this.callKey = derive("call-fingerprint");
+  }
+
+  /** A keyed hash that names a call (its caller, tool and arguments) without revealing them. */
+  fingerprint(text: string): string {
+    return createHmac("sha256", this.callKey).update(text).digest("base64url");
   }
 
   /** AES-256-GCM; the associated data binds the blob to its place (a task id), so blobs cannot be swapped. */

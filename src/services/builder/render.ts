@@ -31,6 +31,10 @@ export function projectSummary(p: ProjectDetails): string {
 
 export function waitSummary(w: WaitResult): string {
   const credits = w.creditsSpent !== undefined ? `, ${creditsText(w.creditsSpent)}` : "";
+  // Work that goes on is followed again and again: one line each time, not the whole project.
+  if (w.outcome === "timed_out") {
+    return w.creditsSpent !== undefined ? `${w.message} So far: ${creditsText(w.creditsSpent)}.` : w.message;
+  }
   return `${w.message} (waited ${w.elapsedSeconds}s over ${w.polls} polls${credits})\n${projectSummary(w.project)}`;
 }
 

@@ -1,5 +1,5 @@
 import type { Poller } from "../../core/poller.js";
-import { DEFAULT_WAIT_SECONDS, formatElapsed, waitUntilDone } from "../../core/wait.js";
+import { DEFAULT_WAIT_SECONDS, formatElapsed, waitSeconds, waitUntilDone } from "../../core/wait.js";
 import { credits as creditsText, trimLine } from "../../core/text.js";
 import { ToolError, type ToolContext } from "../../core/tool.js";
 import type { BuildClient } from "./client.js";
@@ -53,8 +53,8 @@ function agentLine(status: AgentStatus, elapsedMs: number, line: string): string
 const PROJECT_TRACKERS = { deployment: deploymentTracker, versionRecovery: recoveryTracker, import: importTracker, server: serverTracker };
 
 /** The build_wait call that follows exactly the run started at `startedAt`, not the one before it. */
-export function followHint(projectId: string, until: Until, startedAt: string): string {
-  return `build_wait { projectId: "${projectId}", until: "${until}", since: "${startedAt}" }`;
+export function followHint(projectId: string, until: Until, startedAt: string | undefined): string {
+  return `build_wait { projectId: "${projectId}", until: "${until}"${startedAt ? `, since: "${startedAt}"` : ""} }`;
 }
 
 /**
@@ -100,7 +100,11 @@ export function resumeWait(deps: WaitDeps) {
     const cp = checkpoint as unknown as FollowCheckpoint;
     const budget = cp.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
     const left = Math.max(1, Math.round(budget - (Date.now() - cp.since) / 1000));
-    return { ...cp.started, wait: await waitFor(deps, cp.projectId, cp.until, ctx, { timeoutSeconds: left, since: cp.since }) };
+    // A client waiting on this request (a repeated call) gets its answer before it gives up.
+    const blocking = ctx.blockingUntil !== undefined && cp.timeoutSeconds === undefined;
+    const timeoutSeconds = blocking ? waitSeconds(undefined, ctx.blockingUntil) : left;
+    const wait = await waitFor(deps, cp.projectId, cp.until, ctx, { timeoutSeconds, since: cp.since });
+    return { ...cp.started, wait };
   };
 }
 
@@ -115,7 +119,7 @@ export interface WaitOptions {
  * sending a progress notification on every poll. Timing out is not an error: the result says the work goes on.
  */
 export async function waitFor(deps: WaitDeps, projectId: string, until: Until, ctx: ToolContext, options: WaitOptions = {}): Promise<WaitResult> {
-  const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
+  const timeoutSeconds = waitSeconds(options.timeoutSeconds, ctx.blockingUntil);
   const common = {
     key: projectId,
     timeoutMs: timeoutSeconds * 1000,
@@ -154,15 +158,19 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
       if (confirmed) project = confirmed;
     }
   }
+  const follow = followHint(projectId, until, since(options.since));
   const result: WaitResult = {
     outcome: outcome.outcome,
     until,
     elapsedSeconds: Math.round(outcome.elapsedMs / 100) / 10,
     polls: outcome.polls,
-    message: summarize(until, outcome.outcome, outcome.failureMessage, timeoutSeconds) + (until === "agent" ? missingSecretsLine(outcome.state as AgentStatus, project) : ""),
+    message:
+      summarize(until, outcome.outcome, outcome.failureMessage, timeoutSeconds, follow) +
+      (until === "agent" ? missingSecretsLine(outcome.state as AgentStatus, project) : ""),
     ...(creditsSpent !== undefined ? { creditsSpent } : {}),
     ...(lastStatus ? { lastStatus } : {}),
-    project,
+    // A long build is followed by a call a minute for up to 40 minutes: each answer stays short.
+    project: outcome.outcome === "timed_out" ? brief(project) : project,
   };
   if (outcome.outcome === "failed") throw new ToolError(`${result.message}\nNext step: ${failureNextStep(until, outcome.state)}`, result);
   return result;
@@ -201,10 +209,38 @@ async function secondSignal(deps: WaitDeps, projectId: string, until: "versionRe
 
 const NOUN: Record<Until, string> = { agent: "agent run", deployment: "deployment", versionRecovery: "version recovery", import: "import", server: "server start", rebuild: "rebuild", githubPull: "GitHub pull" };
 
-function summarize(until: Until, outcome: WaitResult["outcome"], failure: string | undefined, timeoutSeconds: number): string {
+function summarize(
+  until: Until,
+  outcome: WaitResult["outcome"],
+  failure: string | undefined,
+  timeoutSeconds: number,
+  follow: string,
+): string {
   const noun = NOUN[until];
   if (outcome === "idle") return failure ?? `No ${noun} is running: nothing to wait for.`;
   if (outcome === "failed") return `The ${noun} failed: ${failure ?? "no reason given"}`;
-  if (outcome === "timed_out") return `Still running after ${timeoutSeconds}s of waiting; the ${noun} goes on. Call build_wait again to keep following it.`;
+  if (outcome === "timed_out") return `The ${noun} goes on (waited ${timeoutSeconds}s). Keep following it: ${follow}.`;
   return `The ${noun} has ended.`;
+}
+
+const since = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+/** What a wait that goes on needs to say about the project: where the work stands, not every detail. */
+function brief(p: ProjectDetails): ProjectDetails {
+  const keep = [
+    "projectId",
+    "label",
+    "agentProcessStatus",
+    "agentServerStatus",
+    "deployment",
+    "versionRecovery",
+    "importInProgress",
+    "totalCreditsSpent",
+  ] as const;
+  const out = Object.fromEntries(keep.filter((k) => p[k] !== undefined).map((k) => [k, p[k]])) as ProjectDetails;
+  if (p.multiPrompt) {
+    const { prompts: _prompts, ...batch } = p.multiPrompt;
+    out.multiPrompt = batch;
+  }
+  return out;
 }
