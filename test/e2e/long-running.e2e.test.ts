@@ -40,18 +40,25 @@ describe("shared polling and progress", () => {
     );
     await until(async () => progressed.size, (n) => n === 100);
     const before = hits(AGENT_STATUS);
-    const windowMs = 2000;
-    await sleep(windowMs);
+    const started = Date.now();
+    await sleep(2000);
     const polls = hits(AGENT_STATUS) - before;
-    // One request per interval (20 in the window), never one per waiter.
-    expect(polls).toBeLessThanOrEqual(windowMs / INTERVAL + 2);
-    expect(polls).toBeGreaterThanOrEqual(windowMs / INTERVAL / 2);
+    // The window as measured: under load the sleep overshoots and the server's timers run late, so
+    // the bounds come from the time that really passed. One request per interval, never one per
+    // waiter (that would be ~100 per interval); and the shared poll keeps going.
+    const intervals = (Date.now() - started) / INTERVAL;
+    expect(polls).toBeLessThanOrEqual(intervals + 2);
+    expect(polls).toBeGreaterThanOrEqual(3);
     for (const c of controllers) c.abort();
     expect(await Promise.all(waits)).toEqual(Array(100).fill("cancelled"));
-    await sleep(INTERVAL * 3);
-    const stopped = hits(AGENT_STATUS);
-    await sleep(INTERVAL * 4);
-    expect(hits(AGENT_STATUS)).toBe(stopped);
+    // The poll stops once the last waiter left: a stretch of 4 intervals without a request comes
+    // within seconds (under load the cancels take more than a few intervals to arrive).
+    const quiet = async () => {
+      const at = hits(AGENT_STATUS);
+      await sleep(INTERVAL * 4);
+      return hits(AGENT_STATUS) === at;
+    };
+    await until(quiet, (stopped) => stopped);
     await ok(conn.client, "build_stop_agent", { projectId: "booking-app" });
   });
 
