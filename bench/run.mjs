@@ -4,7 +4,7 @@
 //
 //   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen] [--quick] [--use-dist]
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,6 +13,7 @@ import { coldStart } from "./cold-start.mjs";
 import { contextCost } from "./context-cost.mjs";
 import { hosted } from "./hosted.mjs";
 import { tenantCost } from "./tenants.mjs";
+import { nodeVersions } from "./node-versions.mjs";
 import { listenFlood } from "./listen.mjs";
 import { httpLoad } from "./http-load.mjs";
 import { CLI, ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
@@ -56,13 +57,12 @@ if (argv.includes("--use-dist")) {
 const minimalBundle = join(tmp, "minimal-server.bundle.mjs");
 await (await import("../scripts/build.mjs")).bundle({ entry: "bench/minimal-server.mjs", outfile: minimalBundle });
 useCli(join(pkg, "dist/cli.js"));
-const bundleText = readFileSync(CLI, "utf8");
 const build = {
   source: argv.includes("--use-dist") ? "dist/" : "scripts/build.mjs",
-  bytes: Buffer.byteLength(bundleText),
+  bytes: readdirSync(join(pkg, "dist")).filter((f) => f.endsWith(".js")).reduce((sum, f) => sum + statSync(join(pkg, "dist", f)).size, 0),
   distFiles: readdirSync(join(pkg, "dist"), { recursive: true }).length,
-  // A bundle imports only node built-ins; tsc output imports ./config.js, @modelcontextprotocol/sdk...
-  bundled: !/^\s*import\s[^;]*?from\s*"(?!node:)[^"]+"/m.test(bundleText.split("\n").slice(0, 60).join("\n")),
+  // A bundle imports only node built-ins and its own chunks; tsc output imports @modelcontextprotocol/sdk...
+  bundled: readdirSync(join(pkg, "dist")).filter((f) => f.endsWith(".js")).every((f) => !/\bfrom\s*"(?!node:|\.\/chunk-)[^"]+"/.test(readFileSync(join(pkg, "dist", f), "utf8").slice(0, 4000))),
 };
 if (!build.bundled) log("warning: dist/cli.js is not a single-file bundle");
 
@@ -89,7 +89,7 @@ try {
   }
 
   let sandbox;
-  if (want("tokens") || want("calls")) {
+  if (want("tokens") || want("calls") || want("versions")) {
     const { startSandbox } = await loadSandbox();
     sandbox = await startSandbox({});
     cleanups.unshift(() => sandbox.close());
@@ -108,6 +108,14 @@ try {
       results.callOverhead = await callOverhead({ sandbox, calls: quick ? 400 : 2000, warmup: quick ? 50 : 200, log });
     } catch (err) {
       fail("callOverhead", err);
+    }
+  }
+  if (want("versions")) {
+    log("node versions (20, 22, 24): cold start and call costs...");
+    try {
+      results.nodeVersions = await nodeVersions({ sandbox, log, quick });
+    } catch (err) {
+      fail("nodeVersions", err);
     }
   }
   if (want("polling")) {
@@ -219,6 +227,7 @@ function collectGoals(r) {
     add("9 listen flood", l.goals.keyless, per(l.keyless));
     add("9 listen flood", l.goals.keyed, per(l.keyed));
   }
+  for (const g of r.nodeVersions?.goals ?? []) add(g.id, g, `${fmt(g.value, 2)} x`);
   return goals;
 }
 
@@ -236,7 +245,7 @@ function table(title, headers, rows) {
 
 function render(r) {
   let out = `\nswitchboard-mcp benchmark, ${r.startedAt}, node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadAverageBefore?.join(" ")} -> ${r.machine.loadAverageAfter?.join(" ")}\n`;
-  out += `dist/cli.js (${r.build.source}): ${fmt(r.build.bytes / 1024, 0)} KiB, ${r.build.bundled ? "single-file bundle" : "NOT a bundle"}, ${r.build.distFiles} file(s) in dist/\n`;
+  out += `dist/ (${r.build.source}): ${fmt(r.build.bytes / 1024, 0)} KiB, ${r.build.bundled ? "self-contained bundle (entry + chunks)" : "NOT a bundle"}, ${r.build.distFiles} file(s) in dist/\n`;
 
   const c = r.coldStart;
   if (c?.stats) {
@@ -395,6 +404,26 @@ function render(r) {
     );
     out += `   quiet replica: ${fmt(lf.quiet.redisPerSecond, 1)} Redis commands/s\n`;
   } else if (lf) out += `\n9. Listen flood: ${lf.skipped ? `skipped: ${lf.skipped}` : `ERROR ${lf.error}`}\n`;
+
+  const nv = r.nodeVersions;
+  if (nv?.rows) {
+    const range = (s) => `${fmt(s.median, 0)} (${fmt(s.min, 0)}-${fmt(s.max, 0)})`;
+    const coldRows = nv.rows.flatMap((v) =>
+      ["everything", "default", "defaultNoCache", "allSandbox"].filter((id) => v.cold[id]).map((id) => {
+        const c = v.cold[id];
+        return [`node ${v.version}: ${c.label}`, range(c.ms), fmt(c.cpuMs.median, 0), fmt(c.ms.median / v.cold.everything.ms.median, 2)];
+      }),
+    );
+    out += table(`9a. Cold start per Node version: spawn to initialize answer, ms (median (min-max) of ${nv.rows[0].cold.default.ms.n} interleaved runs)`, ["command", "wall ms", "cpu ms", "x everything"], coldRows);
+    const callRows = nv.rows.flatMap((v) => [
+      [`node ${v.version}: 2026-07-28 stateless tools/call (${"build_get_credit_costs"})`, fmt(v.calls.stateless.cpuMsPerCall.median * 1000, 0), `${fmt(v.calls.stateless.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.stateless.cpuMsPerCall.max * 1000, 0)}`, fmt(v.callRatio.statelessToSession, 2), "x session"],
+      ["  2025-11-25 tools/call in a session", fmt(v.calls.session.cpuMsPerCall.median * 1000, 0), `${fmt(v.calls.session.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.session.cpuMsPerCall.max * 1000, 0)}`, "1.00", ""],
+      ["  2026-07-28 tasks/get of a working task", fmt(v.calls.taskGet.cpuMsPerCall.median * 1000, 0), `${fmt(v.calls.taskGet.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.taskGet.cpuMsPerCall.max * 1000, 0)}`, fmt(v.callRatio.taskGetToCall, 2), "x stateless call"],
+    ]);
+    out += table(`9b. Replica CPU per call per Node version, µs (median and range of ${nv.rows[0].calls.session.cpuMsPerCall.n} blocks, 16 clients, interleaved)`, ["path", "cpu µs", "range", "ratio", "to"], callRows);
+    const errors = nv.rows.reduce((n, v) => n + v.calls.stateless.errors + v.calls.session.errors + v.calls.taskGet.errors, 0);
+    if (errors) out += `   errors: ${errors}\n`;
+  } else if (nv) out += `\n9. Node versions: ERROR ${nv.error}\n`;
 
   out += table("Goals", ["goal", "measured", "met"], r.goals.map((g) => [`${g.id}: ${g.text}`, g.value, g.met === null ? `n/a${g.note ? ` (${g.note})` : ""}` : g.met ? "yes" : "NO"]));
   return out;

@@ -138,9 +138,11 @@ export async function bundle({ entry, outfile, sourcemap = false }) {
 }
 
 /** The published server: dist/cli.js (src/bin.ts; its "#!/usr/bin/env node" stays line 1) and its chunks. */
-export async function bundleServer({ outdir, sourcemap = false }) {
+export async function bundleServer({ outdir, sourcemap = false, minify = true }) {
   const result = await build({
     ...common,
+    // Unminified (bench/profile-start.mjs), each module's code follows a `// path` comment.
+    ...(minify ? {} : { minifySyntax: false, minifyWhitespace: false }),
     entryPoints: { cli: "src/bin.ts" },
     outdir,
     splitting: true,
