@@ -63,7 +63,8 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
   lostTask?: LostTaskAdvice;
   /**
    * The service's tools, built once per process. `deps` is a late-bound view (core/tenant-scope.ts):
-   * inside run, before or resume it is the calling tenant's `ServiceInstance.deps`; read it nowhere else.
+   * inside a tool's hooks (run, before, render, verify, resume) it is the calling tenant's
+   * `ServiceInstance.deps`; read it nowhere else.
    * `enabled` says which toolsets the server runs: a service may skip building the others' tools
    * (they would be filtered out; building them costs start-up time). Every tool of an enabled
    * toolset must be returned (test/unit/lazy-toolsets.test.ts checks it).

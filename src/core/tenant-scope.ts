@@ -22,7 +22,7 @@ export class TenantScopes {
   deps<D extends object>(service: string): D {
     const current = (prop: PropertyKey): object => {
       const found = (this.only ?? this.running.getStore())?.get(service);
-      if (!found) throw new Error(`The ${service} service's dependencies were read outside a tool call (${String(prop)}): read them inside run, before or resume`);
+      if (!found) throw new Error(`The ${service} service's dependencies were read outside a tool call (${String(prop)}): read them inside a tool's hooks`);
       return found;
     };
     return new Proxy({} as D, {
@@ -45,7 +45,7 @@ export class TenantScopes {
     this.only = scope;
   }
 
-  /** The tool as one tenant runs it: its run, before and resume see that tenant's dependencies. */
+  /** The tool as one tenant runs it: every hook (run, before, render, verify, resume) sees its dependencies. */
   forTenant<T extends ToolDef<any, any>>(def: T, scope: Scope): T {
     const within =
       <A extends unknown[], R>(fn: (...args: A) => R) =>
@@ -55,6 +55,8 @@ export class TenantScopes {
       ...def,
       run: within(def.run),
       before: def.before && within(def.before),
+      render: within(def.render),
+      verify: def.verify && within(def.verify),
       longRunning: def.longRunning && { ...def.longRunning, resume: def.longRunning.resume && within(def.longRunning.resume) },
     };
   }

@@ -195,7 +195,26 @@ function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: un
   const { egress } = runtime;
   const { output, trims } = fitStructured(egress.json(raw) as Record<string, unknown>);
   ctx.logger.debug("tool call", { tool: def.name, ms: Math.round(performance.now() - started), ok: true });
-  return { content: [{ type: "text", text: fitText(egress.text(def.render(output, input)), trims) }], structuredContent: output };
+  const text = fitText(egress.text(renderText(def, output, input, ctx)), trims);
+  return { content: [{ type: "text", text }], structuredContent: output };
+}
+
+/**
+ * The result's text. A render that fails comes after the work is done (a write landed, credits
+ * were spent): the call still reports that, with how to check it, never an error to retry.
+ */
+function renderText(def: ToolDef<any, any>, output: Obj<Shape>, input: Obj<Shape>, ctx: ToolContext): string {
+  try {
+    return def.render(output, input);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    ctx.logger.warn("tool result not rendered", { tool: def.name, error: why });
+    const unwritten = `its summary could not be written (${why}); the whole answer is in structuredContent.`;
+    if (def.kind === "read") return `${def.title}: the service answered, but ${unwritten}`;
+    const check = def.verify?.(input);
+    const again = `Do not call ${def.name} again for this.${check ? ` To check it: ${check}.` : ""}`;
+    return `${def.title}: done, the service confirmed it; ${unwritten} ${again}`;
+  }
 }
 
 export function failure(def: ToolDef<any, any>, input: Record<string, unknown>, err: unknown, ctx: ToolContext, runtime: ToolRuntime, started: number): CallToolResult {
