@@ -135,7 +135,8 @@ describe("real clients, default settings", { concurrent: true, timeout: 150_000 
           }
 
           const build = await longBuild(driver, `mxl-${suffix}`);
-          expect(build.firstAnswerMs, "the first answer comes back at the cap, long before any client timeout").toBeLessThan((CAP_SECONDS + 15) * 1000);
+          // At the cap, plus (for the Inspector CLI) two process starts on a loaded machine: before the 60 s clients give up.
+          expect(build.firstAnswerMs, "the first answer comes back before the common 60 s client timeout").toBeLessThan(60_000);
           expect(build.followUps, "the build outlasts the cap, so the answer says to follow it").toBeGreaterThanOrEqual(1);
           expect(build.last).toMatch(/The agent run has ended/);
           cells.push("✓ followed with build_wait to the end");
