@@ -4,7 +4,7 @@ import { httpUrl, secret } from "../../core/settings.js";
 import { viewResource } from "../../core/views.js";
 import { bearerAuth } from "../../core/upstream.js";
 import { SizingClient } from "./client.js";
-import { sizingTools } from "./tools.js";
+import { sizingTools } from "./tools/fitting.js";
 import { sizingResources } from "./resources.js";
 import { sizingPrompts } from "./prompts.js";
 

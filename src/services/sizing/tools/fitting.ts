@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { defineTool } from "../../core/tool.js";
-import { viewUri } from "../../core/views.js";
-import type { SizingClient } from "./client.js";
-import { catalogText, recommendationText, tryOnText } from "./render.js";
-import * as s from "./schemas.js";
+import { defineTool } from "../../../core/tool.js";
+import { viewUri } from "../../../core/views.js";
+import type { SizingClient } from "../client.js";
+import { catalogText, recommendationText, tryOnText } from "../render.js";
+import * as s from "../schemas.js";
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;
