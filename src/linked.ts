@@ -61,6 +61,7 @@ export class LinkedKeys {
       live.use(current);
       return current;
     };
+    live.refresh = refresh;
     return {
       linking: {
         serviceOf: (def) => {

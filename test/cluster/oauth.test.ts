@@ -88,6 +88,25 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     expect((await rpc2026(publicUrl, "tasks/get", { taskId: task.taskId }, { headers: bearer(bob.provider), capabilities: TASKS })).body.error?.message).toMatch(/Task not found/);
   });
 
+  it("lets a resource read on one replica use a key linked through another", async ({ skip }) => {
+    if (!haveChromium) skip();
+    const [, keyB] = cluster.sandbox!.buildKeys;
+    const dora = await user("dora", "modern", undefined);
+    const headers = { authorization: `Bearer ${dora.provider.accessToken}` };
+    const [r1, r2] = cluster.replicas;
+    const readOn = async (replica: (typeof cluster.replicas)[number]) => (await rpc2026(replica.url, "resources/read", { uri: "build://account" }, { headers })).body;
+    // Both replicas know dora's tenant (without a key) before she links one.
+    for (const replica of [r1, r2]) expect(JSON.stringify(await readOn(replica))).toMatch(/No project build service key is linked/);
+    const asked = (await rpc2026(r1.url, "tools/call", { name: "build_get_account", arguments: {} }, { headers, capabilities: { elicitation: { url: {} } } })).body.result;
+    expect(asked?.resultType).toBe("input_required");
+    const [request] = Object.values(asked.inputRequests as Record<string, { params: { mode: string; url: string } }>);
+    expect(request.params.mode).toBe("url");
+    expect(await linkKeyInBrowser(browser, request.params.url, keyB)).toMatch(/is linked/);
+    const read = await readOn(r2);
+    expect(read.error).toBeUndefined();
+    expect(read.result.contents[0].text).toMatch(/credits/);
+  });
+
   it("keeps a linked key through a restart of every replica", async ({ skip }) => {
     if (!haveChromium) skip();
     const [keyA] = cluster.sandbox!.buildKeys;

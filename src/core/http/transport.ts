@@ -159,7 +159,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     }
     if (url.pathname === "/healthz" && req.method === "GET") {
       // Liveness is open; what runs here (version, toolsets, sessions) only for the token's holder.
-      if (tokenOk && !tokenOk(req.headers.authorization)) return plain(res, 200, { status: "ok" });
+      // With OAuth every user holds a token: liveness only, the details stay out of reach.
+      if ((tokenOk && !tokenOk(req.headers.authorization)) || options.oauth) return plain(res, 200, { status: "ok" });
       return plain(res, 200, { status: "ok", sessions: sessions.size, tenants: handlers.size, ...options.health() });
     }
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });

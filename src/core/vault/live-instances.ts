@@ -13,6 +13,11 @@ const RETIRE_AFTER_MS = 10 * 60_000;
 export class LiveInstances {
   private readonly retired = new Set<ServiceInstance>();
   private keys: Record<string, string | undefined>;
+  /**
+   * Reads the tenant's current keys before a resource is read: a key linked through another
+   * replica (or this one's tool calls, which refresh on their own) must reach resource reads too.
+   */
+  refresh: () => Promise<unknown> = async () => undefined;
 
   constructor(
     private readonly instances: Map<string, ServiceInstance>,
@@ -44,9 +49,9 @@ export class LiveInstances {
         const now = () => this.instances.get(service)!.resources![index];
         return {
           ...def,
-          read: (uri, variables, signal) => now().read(uri, variables, signal),
-          list: def.list && ((signal: AbortSignal) => now().list!(signal)),
-          complete: def.complete && Object.fromEntries(Object.keys(def.complete).map((name) => [name, (value: string) => now().complete![name](value)])),
+          read: async (uri, variables, signal) => (await this.refresh(), now().read(uri, variables, signal)),
+          list: def.list && (async (signal: AbortSignal) => (await this.refresh(), now().list!(signal))),
+          complete: def.complete && Object.fromEntries(Object.keys(def.complete).map((name) => [name, async (value: string) => (await this.refresh(), now().complete![name](value))])),
         } satisfies ResourceDef;
       }),
     );

@@ -61,6 +61,8 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
       expect(body.scopes_supported).toEqual(["switchboard:read", "switchboard:write", "switchboard:spend"]);
       expect(String(body.resource_documentation)).toMatch(/^https:\/\//);
     }
+    // Liveness says nothing more than that to anyone (every user holds a token here).
+    expect(await (await fetch(new URL("/healthz", publicUrl))).json()).toEqual({ status: "ok" });
     // A token that is not one, and a JWT from nobody this server trusts: 401 invalid_token.
     for (const token of ["not-a-jwt", "eyJhbGciOiJub25lIn0.eyJpc3MiOiJodHRwOi8vZXZpbC5leGFtcGxlIiwic3ViIjoieCJ9."]) {
       const refused = await fetch(publicUrl, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: "{}" });
