@@ -5,13 +5,15 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAULTS } from "../../src/sandbox/faults.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { connectHttp, connectStdio, sandboxEnv, spawnHttpServer, testSandbox, until, type HttpServerProcess, type StdioConnection } from "../harness.js";
+import { connectHttp, connectStdio, sandboxEnv, spawnHttpServer, testSandbox, until } from "../harness.js";
+import type { HttpServerProcess, StdioConnection } from "../harness.js";
 
 const SKIPPED = "io.github.switchboard-mcp/skipped";
 const UI = { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } };
 type Skipped = Array<{ resource: string; service?: string; reason: string }>;
 
-const schemes = (resources: Array<{ uri: string }>) => [...new Set(resources.map((r) => r.uri.replace(/:\/\/([^/]*).*$/, "://$1")))].sort();
+const schemes = (resources: Array<{ uri: string }>) =>
+  [...new Set(resources.map((r) => r.uri.replace(/:\/\/([^/]*).*$/, "://$1")))].sort();
 
 describe("one failing service empties nothing (operator keys)", () => {
   let sandbox: Sandbox;
@@ -20,7 +22,9 @@ describe("one failing service empties nothing (operator keys)", () => {
 
   beforeAll(async () => {
     sandbox = await testSandbox();
-    [plain, apps] = await Promise.all([connectStdio(sandboxEnv(sandbox)), connectStdio(sandboxEnv(sandbox), [], { capabilities: UI as never })]);
+    const withViews = { capabilities: UI as never };
+    const env = sandboxEnv(sandbox);
+    [plain, apps] = await Promise.all([connectStdio(env), connectStdio(env, [], withViews)]);
   });
   afterAll(async () => {
     await Promise.all([plain?.close(), apps?.close()]);
@@ -28,10 +32,13 @@ describe("one failing service empties nothing (operator keys)", () => {
   });
 
   it("a 503 on the missions listing: everything else is listed, the skip is named in _meta and logged", async () => {
-    sandbox.drones.router.injectFault({ method: "GET", path: "/api/missions", times: Number.POSITIVE_INFINITY, action: FAULTS.htmlError(503) });
+    const action = FAULTS.htmlError(503);
+    const fault = { method: "GET", path: "/api/missions", times: Number.POSITIVE_INFINITY, action };
+    sandbox.drones.router.injectFault(fault);
     try {
       const listed = await plain.client.listResources();
-      expect(schemes(listed.resources)).toEqual(["build://account", "build://credit-costs", "build://projects", "drones://alerts", "drones://drones", "sizing://catalog"]);
+      const build = ["build://account", "build://credit-costs", "build://projects"];
+      expect(schemes(listed.resources)).toEqual([...build, "drones://alerts", "drones://drones", "sizing://catalog"]);
       const skipped = listed._meta?.[SKIPPED] as Skipped;
       expect(skipped).toHaveLength(1);
       expect(skipped[0]).toMatchObject({ service: "drones" });
@@ -62,7 +69,8 @@ describe("a per-user caller with one key lists that service's resources (--sandb
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    http = await spawnHttpServer({ PATH: process.env.PATH ?? "", MCP_CREDENTIALS: "caller", SANDBOX_ACCOUNTS: "2", LOG_LEVEL: "debug" }, ["--sandbox"]);
+    const env = { PATH: process.env.PATH ?? "", MCP_CREDENTIALS: "caller", SANDBOX_ACCOUNTS: "2", LOG_LEVEL: "debug" };
+    http = await spawnHttpServer(env, ["--sandbox"]);
   });
   afterAll(async () => {
     await Promise.allSettled(clients.map((c) => c.close()));
@@ -70,7 +78,8 @@ describe("a per-user caller with one key lists that service's resources (--sandb
   });
 
   it("prints the demo keys a caller sends, the second account's too, and /healthz says sandbox", async () => {
-    expect(http.stderr()).toMatch(/sandbox keys for callers: X-Build-Api-Key: \S+ \(account 2: \S+\); X-Sizing-Api-Key: \S+.*; X-Drones-Api-Key: \S+/);
+    const keys = /for callers: X-Build-Api-Key: \S+ \(account 2: \S+\); X-Sizing-Api-Key: .*; X-Drones-Api-Key: \S+/;
+    expect(http.stderr()).toMatch(keys);
     const health = await (await fetch(new URL("/healthz", http.url))).json();
     expect(health).toMatchObject({ sandbox: true, credentials: "caller" });
   });

@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAULTS } from "../../src/sandbox/faults.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { call, connectStdio, MODERN, ok, rpc2026, sandboxEnv, spawnHttpServer, testSandbox, text, until, type HttpServerProcess, type StdioConnection } from "../harness.js";
+import { call, connectStdio, MODERN, ok, rpc2026, sandboxEnv, spawnHttpServer } from "../harness.js";
+import { testSandbox, text, until } from "../harness.js";
+import type { HttpServerProcess, StdioConnection } from "../harness.js";
 
 const API = "/api/v1/vcaas";
 const LAUNCH = `POST ${API}/projects/launch`;
@@ -19,7 +21,8 @@ describe("a blocking wait answers within the client's patience", () => {
 
   beforeAll(async () => {
     sandbox = await testSandbox();
-    conn = await connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", MCP_MAX_BLOCKING_WAIT_SECONDS: "2", BUILD_POLL_INTERVAL_MS: "100" }));
+    const env = { BUILD_CONFIRM_SPEND: "never", MCP_MAX_BLOCKING_WAIT_SECONDS: "2", BUILD_POLL_INTERVAL_MS: "100" };
+    conn = await connectStdio(sandboxEnv(sandbox, env));
   });
   afterAll(async () => {
     await conn?.close();
@@ -28,17 +31,20 @@ describe("a blocking wait answers within the client's patience", () => {
 
   it("returns at the limit, not as an error, saying how to follow the work; each follow-up stays short", async () => {
     const started = Date.now();
-    const r = await call(conn.client, "build_launch_project", { projectId: "patient-app", prompt: `Shop ${realSeconds(60)}`, wait: true });
+    const args = { projectId: "patient-app", prompt: `Shop ${realSeconds(60)}`, wait: true };
+    const r = await call(conn.client, "build_launch_project", args);
     const ms = Date.now() - started;
     expect(r.isError).toBeFalsy();
     expect(ms).toBeLessThan(15_000);
-    const launched = r.structuredContent as { projectId: string; startedAt: string; wait: { outcome: string; elapsedSeconds: number } };
+    type Launched = { projectId: string; startedAt: string; wait: { outcome: string; elapsedSeconds: number } };
+    const launched = r.structuredContent as Launched;
     expect(launched.wait.outcome).toBe("timed_out");
     expect(launched.wait.elapsedSeconds).toBeLessThanOrEqual(3);
     const follow = `build_wait { projectId: "${launched.projectId}", until: "agent", since: "${launched.startedAt}" }`;
     expect(text(r)).toContain(follow);
 
-    const again = await call(conn.client, "build_wait", { projectId: launched.projectId, until: "agent", since: launched.startedAt });
+    const hinted = { projectId: launched.projectId, until: "agent", since: launched.startedAt };
+    const again = await call(conn.client, "build_wait", hinted);
     expect(again.isError).toBeFalsy();
     expect(again.structuredContent).toMatchObject({ outcome: "timed_out" });
     expect(text(again)).toContain(follow);
@@ -51,7 +57,8 @@ describe("a blocking wait answers within the client's patience", () => {
   it("waits as long as the caller asked with timeoutSeconds", async () => {
     await ok(conn.client, "build_start_agent", { projectId: "booking-app", prompt: `Blog ${realSeconds(60)}` });
     const started = Date.now();
-    const r = await ok<{ outcome: string }>(conn.client, "build_wait", { projectId: "booking-app", until: "agent", timeoutSeconds: 4 });
+    const args = { projectId: "booking-app", until: "agent", timeoutSeconds: 4 };
+    const r = await ok<{ outcome: string }>(conn.client, "build_wait", args);
     expect(r.outcome).toBe("timed_out");
     expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
     await ok(conn.client, "build_stop_agent", { projectId: "booking-app" });
@@ -72,7 +79,8 @@ describe.runIf(MODERN)("a task keeps the whole wait", () => {
 
   beforeAll(async () => {
     sandbox = await testSandbox();
-    http = await spawnHttpServer(sandboxEnv(sandbox, { MCP_MAX_BLOCKING_WAIT_SECONDS: "1", BUILD_POLL_INTERVAL_MS: "50" }));
+    const env = { MCP_MAX_BLOCKING_WAIT_SECONDS: "1", BUILD_POLL_INTERVAL_MS: "50" };
+    http = await spawnHttpServer(sandboxEnv(sandbox, env));
   });
   afterAll(async () => {
     await http?.stop();
@@ -80,10 +88,14 @@ describe.runIf(MODERN)("a task keeps the whole wait", () => {
   });
 
   it("a build_wait task outlasts the blocking limit and ends done", async () => {
-    await rpc2026(http.url, "tools/call", { name: "build_start_agent", arguments: { projectId: "acme-storefront", prompt: `Blog ${realSeconds(3)}` } });
-    const created = (await rpc2026(http.url, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } }, { capabilities: TASKS })).body.result;
+    const start = { projectId: "acme-storefront", prompt: `Blog ${realSeconds(3)}` };
+    await rpc2026(http.url, "tools/call", { name: "build_start_agent", arguments: start });
+    const wait = { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } };
+    const created = (await rpc2026(http.url, "tools/call", wait, { capabilities: TASKS })).body.result;
     expect(created.resultType).toBe("task");
-    const done = await until(async () => (await rpc2026(http.url, "tasks/get", { taskId: created.taskId }, { capabilities: TASKS })).body.result, (t) => t.status !== "working", 30_000);
+    const get = async () =>
+      (await rpc2026(http.url, "tasks/get", { taskId: created.taskId }, { capabilities: TASKS })).body.result;
+    const done = await until(get, (t) => t.status !== "working", 30_000);
     expect(done.result.structuredContent).toMatchObject({ outcome: "done" });
     expect(done.result.structuredContent.elapsedSeconds).toBeGreaterThan(1.5);
   });
@@ -103,12 +115,13 @@ describe("no retry pays twice", () => {
     await sandbox?.close();
   });
 
-  it("the same spending call while the first runs gets the first one's outcome; repeat: true spends again", async () => {
+  it("the same spending call while the first runs gets its outcome; repeat: true spends again", async () => {
     const before = hits(CREATE);
     sandbox.build.router.injectFault({ method: "POST", path: `${API}/projects`, times: 2, action: FAULTS.slow(1500) });
     const args = { projectId: "once-only" };
     // Two at once (a client that retried without waiting): one claims the call, the other waits for it.
-    const [a, b] = await Promise.all([call(conn.client, "build_create_project", args), call(conn.client, "build_create_project", args)]);
+    const create = () => call(conn.client, "build_create_project", args);
+    const [a, b] = await Promise.all([create(), create()]);
     expect([a.isError, b.isError], text(a) + text(b)).toEqual([undefined, undefined]);
     expect(b.structuredContent).toEqual(a.structuredContent);
     expect(text(a) + text(b)).toMatch(/nothing was spent again/);
@@ -119,7 +132,7 @@ describe("no retry pays twice", () => {
     expect(hits(CREATE) - before).toBe(2);
   });
 
-  it("a call whose answer reached its caller leaves nothing to replay: the same call after it is a new one", async () => {
+  it("a call whose answer reached its caller leaves nothing to replay: the same call after it is new", async () => {
     const before = hits(CREATE);
     await ok(conn.client, "build_create_project", { projectId: "twice-on-purpose" });
     const again = await call(conn.client, "build_create_project", { projectId: "twice-on-purpose" });
@@ -127,13 +140,16 @@ describe("no retry pays twice", () => {
     expect(hits(CREATE) - before).toBe(2);
   });
 
-  it("a wait: true launch cancelled with a reason, then retried, follows the first build: one launch, no bug", async () => {
+  it("a wait: true launch cancelled with a reason, then retried, follows its build: one launch, no bug", async () => {
     const before = hits(LAUNCH);
     const args = { projectId: "retry-app", prompt: `Shop ${realSeconds(4)}`, wait: true };
     const stop = new AbortController();
     const messages: string[] = [];
     const first = conn.client
-      .callTool({ name: "build_launch_project", arguments: args }, { signal: stop.signal, onprogress: (p) => messages.push(p.message ?? "") })
+      .callTool({ name: "build_launch_project", arguments: args }, {
+        signal: stop.signal,
+        onprogress: (p) => messages.push(p.message ?? ""),
+      })
       .catch((err: unknown) => err);
     await until(async () => messages.length, (n) => n >= 2);
     stop.abort("User pressed stop");
@@ -145,7 +161,8 @@ describe("no retry pays twice", () => {
     expect(hits(LAUNCH) - before).toBe(1);
     const cancelled = await until(async () => conn.stderr(), (e) => /"tool call cancelled"/.test(e));
     const line = cancelled.split("\n").find((l) => l.includes('"tool call cancelled"'))!;
-    expect(JSON.parse(line)).toMatchObject({ level: "debug", tool: "build_launch_project", reason: "User pressed stop" });
+    const logged = { level: "debug", tool: "build_launch_project", reason: "User pressed stop" };
+    expect(JSON.parse(line)).toMatchObject(logged);
     expect(conn.stderr()).not.toMatch(/This is a bug/);
   });
 });

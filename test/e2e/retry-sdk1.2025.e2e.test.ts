@@ -16,7 +16,9 @@ describe("SDK 1, default settings, over stdio: a timed-out paid launch retried s
 
   beforeAll(async () => {
     sandbox = await testSandbox();
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "--toolsets", "all"], env: sandboxEnv(sandbox, { BUILD_POLL_INTERVAL_MS: "200" }), stderr: "pipe" });
+    const env = sandboxEnv(sandbox, { BUILD_POLL_INTERVAL_MS: "200" });
+    const args = [CLI, "--toolsets", "all"];
+    const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "pipe" });
     transport.stderr?.on("data", (c: Buffer) => void (stderr += c.toString()));
     client = new Client({ name: "sdk1-defaults", version: "1.0.0" });
     await client.connect(transport);
@@ -39,7 +41,8 @@ describe("SDK 1, default settings, over stdio: a timed-out paid launch retried s
     expect(retried.isError).toBeFalsy();
     expect(retried.structuredContent).toMatchObject({ projectId: "retry-app", wait: { outcome: "done" } });
     expect(sandbox.build.router.count(LAUNCH) - before).toBe(1);
-    const listed = (await client.callTool({ name: "build_list_projects", arguments: {} })).structuredContent as { projects: Array<{ projectId: string }> };
+    const listing = await client.callTool({ name: "build_list_projects", arguments: {} });
+    const listed = listing.structuredContent as { projects: Array<{ projectId: string }> };
     expect(listed.projects.map((p) => p.projectId).filter((id) => id.startsWith("retry-app"))).toEqual(["retry-app"]);
     expect(stderr).not.toMatch(/This is a bug/);
   }, 180_000);
