@@ -387,7 +387,7 @@ function render(r) {
       [
         ["replica CPU ms per call", fmt(tn.newTenant.cpuMsPerCall, 2), fmt(tn.known.cpuMsPerCall, 2), fmt(tn.cpuRatio, 2), "<= 2", tn.goals.cpu.met ? "yes" : "NO"],
         ["calls/s", fmt(tn.newTenant.callsPerSecond, 0), fmt(tn.known.callsPerSecond, 0), fmt(tn.throughputRatio, 2), "-", "n/a (no goal)"],
-        [`RSS growth per new tenant (KB; ${tn.tenantsBuilt} built, ${fmt(tn.rssMb.before, 0)} -> ${fmt(tn.rssMb.after, 0)} MB)`, fmt(tn.kbPerTenant, 0), "", "", "<= 150", tn.goals.memory.met ? "yes" : "NO"],
+        [`RSS growth per new tenant (KB; ${tn.tenantsBuilt} built, ${fmt(tn.rssMb.before, 0)} -> ${fmt(tn.rssMb.after, 0)} MB)`, fmt(tn.kbPerTenant, 0), "", "", "<= 40", tn.goals.memory.met ? "yes" : "NO"],
       ],
     );
     const errors = tn.newTenant.errors + tn.known.errors;

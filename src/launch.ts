@@ -75,7 +75,7 @@ export async function launch(
     allowedOrigins: config.allowedOrigins,
     allowedHosts: config.allowedHosts,
     maxSessions: config.maxSessions,
-    maxSessionsPerTenant: config.maxSessionsPerTenant,
+    maxSessionsPerTenant: app.perTenant ? config.maxSessionsPerTenant : Number.POSITIVE_INFINITY,
     idleSessionMs: config.sessionIdleMs,
     maxConnections: config.maxConnections,
     headersTimeoutMs: config.headersTimeoutMs,

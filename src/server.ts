@@ -31,6 +31,8 @@ export interface App {
   /** The runtime that acts with these upstream keys (per-user mode); `runtime` in single-account mode. */
   runtimeFor(credentials: Readonly<Record<string, string>> | undefined): McpRuntime;
   credentials: Config["credentials"];
+  /** A tenant per caller (per-user keys, or OAuth): the per-tenant caps apply. */
+  perTenant: boolean;
   /** Per-user mode: the header that carries each service's key, and the prefix of a key that may come as a bearer. */
   credentialHeaders: ReadonlyArray<{ service: string; header: string; bearerKeyPrefix?: string }>;
   replicaId: string;
@@ -83,6 +85,7 @@ export function createApp(
   const windowMs = (config.repeatWindowSeconds ?? 600) * 1000;
   const fingerprint = (text: string) => sealer.fingerprint(text);
   const spendOnce = windowMs > 0 ? new SpendOnce(repeats, windowMs, logger, redis && sealer, fingerprint) : undefined;
+  const relayFor = redis ? changeRelays(redis) : undefined;
   const confirmations = new Confirmations(config.requestStateKey ?? (config.stateKey ? sealer.requestStateKey : randomBytes(32)), nonces);
   const headers = enabled.map((s) => ({
     service: s.name,
@@ -91,7 +94,8 @@ export function createApp(
   }));
   const watchBudget = new WatchBudget({
     perRequest: config.maxListenUris ?? DEFAULT_WATCH_LIMITS.perRequest,
-    perTenant: config.maxSubscriptionsPerTenant ?? DEFAULT_WATCH_LIMITS.perTenant,
+    // With one account every caller is the one tenant: only the replica's cap applies.
+    perTenant: perTenant ? (config.maxSubscriptionsPerTenant ?? DEFAULT_WATCH_LIMITS.perTenant) : Number.POSITIVE_INFINITY,
     perReplica: config.maxPollers ?? DEFAULT_WATCH_LIMITS.perReplica,
   });
 
@@ -163,7 +167,7 @@ export function createApp(
     const tenantEgress = caller ? egress.derive(Object.values(upstreamKeys(credentials))) : egress;
     const tenantLogger = caller ? createLogger(config.logLevel, tenantEgress) : logger;
     const instances: Array<[ServiceModule<any>, ServiceInstance]> = enabled.map((module) => [module, makeInstance(module, credentials?.[module.name], tenantId, tenantEgress, tenantLogger)]);
-    const changes = new ChangeHub(redis ? changeRelay(redis, tenantId) : undefined);
+    const changes = new ChangeHub(relayFor?.(tenantId));
     const scope = new Map<string, object>(instances.map(([module, i]) => [module.name, i.deps]));
     // Linked keys can change while the tenant runs: its instances are replaced as they do.
     const live =
@@ -177,14 +181,14 @@ export function createApp(
     return {
       info,
       instructions: serverInstructions,
-      tools: perTenant ? definitions.map((def) => scopes.forTenant(def, scope)) : definitions,
+      tools: definitions,
       resources: live ? live.resources() : instances.flatMap(([, i]) => i.resources ?? []),
       prompts: instances.flatMap(([, i]) => i.prompts ?? []),
       watchers: live ? live.watchers() : instances.flatMap(([, i]) => (i.watch ? [i.watch] : [])),
       egress: tenantEgress,
       logger: tenantLogger,
       logLevel: config.logLevel,
-      toolRuntime: { egress: tenantEgress, advice },
+      toolRuntime: { egress: tenantEgress, advice, ...(perTenant ? { enter: scopes.enter(scope) } : {}) },
       get tasks() {
         return tasks;
       },
@@ -209,7 +213,7 @@ export function createApp(
     };
   };
 
-  const tenants = new TenantCache<Tenant>({ idleMs: 15 * 60_000, max: 10_000 });
+  const tenants = new TenantCache<Tenant>({ idleMs: 15 * 60_000, max: config.maxTenants ?? 10_000 });
   const single = perTenant ? undefined : buildTenant("local", undefined);
   const runtimeFor = (credentials: Readonly<Record<string, string>> | undefined): Tenant => {
     if (single) return single;
@@ -225,7 +229,7 @@ export function createApp(
     sealer,
     leaseMs: leaseMs(),
     requestDeadlineMs: config.upstreamTimeoutMs,
-    maxWorkingPerOwner: config.maxTasksPerTenant ?? DEFAULT_MAX_TASKS_PER_TENANT,
+    maxWorkingPerOwner: perTenant ? (config.maxTasksPerTenant ?? DEFAULT_MAX_TASKS_PER_TENANT) : undefined,
     lostTask: (tool) => {
       const toolset = definitions.find((d) => d.name === tool)?.toolset;
       return enabled.find((s) => s.toolsets.some((t) => t.id === toolset))?.lostTask;
@@ -241,6 +245,7 @@ export function createApp(
     runtime,
     runtimeFor,
     credentials: config.credentials,
+    perTenant,
     credentialHeaders: headers,
     connect: linked?.connectOptions(logger),
     replicaId,
@@ -275,17 +280,33 @@ export function upstreamKeys(credentials: Readonly<Record<string, string>> | und
   return Object.fromEntries(Object.entries(credentials ?? {}).filter(([name]) => !name.startsWith("@")));
 }
 
-/** One tenant's resource-list changes, to and from its other replicas. */
-function changeRelay(redis: RedisState, tenantId: string): ChangeRelay {
-  const channel = `changes:${tenantId}`;
-  return {
-    publish: () => void redis.publish(channel, redis.replicaId).catch(() => undefined),
-    listen: (onRemote) =>
-      redis.subscribe(channel, (from) => {
-        if (from !== redis.replicaId) onRemote();
-      }),
+/** Tenants' resource-list changes, to and from their other replicas. */
+function changeRelays(redis: RedisState): (tenantId: string) => ChangeRelay {
+  const listeners = new Map<string, Set<() => void>>();
+  // One pattern subscription for the replica, made with its first tenant, routed by tenant id.
+  let subscribed = false;
+  const subscribe = () => {
+    if (subscribed) return;
+    subscribed = true;
+    redis.psubscribe(`${CHANGES}*`, (channel, from) => {
+      if (from === redis.replicaId) return;
+      for (const onRemote of listeners.get(channel.slice(CHANGES.length)) ?? []) onRemote();
+    });
   };
+  return (tenantId) => ({
+    publish: () => void redis.publish(CHANGES + tenantId, redis.replicaId).catch(() => undefined),
+    listen: (onRemote) => {
+      subscribe();
+      const set = listeners.get(tenantId) ?? new Set();
+      listeners.set(tenantId, set.add(onRemote));
+      return () => {
+        set.delete(onRemote);
+        if (set.size === 0 && listeners.get(tenantId) === set) listeners.delete(tenantId);
+      };
+    },
+  });
 }
+const CHANGES = "changes:";
 
 function stateUrlPassword(url: string | undefined): string | undefined {
   if (!url) return undefined;

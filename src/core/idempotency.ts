@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "./logger.js";
 import type { Sealer } from "./state/seal.js";
-import { NeedsInput, runBefore, runTool, type ToolContext, type ToolDef, type ToolRuntime } from "./tool.js";
+import { NeedsInput, runBefore, runTool, verifyOf, type ToolContext, type ToolDef, type ToolRuntime } from "./tool.js";
 import { UpstreamError } from "./upstream.js";
 
 /**
@@ -185,7 +185,7 @@ export class SpendOnce {
       }
       // Its caller gave up (a timeout, a disconnect): a retry within the window gets this outcome.
       record.ended = true;
-      if (!record.checkpoint) record.result = cancelledInFlight(def, input, record.at);
+      if (!record.checkpoint) record.result = cancelledInFlight(def, input, record.at, runtime);
       await save();
       return result;
     } finally {
@@ -251,8 +251,8 @@ function unavailable(): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
 }
 
-function cancelledInFlight(def: ToolDef<any, any>, input: Record<string, unknown>, at: string): CallToolResult {
-  const check = def.verify?.(input) ?? "read the resource again";
+function cancelledInFlight(def: ToolDef<any, any>, input: Record<string, unknown>, at: string, runtime: ToolRuntime): CallToolResult {
+  const check = verifyOf(def, input, runtime) ?? "read the resource again";
   const text =
     `The same call made at ${at} was cancelled before its outcome was known: it may or may not have spent. ` +
     `Check first (${check}); if it did not take effect, call again with repeat: true.`;

@@ -127,6 +127,11 @@ export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent">): ToolA
 export interface ToolRuntime {
   egress: Egress;
   advice: ReadonlyMap<string, ServiceAdvice>;
+  /**
+   * Per-user mode: runs the tool's own code (before, run, resume) as this tenant, so that the
+   * services' late-bound deps are the tenant's (core/tenant-scope.ts). The definitions stay shared.
+   */
+  enter?<R>(fn: () => R): R;
 }
 
 /** The runtime of one call: its own scrubber, which learns the secrets the call supplies (ctx.secret). */
@@ -170,8 +175,10 @@ export function parseInput(def: ToolDef<any, any>, args: unknown): { ok: true; i
 export async function runTool(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, runtime: ToolRuntime, skipBefore = false, resumeFrom?: Record<string, unknown>): Promise<CallToolResult> {
   const started = performance.now();
   try {
-    if (def.before && !skipBefore) await def.before(input, ctx);
-    const raw = resumeFrom && def.longRunning?.resume ? await def.longRunning.resume(resumeFrom, input, ctx) : await def.run(input, ctx);
+    const enter = runtime.enter ?? asIs;
+    if (def.before && !skipBefore) await enter(() => def.before!(input, ctx));
+    const resume = resumeFrom && def.longRunning?.resume;
+    const raw = resume ? await enter(() => resume(resumeFrom, input, ctx)) : await enter(() => def.run(input, ctx));
     return success(def, input, raw, ctx, runtime, started);
   } catch (err) {
     if (err instanceof NeedsInput) throw err;
@@ -183,7 +190,7 @@ export async function runTool(def: ToolDef<any, any>, input: Record<string, unkn
 export async function runBefore(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, runtime: ToolRuntime): Promise<CallToolResult | undefined> {
   if (!def.before) return undefined;
   try {
-    await def.before(input, ctx);
+    await (runtime.enter ?? asIs)(() => def.before!(input, ctx));
     return undefined;
   } catch (err) {
     if (err instanceof NeedsInput) throw err;
@@ -191,11 +198,18 @@ export async function runBefore(def: ToolDef<any, any>, input: Record<string, un
   }
 }
 
+const asIs = <R>(fn: () => R): R => fn();
+
+/** A write's `verify` advice, computed in the calling tenant's scope (it may read deps like run). */
+export function verifyOf(def: ToolDef<any, any>, input: Record<string, unknown>, runtime: Pick<ToolRuntime, "enter"> | undefined): string | undefined {
+  return def.verify && (runtime?.enter ?? asIs)(() => def.verify!(input));
+}
+
 function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: unknown, ctx: ToolContext, runtime: ToolRuntime, started: number): CallToolResult {
   const { egress } = runtime;
   const { output, trims } = fitStructured(egress.json(raw) as Record<string, unknown>);
   ctx.logger.debug("tool call", { tool: def.name, ms: Math.round(performance.now() - started), ok: true });
-  const text = fitText(egress.text(renderText(def, output, input, ctx)), trims);
+  const text = fitText(egress.text(renderText(def, output, input, ctx, runtime)), trims);
   return { content: [{ type: "text", text }], structuredContent: output };
 }
 
@@ -203,15 +217,15 @@ function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: un
  * The result's text. A render that fails comes after the work is done (a write landed, credits
  * were spent): the call still reports that, with how to check it, never an error to retry.
  */
-function renderText(def: ToolDef<any, any>, output: Obj<Shape>, input: Obj<Shape>, ctx: ToolContext): string {
+function renderText(def: ToolDef<any, any>, output: Obj<Shape>, input: Obj<Shape>, ctx: ToolContext, runtime: ToolRuntime): string {
   try {
-    return def.render(output, input);
+    return (runtime.enter ?? asIs)(() => def.render(output, input));
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     ctx.logger.warn("tool result not rendered", { tool: def.name, error: why });
     const unwritten = `its summary could not be written (${why}); the whole answer is in structuredContent.`;
     if (def.kind === "read") return `${def.title}: the service answered, but ${unwritten}`;
-    const check = def.verify?.(input);
+    const check = verifyOf(def, input, runtime);
     const again = `Do not call ${def.name} again for this.${check ? ` To check it: ${check}.` : ""}`;
     return `${def.title}: done, the service confirmed it; ${unwritten} ${again}`;
   }
@@ -222,7 +236,7 @@ export function failure(def: ToolDef<any, any>, input: Record<string, unknown>, 
   // The SDK aborts with whatever reason the client gave, often a plain string: the signal says it was a cancel.
   const cancelled = isAbort(err) || (ctx.signal.aborted && !(err instanceof ToolError));
   const fields = { tool: def.name, ms: Math.round(performance.now() - started) };
-  const verify = def.kind !== "read" ? def.verify?.(input) : undefined;
+  const verify = def.kind !== "read" ? verifyOf(def, input, runtime) : undefined;
   const described = describeError(cancelled ? new CancelledCall() : err, runtime.advice, verify);
   const message = fitText(egress.text(described), []);
   if (cancelled) ctx.logger.debug("tool call cancelled", { ...fields, reason: abortReason(ctx.signal.reason ?? err) });

@@ -1,7 +1,8 @@
 // Issue 18 items 6 and 7: what one caller can make a replica hold. A listen stream's URIs each
 // started a poller (a Redis lease and a publish per interval, an upstream GET for a caller with a
 // key) without limit, also for callers without any key; callers without keys share one tenant and
-// could take every 2025 session slot. One replica on Redis, per-user keys, small caps.
+// could take every 2025 session slot. Two replicas on Redis (requests go to the first unless a test
+// says otherwise), per-user keys, small caps. Issue 18 item 9: one pattern subscription per replica.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { connectHttp, ok, rpc2026, sleep, until } from "../harness.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
@@ -71,7 +72,7 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
   const projectGets = async () => (await cluster.sandbox!.stats()).services["/build"]?.[PROJECT_GET] ?? 0;
 
   beforeAll(async () => {
-    cluster = await startTestCluster({ replicas: 1, nginx: false, credentials: "caller", pollIntervalMs: INTERVAL, sandboxEnv: { SANDBOX_ACCOUNTS: 2 }, env: CAPS });
+    cluster = await startTestCluster({ replicas: 2, nginx: false, credentials: "caller", pollIntervalMs: INTERVAL, sandboxEnv: { SANDBOX_ACCOUNTS: 2 }, env: { ...CAPS, BUILD_CONFIRM_SPEND: "never" } });
     [keyA, keyB] = cluster.sandbox!.buildKeys;
   });
   afterAll(async () => {
@@ -189,5 +190,28 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     expect((await list("not-a-cursor")).error?.message).toMatch(/Invalid cursor/);
     await ok(a, "build_stop_agent", { projectId: "booking-app" });
     await a.close();
+  });
+
+  it("relays a tenant's resource-list changes over one pattern subscription per replica, to that tenant only", async () => {
+    const [r1, r2] = cluster.replicas;
+    const heard = { a: 0, b: 0 };
+    const aOnR1 = await connectHttp(r1.url, as(keyA), {}, "modern");
+    const bOnR1 = await connectHttp(r1.url, as(keyB), {}, "modern");
+    aOnR1.setNotificationHandler("notifications/resources/list_changed", () => void heard.a++);
+    bOnR1.setNotificationHandler("notifications/resources/list_changed", () => void heard.b++);
+    const streams = [await aOnR1.listen({ resourcesListChanged: true }), await bOnR1.listen({ resourcesListChanged: true })];
+    const aOnR2 = await connectHttp(r2.url, as(keyA), {}, "modern");
+    try {
+      await ok(aOnR2, "build_create_project", { projectId: "relayed-change" });
+      await until(async () => heard.a, (n) => n >= 1, 15_000);
+      await sleep(500);
+      expect(heard.b).toBe(0);
+      // Several tenants live on each replica now; Redis holds no channel per tenant, one pattern in all.
+      expect(await cluster.redis.command("PUBSUB", "CHANNELS", "sb:changes:*")).toEqual([]);
+      expect(await cluster.redis.command("PUBSUB", "NUMPAT")).toBe(1);
+    } finally {
+      await Promise.all(streams.map((x) => x.close()));
+      await Promise.all([aOnR1, bOnR1, aOnR2].map((c) => c.close()));
+    }
   });
 });

@@ -72,28 +72,24 @@ describe("tool definitions shared by tenants", () => {
       },
       render: (r) => r.after,
     });
-    const tenant = (key: string) => scopes.forTenant(echo, new Map([["demo", { key, read: function (this: { key: string }) { return this.key; } }]]));
+    const tenant = (key: string) => scopes.enter(new Map([["demo", { key, read: function (this: { key: string }) { return this.key; } }]]));
     const [a, b] = [tenant("key-a"), tenant("key-b")];
-    expect(a.input).toBe(b.input);
-    expect(a.output).toBe(b.output);
-    const ctx = {} as Parameters<typeof a.run>[1];
+    const ctx = {} as Parameters<typeof echo.run>[1];
     // Interleaved: a starts first and ends last, b runs meanwhile; each keeps its own tenant.
-    const [ra, rb] = await Promise.all([a.run({ wait: 30 }, ctx), b.run({ wait: 5 }, ctx)]);
+    const [ra, rb] = await Promise.all([a(() => echo.run({ wait: 30 }, ctx)), b(() => echo.run({ wait: 5 }, ctx))]);
     expect(ra).toEqual({ before: "key-a", after: "key-a" });
     expect(rb).toEqual({ before: "key-b", after: "key-b" });
     // Read outside a call (at definition time, say), the dependencies are an error that says so.
     expect(() => deps.key).toThrow(/demo service's dependencies were read outside a tool call \(key\)/);
   });
 
-  it("a per-user app gives each tenant its own copy of the same definitions", () => {
+  it("a per-user app gives every tenant the same definitions, each entered in its own scope", () => {
     const app = createApp({ ...allServicesConfig(), transport: "http", credentials: "caller", stateKey: "tenants-test-state-key-0123456789abcdef" });
     const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
     expect(one).not.toBe(two);
-    expect(one.tools.map((t) => t.name)).toEqual(two.tools.map((t) => t.name));
-    for (const [i, def] of one.tools.entries()) {
-      expect(def).not.toBe(two.tools[i]);
-      expect(def.input).toBe(two.tools[i].input);
-    }
+    expect(one.tools).toBe(two.tools);
+    expect(one.toolRuntime.enter).toBeTypeOf("function");
+    expect(one.toolRuntime.enter).not.toBe(two.toolRuntime.enter);
     void app.close();
   });
 });

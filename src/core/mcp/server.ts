@@ -19,7 +19,7 @@ import { UpstreamError } from "../upstream.js";
 import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
 import { TaskLimitError } from "../tasks/runner.js";
 import type { CallEgress, Egress } from "../egress.js";
-import { annotationsFor, callRuntime, failure, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
+import { annotationsFor, callRuntime, verifyOf, failure, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
 import { taskHost, watchResources } from "./runtime.js";
 import { WatchLimitError } from "../watch-budget.js";
@@ -194,7 +194,7 @@ function requestContext(server: McpServer, rt: McpRuntime, egress: CallEgress, d
       const canAsk = modern
         ? envelopeCapabilities(ctx)?.elicitation !== undefined
         : server.server.getClientCapabilities()?.elicitation !== undefined;
-      const verify = def.kind !== "read" ? def.verify?.(input) : undefined;
+      const verify = def.kind !== "read" ? verifyOf(def, input, rt.toolRuntime) : undefined;
       return rt.confirmations.confirm(ctx, { tool: def.name, input, request, canAsk, tenant: rt.owner(ctx), verify });
     },
     resourcesChanged: () => rt.changes.resourcesChanged(),

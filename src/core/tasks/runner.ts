@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import type { Sealer } from "../state/seal.js";
-import { callRuntime, runTool, type ToolContext, type ToolDef, type ToolRuntime } from "../tool.js";
+import { callRuntime, runTool, verifyOf, type ToolContext, type ToolDef, type ToolRuntime } from "../tool.js";
 import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
 
 export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
@@ -309,7 +309,7 @@ export class TaskRunner {
         await this.store.release?.(taskId);
         return;
       }
-      const check = def.verify?.(work.input) ?? "read the service's state";
+      const check = verifyOf(def, work.input, host.toolRuntime) ?? "read the service's state";
       return fail(
         `The replica following this task stopped before the service confirmed that ${def.name} started, and its request may have reached the service: the outcome is unknown. It changes state or spends credits, so it was not sent again. Check first: ${check}. Only if that finds nothing did it not happen.`,
       );
