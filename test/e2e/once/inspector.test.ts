@@ -55,7 +55,7 @@ function inspector(target: string[], methodArgs: string[], viaBin = false): Prom
     execFile(
       process.execPath,
       [...entry, ...target, ...methodArgs],
-      { cwd: INSPECTOR_CWD, timeout: 40_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...ENV } },
+      { cwd: INSPECTOR_CWD, timeout: RUN_DEADLINE_MS, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...ENV } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : null) : 0;
         resolve({ code, stdout, stderr });
@@ -116,7 +116,14 @@ function checkToolList(tools: any[]): void {
 }
 
 // Each check spawns its own inspector (and, over stdio, its own server), so they run concurrently.
-describe("MCP Inspector CLI over stdio", { concurrent: true, timeout: 45_000 }, () => {
+/**
+ * Each run starts three node processes (the CLI, its child, our server) and the checks run five at
+ * a time: on two loaded cores one run took 28-83 s, so a check of two runs missed a 45 s timeout.
+ */
+const RUN_DEADLINE_MS = 180_000;
+const CHECK_TIMEOUT_MS = 2 * RUN_DEADLINE_MS + 10_000;
+
+describe("MCP Inspector CLI over stdio", { concurrent: true, timeout: CHECK_TIMEOUT_MS }, () => {
   const target = () => ["node", CLI, "--sandbox", "--toolsets", "all"];
 
   it("mcp-inspector-cli --cli ... --method tools/list: every tool of the contract, with title, annotations, output schema", async () => {
@@ -226,7 +233,7 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
     });
   });
 
-  describe("one server, one inspector per check", { concurrent: true, timeout: 45_000 }, () => {
+  describe("one server, one inspector per check", { concurrent: true, timeout: CHECK_TIMEOUT_MS }, () => {
     it("is refused without the bearer token (MCP_HTTP_TOKEN)", async () => {
       const run = await inspector([url], ["--method", "tools/list"]);
       expect(run.code, run.stdout).not.toBe(0);
