@@ -246,8 +246,8 @@ function nothingSpent(err: unknown): boolean {
 
 function unavailable(): CallToolResult {
   const text =
-    "Could not check whether this same call just ran (shared state unreachable), so nothing was sent or spent. " +
-    "Try again in a moment.";
+    "The state store is unavailable, so this call could not be checked against the same call made just before: " +
+    "nothing was sent or spent. This is transient and retrying is safe: call the tool again in a few seconds";
   return { content: [{ type: "text", text }], isError: true };
 }
 
