@@ -16,7 +16,7 @@ import { tenantCost } from "./tenants.mjs";
 import { nodeVersions } from "./node-versions.mjs";
 import { listenFlood } from "./listen.mjs";
 import { httpLoad } from "./http-load.mjs";
-import { CLI, ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
+import { ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
 import { packageFootprint } from "./package-footprint.mjs";
 import { polling } from "./polling.mjs";
 

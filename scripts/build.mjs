@@ -17,7 +17,7 @@
 //                                       is what --version reads)
 //
 // bench/ imports bundle() to build other entry points as one file with the same settings.
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -100,6 +100,7 @@ const slimDependencies = {
       const names = [...index.matchAll(/export \{ default as (\w+) \}/g)].map((m) => m[1]).filter((n) => n !== "en");
       const contents = [
         `export { default as en } from ${JSON.stringify(zodLocalesIndex.replace(/index\.js$/, "en.js"))};`,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: generated source that holds a template literal
         "const missing = (name) => () => { throw new Error(`zod locale ${name} is not bundled in switchboard-mcp (see scripts/build.mjs)`); };",
         ...names.map((n) => `export const ${n} = missing(${JSON.stringify(n)});`),
       ].join("\n");

@@ -10,7 +10,7 @@ import type { ToolContext, ToolDef } from "./core/tool.js";
 import { UpstreamError } from "./core/upstream.js";
 import { accountTools, type AccountDeps } from "./core/vault/account-tools.js";
 import type { Linking } from "./core/vault/link-gate.js";
-import { LiveInstances } from "./core/vault/live-instances.js";
+import type { LiveInstances } from "./core/vault/live-instances.js";
 import { TicketSigner } from "./core/vault/tickets.js";
 import { MemoryVaultStore, Vault } from "./core/vault/vault.js";
 

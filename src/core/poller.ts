@@ -95,7 +95,7 @@ export class SharedPoller<T> implements Poller<T> {
 
   private unfollow(key: string, follower: Follower<T>): void {
     const entry = this.entries.get(key);
-    if (!entry || !entry.followers.delete(follower)) return;
+    if (!entry?.followers.delete(follower)) return;
     if (entry.followers.size > 0) return;
     clearTimeout(entry.timer);
     entry.controller.abort();

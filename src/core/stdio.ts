@@ -73,21 +73,23 @@ export class LineTransport implements Transport {
     try {
       json = JSON.parse(line);
     } catch {
-      return this.reply(null, -32700, "Parse error: the line is not valid JSON");
+      this.reply(null, -32700, "Parse error: the line is not valid JSON");
+      return;
     }
     let message: JSONRPCMessage;
     try {
       message = deserializeMessage(JSON.stringify(json));
     } catch {
       const id = (json as { id?: unknown })?.id;
-      return this.reply(typeof id === "string" || typeof id === "number" ? id : null, -32600, "Invalid request: not a JSON-RPC 2.0 message");
+      this.reply(typeof id === "string" || typeof id === "number" ? id : null, -32600, "Invalid request: not a JSON-RPC 2.0 message");
+      return;
     }
     this.observe?.(message);
     this.onmessage?.(message);
   }
 
   private reply(id: string | number | null, code: number, message: string): void {
-    this.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n");
+    this.write(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })}\n`);
   }
 
   async send(message: JSONRPCMessage): Promise<void> {

@@ -70,7 +70,10 @@ export class TenantCache<T extends TenantScoped> {
    */
   private evictOne(): void {
     for (const [id, entry] of this.entries) {
-      if (entry.pins === 0) return this.drop(id, entry);
+      if (entry.pins === 0) {
+        this.drop(id, entry);
+        return;
+      }
     }
   }
 

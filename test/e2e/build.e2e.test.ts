@@ -348,7 +348,7 @@ describe("build service over stdio", () => {
     // Figma token checks are limited to 10 a minute.
     let limited = false;
     for (let i = 0; i < 12 && !limited; i++) {
-      const r = await launch({ projectId: "ab-" + "x".repeat(2), figma: { token: "figd_invalid_token_abcdefgh" } });
+      const r = await launch({ projectId: `ab-${"x".repeat(2)}`, figma: { token: "figd_invalid_token_abcdefgh" } });
       limited = text(r).includes("HTTP 429, RATE_LIMITED");
     }
     expect(limited).toBe(true);

@@ -13,7 +13,10 @@ describe("build_transfer: export, then import into a fresh project", () => {
   let transferId: string;
   const outputs: string[] = [];
   const hits = (key: string) => sandbox.build.router.count(key);
-  const record = <T>(result: T) => (outputs.push(JSON.stringify(result)), result);
+  const record = <T>(result: T) => {
+    outputs.push(JSON.stringify(result));
+    return result;
+  };
 
   beforeAll(async () => {
     // An import lasts 4 simulated minutes: 6 s here, longer than the details cache (2 s) and the

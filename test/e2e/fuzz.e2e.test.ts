@@ -15,7 +15,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { connectHttp, connectStdio, MODERN, sandboxEnv, sleep, spawnHttpServer, testSandbox, type HttpServerProcess, type StdioConnection, retryStart } from "../harness.js";
+import { connectHttp, connectStdio, MODERN, sandboxEnv, spawnHttpServer, testSandbox, type HttpServerProcess, type StdioConnection, retryStart } from "../harness.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_107);
 const STDIO_RUNS = Number(process.env.FUZZ_RUNS ?? 170);
@@ -229,6 +229,7 @@ const UNICODE = [
   "\r\n\t\u0085\u2028\u2029",
   "Ω≈ç√∫",
   "{{7*7}}",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, on purpose
   "${process.exit()}",
   "'; DROP TABLE projects; --",
   "../../../etc/passwd",

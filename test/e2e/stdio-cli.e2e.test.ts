@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_TOOLSETS, credentialHeader } from "../../src/config.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { SERVICES } from "../../src/services/registry.js";
-import { call, CLI, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox, text } from "../harness.js";
+import { call, CLI, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox, } from "../harness.js";
 
 type Json = Record<string, any>;
 

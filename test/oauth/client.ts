@@ -1,7 +1,7 @@
 // The client side of the OAuth tests: the SDK v2 client's own OAuth (authorization code + PKCE,
 // discovery from the server's 401), with a pre-registered public client, and headless Chromium
 // (playwright-core) doing what a user does at the identity provider: sign in, consent.
-import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/client";
+import { type Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/client";
 import type { Browser, Page } from "playwright-core";
 import { newClient, type Era } from "../harness.js";
 import { CLIENT_ID } from "./idp.js";
@@ -136,6 +136,7 @@ export async function linkKeyInBrowser(browser: Browser, url: string, key: strin
       .catch(async (err: Error) => {
         throw new Error(`${err.message}\nat ${page.url()}:\n${await page.content()}`);
       });
+    // biome-ignore lint/performance/useDomNodeTextContent: playwright's innerText is the text as shown
     return (await page.locator("main").innerText()).trim();
   } finally {
     await context.close();

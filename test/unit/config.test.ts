@@ -33,7 +33,7 @@ const EVERY_SERVICE = Object.fromEntries(
     [s.apiKeyVar, "unit-test-key"],
   ]),
 );
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe("configuration", () => {
   it("applies the defaults", () => {
@@ -105,9 +105,9 @@ describe("configuration", () => {
     [["--bogus"], {}, /^unknown flag --bogus; see --help for the flags$/],
     [["--transport", "carrier-pigeon"], {}, /^--transport must be stdio or http$/],
     [["--port", "70000"], {}, /^--port must be 0-65535$/],
-    [["--toolsets", ""], {}, new RegExp(`^--toolsets is empty: name one or more of ${escape(TOOLSET_LIST)}, or all$`)],
+    [["--toolsets", ""], {}, new RegExp(`^--toolsets is empty: name one or more of ${escapeRegExp(TOOLSET_LIST)}, or all$`)],
     [["--toolsets", " , "], BUILD, /^--toolsets is empty: /],
-    [["--toolsets", "build,rockets"], BUILD, new RegExp(`^unknown toolset rockets; the toolsets are ${escape(TOOLSET_LIST)}, or all$`)],
+    [["--toolsets", "build,rockets"], BUILD, new RegExp(`^unknown toolset rockets; the toolsets are ${escapeRegExp(TOOLSET_LIST)}, or all$`)],
     [["deploy"], {}, /^unknown command "deploy"; the only command is "sandbox"/],
     [[], { LOG_LEVEL: "loud" }, /^LOG_LEVEL must be debug, info, warn or error$/],
     [[], { UPSTREAM_TIMEOUT_MS: "-5" }, /^UPSTREAM_TIMEOUT_MS: must be positive$/],

@@ -23,7 +23,10 @@ describe("TenantCache", () => {
   it("builds once per tenant, and past the cap closes the longest idle unpinned one", async () => {
     const cache = new TenantCache<Closable>({ idleMs: 60_000, max: 2 });
     let built = 0;
-    const build = (id: string) => () => (built++, new Closable(id));
+    const build = (id: string) => () => {
+      built++;
+      return new Closable(id);
+    };
     const a = cache.get("a", build("a"));
     expect(cache.get("a", build("a"))).toBe(a);
     await new Promise((r) => setTimeout(r, 5));

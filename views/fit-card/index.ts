@@ -123,7 +123,10 @@ function render(): void {
 
 function renderChart(recommended: string, alternative: string | undefined, fitWords: Record<string, string>): void {
   const chart = item?.chart;
-  if (!chart) return replaceChildren(ui.chart);
+  if (!chart) {
+    replaceChildren(ui.chart);
+    return;
+  }
   const measurements = measurementsOf(rec?.measurements, toolArgs.measurements);
   const rows = chartRows(chart, measurements, { recommended, alternative, availableSizes: item?.availableSizes, fitWords });
   const width = Math.max(260, Math.floor(ui.chart.clientWidth || ui.root.clientWidth - 24 || 480));

@@ -85,7 +85,7 @@ export function scaleBar(projection: GeoProjection, width: number, height: numbe
   const kmPer100 = geoDistance(a, b) * 6371.0088;
   if (!(kmPer100 > 0)) return null;
   const maxKm = (kmPer100 * maxPx) / 100;
-  const exp = Math.pow(10, Math.floor(Math.log10(maxKm)));
+  const exp = 10 ** Math.floor(Math.log10(maxKm));
   const km = [5, 2, 1].map((m) => m * exp).find((k) => k <= maxKm) ?? exp;
   return { km, px: (km / kmPer100) * 100 };
 }

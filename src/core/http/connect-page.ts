@@ -45,16 +45,25 @@ export function connectPages(options: ConnectPageOptions): (req: IncomingMessage
     const m = /^\/connect\/([a-z][a-z0-9_-]{0,31})$/.exec(url.pathname);
     if (!m) return false;
     const service = byName.get(m[1]);
-    if (!service) return send(res, 404, page("Unknown service", `<p role="alert">There is no service named ${esc(m[1])} here.</p>`)), true;
+    if (!service) {
+      send(res, 404, page("Unknown service", `<p role="alert">There is no service named ${esc(m[1])} here.</p>`));
+      return true;
+    }
     if (req.method === "GET") {
       const ticket = options.tickets.open(url.searchParams.get("ticket"), service.name);
-      if ("refused" in ticket) return send(res, 400, page("Link not valid", `<p role="alert">${esc(ticket.refused)}</p>`)), true;
+      if ("refused" in ticket) {
+        send(res, 400, page("Link not valid", `<p role="alert">${esc(ticket.refused)}</p>`));
+        return true;
+      }
       const cookie = randomBytes(18).toString("base64url");
       const setCookie = `${COOKIE}=${cookie}; Path=/connect; HttpOnly; SameSite=Strict; Max-Age=${TICKET_TTL_MS / 1000}${secure ? "; Secure" : ""}`;
       send(res, 200, form(service, ticket, url.searchParams.get("ticket")!, options.tickets.csrf(ticket.nonce, cookie)), { "set-cookie": setCookie });
       return true;
     }
-    if (req.method !== "POST") return send(res, 405, page("Not allowed", "<p>Use the form.</p>"), { allow: "GET, POST" }), true;
+    if (req.method !== "POST") {
+      send(res, 405, page("Not allowed", "<p>Use the form.</p>"), { allow: "GET, POST" });
+      return true;
+    }
     await submit(req, res, service);
     return true;
   };

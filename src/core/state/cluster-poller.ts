@@ -75,7 +75,7 @@ export class ClusterPoller<T> implements Poller<T> {
 
   private unfollow(key: string, follower: Follower<T>): void {
     const entry = this.entries.get(key);
-    if (!entry || !entry.followers.delete(follower) || entry.followers.size > 0) return;
+    if (!entry?.followers.delete(follower) || entry.followers.size > 0) return;
     clearTimeout(entry.timer);
     entry.controller.abort();
     entry.stop.forEach((stop) => stop());

@@ -47,11 +47,15 @@ export class LiveInstances {
     return [...this.instances.entries()].flatMap(([service, first]) =>
       (first.resources ?? []).map((def, index) => {
         const now = () => this.instances.get(service)!.resources![index];
+        const fresh = async () => {
+          await this.refresh();
+          return now();
+        };
         return {
           ...def,
-          read: async (uri, variables, signal) => (await this.refresh(), now().read(uri, variables, signal)),
-          list: def.list && (async (signal: AbortSignal) => (await this.refresh(), now().list!(signal))),
-          complete: def.complete && Object.fromEntries(Object.keys(def.complete).map((name) => [name, async (value: string) => (await this.refresh(), now().complete![name](value))])),
+          read: async (uri, variables, signal) => (await fresh()).read(uri, variables, signal),
+          list: def.list && (async (signal: AbortSignal) => (await fresh()).list!(signal)),
+          complete: def.complete && Object.fromEntries(Object.keys(def.complete).map((name) => [name, async (value: string) => (await fresh()).complete![name](value)])),
         } satisfies ResourceDef;
       }),
     );

@@ -67,7 +67,7 @@ function checkAppReachable(p: SimProject): void {
 
 function advanceDeployment(ctx: BuildContext, p: SimProject, now: number): void {
   const d = p.deployment;
-  if (!d || d.status !== "deploying" || d.doneAt > now) return;
+  if (d?.status !== "deploying" || d.doneAt > now) return;
   d.status = d.fails ? "error" : "success";
   if (d.fails) {
     ctx.log(p, d.doneAt, "[deploy] ERROR Production build failed: type errors in src/pages/Booking.tsx");

@@ -17,7 +17,7 @@ export function setVersionDiff(version: Version, diff: string): void {
   diffs.set(version, diff);
 }
 
-export function registerVersionDiffRoutes(ctx: BuildContext, routes: BuildRoutes): void {
+export function registerVersionDiffRoutes(_ctx: BuildContext, routes: BuildRoutes): void {
   routes.onProject("GET", "/version-diff", (p, req) => versionDiff(p, req.query.get("commitSha")));
 }
 

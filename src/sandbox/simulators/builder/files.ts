@@ -87,7 +87,7 @@ function fileDiff(path: string, before: Buffer | undefined, after: Buffer): stri
   const id = (b: Buffer | undefined) => (b ? sha1(b.toString("base64")).slice(0, 7) : "0000000");
   const head = `diff --git a/${path} b/${path}\n${before ? "" : "new file mode 100644\n"}index ${id(before)}..${id(after)}\n`;
   if ([before, after].some((b) => b?.subarray(0, 8 * KB).includes(0))) return `${head}Binary files ${before ? `a/${path}` : "/dev/null"} and b/${path} differ\n`;
-  const lines = (b: Buffer | undefined) => (b && b.length ? b.toString("utf8").replace(/\n$/, "").split("\n") : []);
+  const lines = (b: Buffer | undefined) => (b?.length ? b.toString("utf8").replace(/\n$/, "").split("\n") : []);
   const old = lines(before);
   const now = lines(after);
   const hunk = `@@ -${old.length ? 1 : 0},${old.length} +${now.length ? 1 : 0},${now.length} @@\n`;
@@ -153,7 +153,7 @@ interface Entry {
   depth: number;
 }
 
-function tree(ctx: BuildContext, p: SimProject, query: URLSearchParams) {
+function tree(_ctx: BuildContext, p: SimProject, query: URLSearchParams) {
   const base = checkPath(query.get("path"), false);
   const limit = pageParam(query, "limit", TREE_DEFAULT, TREE_MAX);
   const offset = pageParam(query, "offset", 0, Number.MAX_SAFE_INTEGER);
@@ -203,7 +203,7 @@ function listEntries(files: Array<[string, Buffer]>, base: string): Entry[] {
   return out;
 }
 
-function readFile(ctx: BuildContext, p: SimProject, rawPath: string | null) {
+function readFile(_ctx: BuildContext, p: SimProject, rawPath: string | null) {
   const path = checkPath(rawPath, true);
   const source = sourceOf(p);
   const bytes = source.files.get(path);

@@ -133,13 +133,13 @@ function pullStatus(p: SimProject) {
 function env(p: SimProject) {
   const key = `tlm_app_${sha1(`${p.projectId}:app-key`).slice(0, 32)}`;
   const text = (environment: "development" | "production", url: string) =>
-    [
+    `${[
       `# ${environment} environment of ${p.projectId}`,
       `NODE_ENV=${environment}`,
       `NEXT_PUBLIC_APP_URL=${url}`,
       `TOTALUM_API_KEY=${key}`,
       ...p.secrets.filter((s) => s.environment === environment || s.environment === "both").map((s) => `${s.secretName}="${s.secretValue}"`),
-    ].join("\n") + "\n";
+    ].join("\n")}\n`;
   return {
     envDev: text("development", `https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`),
     envProd: text("production", `https://${p.projectId}.${SANDBOX_APPS_DOMAIN}`),

@@ -66,7 +66,7 @@ function status(ctx: BuildContext, p: SimProject) {
 
 function advanceRebuild(ctx: BuildContext, p: SimProject, now: number): void {
   const r = p.rebuild;
-  if (!r || r.status !== "rebuilding" || r.doneAt > now) return;
+  if (r?.status !== "rebuilding" || r.doneAt > now) return;
   r.status = r.failure ? "error" : "success";
   ctx.log(p, r.doneAt, r.failure ? `[rebuild] ERROR ${r.failure.errorMessage}` : "[rebuild] Compiled successfully; serving the new build");
 }

@@ -59,7 +59,7 @@ function recover(ctx: BuildContext, p: SimProject, versionId: string) {
 
 function advanceRecovery(ctx: BuildContext, p: SimProject, now: number): void {
   const r = p.recovery;
-  if (!r || r.status !== "recovering" || r.doneAt > now) return;
+  if (r?.status !== "recovering" || r.doneAt > now) return;
   if (r.fails) {
     r.status = "error";
     r.errorMessage = "The recovered version did not build; the project was left unchanged";
