@@ -35,14 +35,48 @@ export default defineConfig({
     projects: [
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], testTimeout: 10_000 } },
       // *.2025.e2e.test.ts and *.2026.e2e.test.ts hold what only one era has (2025 tasks, listen streams).
-      { test: { name: "e2e-2025", include: ["test/e2e/*.e2e.test.ts"], exclude: ["test/e2e/*.2026.e2e.test.ts"], env: { SWITCHBOARD_ERA: "legacy" }, ...e2e } },
-      { test: { name: "e2e-2026", include: ["test/e2e/*.e2e.test.ts"], exclude: ["test/e2e/*.2025.e2e.test.ts"], env: { SWITCHBOARD_ERA: "modern" }, ...e2e } },
-      { test: { name: "e2e-once", include: ["test/e2e/once/*.test.ts"], ...e2e, testTimeout: 120_000, hookTimeout: 120_000 } },
+      {
+        test: {
+          name: "e2e-2025",
+          include: ["test/e2e/*.e2e.test.ts"],
+          exclude: ["test/e2e/*.2026.e2e.test.ts"],
+          env: { SWITCHBOARD_ERA: "legacy" },
+          ...e2e,
+        },
+      },
+      {
+        test: {
+          name: "e2e-2026",
+          include: ["test/e2e/*.e2e.test.ts"],
+          exclude: ["test/e2e/*.2025.e2e.test.ts"],
+          env: { SWITCHBOARD_ERA: "modern" },
+          ...e2e,
+        },
+      },
+      {
+        test: {
+          name: "e2e-once",
+          include: ["test/e2e/once/*.test.ts"],
+          ...e2e,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
       // Redis, the sandbox, N replicas and nginx as local processes (scripts/cluster.mjs): one file at
       // a time, after the other projects (groupOrder), so a cluster never competes with the e2e
       // servers or another cluster for the two cores CI has. Skipped, with one line, without
       // redis-server and nginx (test/cluster/harness.ts).
-      { test: { name: "cluster", include: ["test/cluster/*.test.ts"], testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false, sequence: { groupOrder: 1 }, ...smoke } },
+      {
+        test: {
+          name: "cluster",
+          include: ["test/cluster/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+          ...smoke,
+        },
+      },
     ],
   },
 });

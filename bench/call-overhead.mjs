@@ -26,7 +26,9 @@ export async function callOverhead({ sandbox, calls = 2000, block = 100, warmup 
   const switchboard = await stdioClient([CLI], sandboxEnv(sandbox));
   const br = bridge();
   const bridgeClient = await stdioClient([br.path], bridgeEnv(sandbox, "drones"));
-  const bridgeTool = (await bridgeClient.listTools()).tools.find((t) => t.name === "get-drone" || /^get.?drone$/i.test(t.name))?.name;
+  const bridgeTool = (await bridgeClient.listTools()).tools.find(
+    (t) => t.name === "get-drone" || /^get.?drone$/i.test(t.name),
+  )?.name;
   if (!bridgeTool) throw new Error("the bridge exposes no get-drone tool");
 
   // The MCP floor: a round trip to a tool that does nothing, on the same SDK, over stdio.
@@ -35,7 +37,11 @@ export async function callOverhead({ sandbox, calls = 2000, block = 100, warmup 
   const errors = { direct: 0, mcpFloor: 0, switchboard: 0, bridge: 0 };
   const paths = {
     direct: async () => {
-      const res = await pool.request({ path: `${prefix}/api/drones/${encodeURIComponent(droneId)}`, method: "GET", headers: auth });
+      const res = await pool.request({
+        path: `${prefix}/api/drones/${encodeURIComponent(droneId)}`,
+        method: "GET",
+        headers: auth,
+      });
       const body = await res.body.json();
       if (res.statusCode !== 200 || !body.ok) errors.direct++;
     },
@@ -77,7 +83,10 @@ export async function callOverhead({ sandbox, calls = 2000, block = 100, warmup 
 
   const stats = Object.fromEntries(ids.map((id) => [id, summarize(samples[id])]));
   const added = {
-    switchboard: { median: stats.switchboard.median - stats.direct.median, p99: stats.switchboard.p99 - stats.direct.p99 },
+    switchboard: {
+      median: stats.switchboard.median - stats.direct.median,
+      p99: stats.switchboard.p99 - stats.direct.p99,
+    },
     bridge: { median: stats.bridge.median - stats.direct.median, p99: stats.bridge.p99 - stats.direct.p99 },
   };
   return {

@@ -8,7 +8,11 @@ const INIT = `${JSON.stringify({
   jsonrpc: "2.0",
   id: 1,
   method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "switchboard-bench", version: "1.0.0" } },
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "switchboard-bench", version: "1.0.0" },
+  },
 })}\n`;
 
 /** Milliseconds from spawn to the initialize answer (or to exit when `untilExit`), and CPU ms used. */
@@ -46,7 +50,9 @@ export async function coldStart({ runs = 20, minimalBundle, log }) {
     { id: "node", label: "bare node -e '' (spawn to exit)", args: ["-e", ""], untilExit: true },
     { id: "minimal", label: "minimal one-tool SDK server", args: [join(ROOT, "bench/minimal-server.mjs")] },
     // The same server bundled exactly like dist/cli.js: the floor for a bundled server on this SDK.
-    ...(minimalBundle ? [{ id: "minimalBundle", label: "minimal one-tool SDK server, bundled", args: [minimalBundle] }] : []),
+    ...(minimalBundle
+      ? [{ id: "minimalBundle", label: "minimal one-tool SDK server, bundled", args: [minimalBundle] }]
+      : []),
     { id: "everything", label: `server-everything ${ev.version}`, args: [ev.path, "stdio"] },
     { id: "switchboard", label: "switchboard-mcp --sandbox (all toolsets)", args: [CLI, "--sandbox"] },
   ];
@@ -64,7 +70,17 @@ export async function coldStart({ runs = 20, minimalBundle, log }) {
     }
     if ((i + 1) % 5 === 0) log(`cold start: ${i + 1}/${runs} rounds`);
   }
-  const stats = Object.fromEntries(peers.map((p) => [p.id, { label: p.label, ms: summarize(p.samples), cpuMs: p.cpu.length ? summarize(p.cpu) : undefined, samples: p.samples }]));
+  const stats = Object.fromEntries(
+    peers.map((p) => [
+      p.id,
+      {
+        label: p.label,
+        ms: summarize(p.samples),
+        cpuMs: p.cpu.length ? summarize(p.cpu) : undefined,
+        samples: p.samples,
+      },
+    ]),
+  );
   const ratio = stats.switchboard.ms.median / stats.everything.ms.median;
   return {
     stats,

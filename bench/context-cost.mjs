@@ -87,7 +87,12 @@ export const BRIDGE_EQUIVALENT = {
 
 /** Every tools/list page exactly as the server sent it (the SDK client would drop unknown keys). */
 async function wireToolsList(command, args, env) {
-  const transport = new StdioClientTransport({ command, args, env: env ?? { PATH: process.env.PATH ?? "" }, stderr: "ignore" });
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: env ?? { PATH: process.env.PATH ?? "" },
+    stderr: "ignore",
+  });
   const client = new Client({ name: "switchboard-bench", version: "1.0.0" });
   await client.connect(transport);
   const pages = [];
@@ -122,12 +127,20 @@ function analyse(pages) {
       other: tokens(rest),
     };
   });
-  const parts = Object.fromEntries(["description", "inputSchema", "outputSchema", "annotations"].map((k) => [k, perTool.reduce((s, t) => s + t[k], 0)]));
+  const parts = Object.fromEntries(
+    ["description", "inputSchema", "outputSchema", "annotations"].map((k) => [
+      k,
+      perTool.reduce((s, t) => s + t[k], 0),
+    ]),
+  );
   return { tools: tools.length, total, perToolAverage: total / Math.max(1, tools.length), parts, perTool };
 }
 
 /** What a host forwards to the model for one tool: its name, description and input schema. */
-const modelTokens = (pages) => pages.flatMap((p) => p.tools).reduce((sum, t) => sum + tokens({ name: t.name, description: t.description, inputSchema: t.inputSchema }), 0);
+const modelTokens = (pages) =>
+  pages
+    .flatMap((p) => p.tools)
+    .reduce((sum, t) => sum + tokens({ name: t.name, description: t.description, inputSchema: t.inputSchema }), 0);
 
 export async function contextCost({ sandbox, log }) {
   const result = {};
@@ -139,7 +152,12 @@ export async function contextCost({ sandbox, log }) {
   result.switchboard.toolsets = {};
   for (const ts of TOOLSETS) {
     const a = analyse(await wireToolsList(NODE, [CLI, "--sandbox", "--toolsets", ts]));
-    result.switchboard.toolsets[ts] = { tools: a.tools, total: a.total, perToolAverage: a.perToolAverage, names: a.perTool.map((t) => t.name) };
+    result.switchboard.toolsets[ts] = {
+      tools: a.tools,
+      total: a.total,
+      perToolAverage: a.perToolAverage,
+      names: a.perTool.map((t) => t.name),
+    };
   }
   log("context cost: switchboard-mcp done");
 
@@ -161,17 +179,42 @@ export async function contextCost({ sandbox, log }) {
 
   const s = result.switchboard;
   const bridgeTokens = new Map(result.bridge.perTool.map((t) => [t.name, t.tokens]));
-  for (const t of s.perTool) t.bridgeEquivalent = BRIDGE_EQUIVALENT[t.name] ? { name: BRIDGE_EQUIVALENT[t.name], tokens: bridgeTokens.get(BRIDGE_EQUIVALENT[t.name]) } : undefined;
+  for (const t of s.perTool)
+    t.bridgeEquivalent = BRIDGE_EQUIVALENT[t.name]
+      ? { name: BRIDGE_EQUIVALENT[t.name], tokens: bridgeTokens.get(BRIDGE_EQUIVALENT[t.name]) }
+      : undefined;
   const d = result.defaults;
   const perToolAll = s.model / Math.max(1, s.tools);
   const bridgeModelPerTool = result.bridge.model / Math.max(1, result.bridge.tools);
   result.goals = {
-    defaultsModel: { text: "default toolsets: name + description + input schema ≤ 4,000 tokens", value: d.model, met: d.model <= 4000 },
-    defaultsWhole: { text: "default toolsets: the whole tools/list answer ≤ 6,000 tokens", value: d.total, met: d.total <= 6000 },
-    allPerTool: { text: "--toolsets all: name + description + input schema ≤ 130 tokens per tool", value: perToolAll, met: perToolAll <= 130 },
-    modelPerTool: { text: "name + description + input schema per tool < the bridge's", value: perToolAll, bridge: bridgeModelPerTool, met: perToolAll < bridgeModelPerTool },
+    defaultsModel: {
+      text: "default toolsets: name + description + input schema ≤ 4,000 tokens",
+      value: d.model,
+      met: d.model <= 4000,
+    },
+    defaultsWhole: {
+      text: "default toolsets: the whole tools/list answer ≤ 6,000 tokens",
+      value: d.total,
+      met: d.total <= 6000,
+    },
+    allPerTool: {
+      text: "--toolsets all: name + description + input schema ≤ 130 tokens per tool",
+      value: perToolAll,
+      met: perToolAll <= 130,
+    },
+    modelPerTool: {
+      text: "name + description + input schema per tool < the bridge's",
+      value: perToolAll,
+      bridge: bridgeModelPerTool,
+      met: perToolAll < bridgeModelPerTool,
+    },
     // Ours carries output schemas and annotations; the bridge's tools have neither.
-    perTool: { text: "whole tools/list answer per tool < the bridge's", value: s.perToolAverage, bridge: result.bridge.perToolAverage, met: s.perToolAverage < result.bridge.perToolAverage },
+    perTool: {
+      text: "whole tools/list answer per tool < the bridge's",
+      value: s.perToolAverage,
+      bridge: result.bridge.perToolAverage,
+      met: s.perToolAverage < result.bridge.perToolAverage,
+    },
   };
   return result;
 }

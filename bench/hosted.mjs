@@ -68,17 +68,36 @@ async function rpc(ep, method, params, options) {
 async function openSession(ep) {
   const init = await ep.post(
     { "content-type": "application/json", accept: ACCEPT },
-    JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "switchboard-bench", version: "1.0.0" } } }),
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: LEGACY,
+        capabilities: {},
+        clientInfo: { name: "switchboard-bench", version: "1.0.0" },
+      },
+    }),
   );
   const sessionId = init.headers["mcp-session-id"];
-  if (init.status !== 200 || !sessionId) throw new Error(`initialize answered ${init.status}: ${init.text.slice(0, 300)}`);
-  const headers = { "content-type": "application/json", accept: ACCEPT, "mcp-session-id": sessionId, "mcp-protocol-version": LEGACY };
+  if (init.status !== 200 || !sessionId)
+    throw new Error(`initialize answered ${init.status}: ${init.text.slice(0, 300)}`);
+  const headers = {
+    "content-type": "application/json",
+    accept: ACCEPT,
+    "mcp-session-id": sessionId,
+    "mcp-protocol-version": LEGACY,
+  };
   const ack = await ep.post(headers, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
   if (ack.status !== 202) throw new Error(`notifications/initialized answered ${ack.status}`);
   let id = 0;
   return {
     sessionId,
-    call: (name, args = {}) => ep.post(headers, JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } })),
+    call: (name, args = {}) =>
+      ep.post(
+        headers,
+        JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } }),
+      ),
     close: () => ep.del({ "mcp-session-id": sessionId, "mcp-protocol-version": LEGACY }).catch(() => undefined),
   };
 }
@@ -230,10 +249,19 @@ async function cluster(options, log) {
 
 /** build_start_agent on a run that outlasts the benchmark, then build_wait as a task: its id. */
 async function longTask(ep, projectId) {
-  const started = await rpc(ep, "tools/call", { name: "build_start_agent", arguments: { projectId, prompt: "Benchmark: keep working [minutes=100000]" } });
+  const started = await rpc(ep, "tools/call", {
+    name: "build_start_agent",
+    arguments: { projectId, prompt: "Benchmark: keep working [minutes=100000]" },
+  });
   if (started.isError) throw new Error(`build_start_agent: ${JSON.stringify(started.content).slice(0, 300)}`);
-  const task = await rpc(ep, "tools/call", { name: "build_wait", arguments: { projectId, until: "agent" } }, { capabilities: { extensions: { [TASKS]: {} } } });
-  if (task?.resultType !== "task" || !task.taskId) throw new Error(`build_wait did not become a task: ${JSON.stringify(task).slice(0, 300)}`);
+  const task = await rpc(
+    ep,
+    "tools/call",
+    { name: "build_wait", arguments: { projectId, until: "agent" } },
+    { capabilities: { extensions: { [TASKS]: {} } } },
+  );
+  if (task?.resultType !== "task" || !task.taskId)
+    throw new Error(`build_wait did not become a task: ${JSON.stringify(task).slice(0, 300)}`);
   return task.taskId;
 }
 
@@ -243,7 +271,8 @@ async function timedGet(ep, taskId) {
   const t0 = performance.now();
   const res = await ep.post(headers, body);
   const ms = performance.now() - t0;
-  if (res.status !== 200 || !res.text.includes('"status":"working"')) throw new Error(`tasks/get answered ${res.status}: ${res.text.slice(0, 300)}`);
+  if (res.status !== 200 || !res.text.includes('"status":"working"'))
+    throw new Error(`tasks/get answered ${res.status}: ${res.text.slice(0, 300)}`);
   return ms;
 }
 
@@ -261,7 +290,14 @@ async function burst({ clients, total, call }) {
   );
 }
 
-export async function hosted({ log, quick = false, clients = 16, tool = "build_get_credit_costs", redisTool = "drones_list_drones", cores }) {
+export async function hosted({
+  log,
+  quick = false,
+  clients = 16,
+  tool = "build_get_credit_costs",
+  redisTool = "drones_list_drones",
+  cores,
+}) {
   const missing = clusterPrerequisites({ cli: CLI });
   if (!missing.ok) {
     log(`hosted: skipped: ${missing.why}`);
@@ -312,8 +348,15 @@ export async function hosted({ log, quick = false, clients = 16, tool = "build_g
     log(`hosted: one replica, ${clients} clients, ${tool}: 2026-07-28 stateless vs 2025-11-25 sessions...`);
     const [modern, legacy] = await abba(modernSide, legacySide, blockMs);
     await Promise.all(sessions.map((s) => s.close()));
-    result.protocol = { modern, legacy, ratio: modern.callsPerSecond / legacy.callsPerSecond, cpuRatio: modern.cpuMsPerCall / legacy.cpuMsPerCall };
-    log(`hosted: ${modern.callsPerSecond.toFixed(0)} vs ${legacy.callsPerSecond.toFixed(0)} calls/s (x${result.protocol.ratio.toFixed(2)})`);
+    result.protocol = {
+      modern,
+      legacy,
+      ratio: modern.callsPerSecond / legacy.callsPerSecond,
+      cpuRatio: modern.cpuMsPerCall / legacy.cpuMsPerCall,
+    };
+    log(
+      `hosted: ${modern.callsPerSecond.toFixed(0)} vs ${legacy.callsPerSecond.toFixed(0)} calls/s (x${result.protocol.ratio.toFixed(2)})`,
+    );
 
     // 2. Three replicas vs one, through nginx, Redis on, 2026-07-28 calls. -------------------------
     const viaOne = endpointFor(one.url, clients);
@@ -333,8 +376,15 @@ export async function hosted({ log, quick = false, clients = 16, tool = "build_g
       const r = m && three.replicas.find((x) => m[1] === `127.0.0.1:${x.port}`);
       if (r) perReplica[r.id]++;
     }
-    result.scaling = { three: scaled, one: single, ratio: scaled.callsPerSecond / single.callsPerSecond, requestsPerReplica: perReplica };
-    log(`hosted: ${scaled.callsPerSecond.toFixed(0)} vs ${single.callsPerSecond.toFixed(0)} calls/s (x${result.scaling.ratio.toFixed(2)})`);
+    result.scaling = {
+      three: scaled,
+      one: single,
+      ratio: scaled.callsPerSecond / single.callsPerSecond,
+      requestsPerReplica: perReplica,
+    };
+    log(
+      `hosted: ${scaled.callsPerSecond.toFixed(0)} vs ${single.callsPerSecond.toFixed(0)} calls/s (x${result.scaling.ratio.toFixed(2)})`,
+    );
     // The one-replica cluster is done: stop it so that it adds nothing to what follows.
     await closeEndpoint(viaOne);
     await closeEndpoint(direct);
@@ -347,7 +397,9 @@ export async function hosted({ log, quick = false, clients = 16, tool = "build_g
     await sleep(1000);
 
     // 4. Redis commands per call. -----------------------------------------------------------------
-    log(`hosted: Redis commands per call (${redisCalls} ${redisTool}, ${redisCalls} tasks/get, ${(2 * quietMs) / 1000} s without calls)...`);
+    log(
+      `hosted: Redis commands per call (${redisCalls} ${redisTool}, ${redisCalls} tasks/get, ${(2 * quietMs) / 1000} s without calls)...`,
+    );
     const counter = redisCounter(three);
     const loaded = endpointFor(three.url, 8);
     try {
@@ -355,7 +407,11 @@ export async function hosted({ log, quick = false, clients = 16, tool = "build_g
       const reads = [];
       for (let i = 0; i < 4; i++) reads.push(await counter.read());
       const infoCost = Math.min(...reads.slice(1).map((x, i) => x - reads[i]));
-      const snap = async () => ({ redis: await counter.read(), replicas: await replicaRoundTrips(three), at: performance.now() });
+      const snap = async () => ({
+        redis: await counter.read(),
+        replicas: await replicaRoundTrips(three),
+        at: performance.now(),
+      });
       const quiet = async () => {
         const samples = [await snap()];
         const t0 = performance.now();
@@ -367,14 +423,29 @@ export async function hosted({ log, quick = false, clients = 16, tool = "build_g
       };
       const listRequest = modernRequest("tools/call", { name: redisTool, arguments: {} });
       const getRequest = modernRequest("tasks/get", { taskId }, { capabilities: { extensions: { [TASKS]: {} } } });
-      const getOk = (res) => (res.status === 200 && res.text.includes('"status":"working"') ? true : `tasks/get answered ${res.status}: ${res.text.slice(0, 300)}`);
+      const getOk = (res) =>
+        res.status === 200 && res.text.includes('"status":"working"')
+          ? true
+          : `tasks/get answered ${res.status}: ${res.text.slice(0, 300)}`;
       const measure = async (request, check) => {
         const a = await snap();
-        await burst({ clients: 8, total: redisCalls, call: async () => check(await loaded.post(request.headers, request.body)) });
+        await burst({
+          clients: 8,
+          total: redisCalls,
+          call: async () => check(await loaded.post(request.headers, request.body)),
+        });
         const b = await snap();
-        return { ms: b.at - a.at, redis: between(a, b, "redis", 1, infoCost), replicas: between(a, b, "replicas", 0, infoCost) };
+        return {
+          ms: b.at - a.at,
+          redis: between(a, b, "redis", 1, infoCost),
+          replicas: between(a, b, "replicas", 0, infoCost),
+        };
       };
-      await burst({ clients: 8, total: 50, call: async () => callOk(await loaded.post(listRequest.headers, listRequest.body)) });
+      await burst({
+        clients: 8,
+        total: 50,
+        call: async () => callOk(await loaded.post(listRequest.headers, listRequest.body)),
+      });
       const quiet1 = await quiet();
       const list = await measure(listRequest, callOk);
       const poll = await measure(getRequest, getOk);
@@ -398,18 +469,26 @@ export async function hosted({ log, quick = false, clients = 16, tool = "build_g
         calls: redisCalls,
         tool: redisTool,
         infoCost,
-        quiet: [quiet1, quiet2].map((q) => ({ ms: q.at(-1).at - q[0].at, commandsPerSecond: rate(q, "redis"), replicaRoundTripsPerSecond: rate(q, "replicas") })),
+        quiet: [quiet1, quiet2].map((q) => ({
+          ms: q.at(-1).at - q[0].at,
+          commandsPerSecond: rate(q, "redis"),
+          replicaRoundTripsPerSecond: rate(q, "replicas"),
+        })),
         toolCall: { ms: list.ms, commands: per(list, "redis"), replicaRoundTrips: per(list, "replicas") },
         poll: { ms: poll.ms, commands: per(poll, "redis"), replicaRoundTrips: per(poll, "replicas") },
       };
-      log(`hosted: Redis commands per ${redisTool}: ${result.redis.toolCall.commands.perCall.toFixed(3)}, per tasks/get: ${result.redis.poll.commands.perCall.toFixed(3)}`);
+      log(
+        `hosted: Redis commands per ${redisTool}: ${result.redis.toolCall.commands.perCall.toFixed(3)}, per tasks/get: ${result.redis.poll.commands.perCall.toFixed(3)}`,
+      );
     } finally {
       counter.close();
       await closeEndpoint(loaded);
     }
 
     // 3. tasks/get latency: 3 replicas + Redis through nginx vs one replica with state in process.
-    log(`hosted: ${gets} sequential tasks/get per path: nginx + 3 replicas + Redis, one of those replicas directly, one replica without Redis...`);
+    log(
+      `hosted: ${gets} sequential tasks/get per path: nginx + 3 replicas + Redis, one of those replicas directly, one replica without Redis...`,
+    );
     const peer = await cluster({ replicas: 1, nginx: false, state: false }, log);
     clusters.add(peer);
     const peerEp = endpointFor(peer.url, 1);
@@ -426,17 +505,21 @@ export async function hosted({ log, quick = false, clients = 16, tool = "build_g
     for (let done = 0; done < gets; done += block) {
       for (const p of paths) for (let i = 0; i < block; i++) p.samples.push(await timedGet(p.ep, p.taskId));
     }
-    const stats = Object.fromEntries(paths.map((p) => {
-      const s = summarize(p.samples);
-      return [p.id, { n: s.n, median: s.median, p99: s.p99, max: s.max, mean: s.mean }];
-    }));
+    const stats = Object.fromEntries(
+      paths.map((p) => {
+        const s = summarize(p.samples);
+        return [p.id, { n: s.n, median: s.median, p99: s.p99, max: s.max, mean: s.mean }];
+      }),
+    );
     result.taskPoll = {
       gets,
       ...stats,
       ratioMedian: stats.nginx.median / stats.inProcess.median,
       ratioP99: stats.nginx.p99 / stats.inProcess.p99,
     };
-    log(`hosted: tasks/get p50 ${stats.nginx.median.toFixed(2)} ms (nginx, 3 replicas) vs ${stats.inProcess.median.toFixed(2)} ms (in process)`);
+    log(
+      `hosted: tasks/get p50 ${stats.nginx.median.toFixed(2)} ms (nginx, 3 replicas) vs ${stats.inProcess.median.toFixed(2)} ms (in process)`,
+    );
 
     const r = result.redis;
     const within = (m, goal) => m.perCall <= goal + Math.max(0.02, m.uncertainty);

@@ -25,7 +25,14 @@ async function connect(url) {
   return { client, transport };
 }
 
-export async function httpLoad({ sessions = 50, callsPerSession = 200, churn = 10_000, churnSeconds = 120, churnConcurrency = 8, log }) {
+export async function httpLoad({
+  sessions = 50,
+  callsPerSession = 200,
+  churn = 10_000,
+  churnSeconds = 120,
+  churnConcurrency = 8,
+  log,
+}) {
   let server = await spawnUntil([CLI, "--transport", "http", "--port", "0", "--sandbox"], {
     env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info" },
     ready: /ready on (http:\/\/[^\s"]+\/mcp)/,
@@ -75,10 +82,12 @@ export async function httpLoad({ sessions = 50, callsPerSession = 200, churn = 1
     const serverCpuMs = cpuMs(pid) - serverCpu0;
     const benchCpu = process.cpuUsage(benchCpu0);
     const rssAfter = rssMb(pid);
-    await Promise.all(clients.map(async ({ client, transport }) => {
-      await transport.terminateSession().catch(() => undefined);
-      await client.close();
-    }));
+    await Promise.all(
+      clients.map(async ({ client, transport }) => {
+        await transport.terminateSession().catch(() => undefined);
+        await client.close();
+      }),
+    );
     result.load = {
       sessions,
       callsPerSession,
@@ -108,7 +117,16 @@ export async function httpLoad({ sessions = 50, callsPerSession = 200, churn = 1
     const origin = new URL(url).origin;
     const path = new URL(url).pathname;
     const pool = new Pool(origin, { connections: churnConcurrency });
-    const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "switchboard-bench", version: "1.0.0" } } });
+    const init = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: PROTOCOL,
+        capabilities: {},
+        clientInfo: { name: "switchboard-bench", version: "1.0.0" },
+      },
+    });
     const cycle = async () => {
       const res = await pool.request({
         path,
@@ -118,15 +136,24 @@ export async function httpLoad({ sessions = 50, callsPerSession = 200, churn = 1
       });
       const text = await res.body.text();
       const id = res.headers["mcp-session-id"];
-      if (res.statusCode !== 200 || !id || !text.includes('"result"')) throw new Error(`initialize answered ${res.statusCode}: ${text.slice(0, 200)}`);
-      const del = await pool.request({ path, method: "DELETE", headers: { "mcp-session-id": id, "mcp-protocol-version": PROTOCOL } });
+      if (res.statusCode !== 200 || !id || !text.includes('"result"'))
+        throw new Error(`initialize answered ${res.statusCode}: ${text.slice(0, 200)}`);
+      const del = await pool.request({
+        path,
+        method: "DELETE",
+        headers: { "mcp-session-id": id, "mcp-protocol-version": PROTOCOL },
+      });
       await del.body.text();
       if (del.statusCode !== 200) throw new Error(`DELETE answered ${del.statusCode}`);
     };
     const rssFresh = rssMb(pid);
     const warmupCycles = 1000;
     let w = 0;
-    await Promise.all(Array.from({ length: churnConcurrency }, async () => { while (w++ < warmupCycles) await cycle(); }));
+    await Promise.all(
+      Array.from({ length: churnConcurrency }, async () => {
+        while (w++ < warmupCycles) await cycle();
+      }),
+    );
     await sleep(1000);
     const churnRssBefore = rssMb(pid);
     let closed = 0;
@@ -192,7 +219,9 @@ export async function httpLoad({ sessions = 50, callsPerSession = 200, churn = 1
         note: result.churn.complete ? undefined : `only ${closed} sessions fit in ${churnSeconds} s`,
       },
     };
-    log(`http churn: ${closed} sessions in ${churnSecondsUsed.toFixed(1)} s, RSS ${churnRssBefore?.toFixed(1)} -> ${churnRssSettled?.toFixed(1)} MB`);
+    log(
+      `http churn: ${closed} sessions in ${churnSecondsUsed.toFixed(1)} s, RSS ${churnRssBefore?.toFixed(1)} -> ${churnRssSettled?.toFixed(1)} MB`,
+    );
   } finally {
     await stopChild(server.child);
   }

@@ -26,7 +26,8 @@ export function summarize(samples) {
   return { n, median, min: xs[0], max: xs[n - 1], mean, p90: q(0.9), p99: q(0.99) };
 }
 
-export const round = (x, digits = 2) => (x === undefined || x === null || Number.isNaN(x) ? x : Math.round(x * 10 ** digits) / 10 ** digits);
+export const round = (x, digits = 2) =>
+  x === undefined || x === null || Number.isNaN(x) ? x : Math.round(x * 10 ** digits) / 10 ** digits;
 
 // --- processes ---------------------------------------------------------------------------------
 
@@ -81,7 +82,10 @@ export async function spawnUntil(args, { env, ready, timeoutMs = 20_000 }) {
   let err = "";
   child.stdout.resume();
   const match = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not get ready: ${err.slice(-2000)}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${args.join(" ")} did not get ready: ${err.slice(-2000)}`)),
+      timeoutMs,
+    );
     child.stderr.on("data", (c) => {
       err += c;
       if (err.length > 1e6) err = err.slice(-1e5);
@@ -156,7 +160,17 @@ export async function loadSandbox() {
   const { build } = await import("esbuild");
   const dir = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
   const outfile = join(dir, "sandbox.mjs");
-  await build({ absWorkingDir: ROOT, entryPoints: ["src/sandbox/index.ts"], outfile, bundle: true, platform: "node", target: "node20", format: "esm", packages: "external", logLevel: "warning" });
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ["src/sandbox/index.ts"],
+    outfile,
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    packages: "external",
+    logLevel: "warning",
+  });
   try {
     sandboxModule = await import(pathToFileURL(outfile).href);
   } finally {

@@ -18,7 +18,13 @@ export async function listenFlood({ log, quick = false }) {
   const missing = clusterPrerequisites({ cli: CLI });
   if (!missing.ok) return { skipped: missing.why };
   const windowMs = quick ? 3000 : 6000;
-  const cluster = await startCluster({ replicas: 1, nginx: false, credentials: "caller", pollIntervalMs: INTERVAL_MS, cli: CLI });
+  const cluster = await startCluster({
+    replicas: 1,
+    nginx: false,
+    credentials: "caller",
+    pollIntervalMs: INTERVAL_MS,
+    cli: CLI,
+  });
   const conn = cluster.redis.connection();
   const commands = async () => Number(/total_commands_processed:(\d+)/.exec(await conn.send("INFO", "stats"))[1]);
   const gets = async () => (await cluster.sandbox.stats()).services["/build"]?.[PROJECT_GET] ?? 0;
@@ -37,10 +43,20 @@ export async function listenFlood({ log, quick = false }) {
     const controllers = [];
     const statuses = {};
     for (let s = 0; s < URIS / PER_STREAM; s++) {
-      const uris = Array.from({ length: PER_STREAM }, (_, i) => `build://projects/${label.replace(/\W+/g, "-")}-${s}-${i}`);
-      const { headers: h, body } = modernRequest("subscriptions/listen", { notifications: { resourceSubscriptions: uris } });
+      const uris = Array.from(
+        { length: PER_STREAM },
+        (_, i) => `build://projects/${label.replace(/\W+/g, "-")}-${s}-${i}`,
+      );
+      const { headers: h, body } = modernRequest("subscriptions/listen", {
+        notifications: { resourceSubscriptions: uris },
+      });
       const controller = new AbortController();
-      const res = await fetch(cluster.url, { method: "POST", headers: { ...h, ...headers }, body, signal: controller.signal });
+      const res = await fetch(cluster.url, {
+        method: "POST",
+        headers: { ...h, ...headers },
+        body,
+        signal: controller.signal,
+      });
       statuses[res.status] = (statuses[res.status] ?? 0) + 1;
       if (res.headers.get("content-type")?.includes("event-stream")) {
         // Read the stream while it is open: an unread, unreferenced body may be collected and its connection closed.
@@ -84,7 +100,11 @@ export async function listenFlood({ log, quick = false }) {
       keyless,
       keyed,
       goals: {
-        keyless: { text: "listen flood without a key: upstream GETs and Redis commands per second per 1,000 URIs = 0", value: keyless, met: keyless.getsPerSecond === 0 && keyless.pollers === 0 && keyless.redisPerSecond <= 2 },
+        keyless: {
+          text: "listen flood without a key: upstream GETs and Redis commands per second per 1,000 URIs = 0",
+          value: keyless,
+          met: keyless.getsPerSecond === 0 && keyless.pollers === 0 && keyless.redisPerSecond <= 2,
+        },
         keyed: {
           text: `listen flood with a key: upstream GETs per second per 1,000 URIs <= the per-tenant cap (${cap} subscriptions) per interval`,
           value: keyed,

@@ -8,8 +8,12 @@ import { z } from "zod";
 
 serveStdio(() => {
   const server = new McpServer({ name: "bench-minimal", version: "1.0.0" });
-  server.registerTool("echo", { title: "Echo", description: "Returns its input.", inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
-    content: [{ type: "text", text }],
-  }));
+  server.registerTool(
+    "echo",
+    { title: "Echo", description: "Returns its input.", inputSchema: z.object({ text: z.string() }) },
+    async ({ text }) => ({
+      content: [{ type: "text", text }],
+    }),
+  );
   return server;
 });

@@ -39,7 +39,9 @@ async function startOnce(node, args, env) {
       out += chunk;
       if (/"id"\s*:\s*1\b/.test(out)) resolve();
     });
-    child.once("exit", (code) => reject(new Error(`${node} ${args.join(" ")} exited (${code}) before answering initialize`)));
+    child.once("exit", (code) =>
+      reject(new Error(`${node} ${args.join(" ")} exited (${code}) before answering initialize`)),
+    );
   });
   const ms = performance.now() - started;
   const cpu = cpuMs(child.pid);
@@ -52,9 +54,34 @@ async function coldStarts(versions, runs, log) {
   const ev = everything();
   const commands = versions.flatMap(({ major, node }) => [
     { major, id: "everything", label: `server-everything ${ev.version}`, node, args: [ev.path, "stdio"], env: {} },
-    { major, id: "default", label: "switchboard-mcp, default toolsets, real upstreams", node, args: [CLI], env: realUpstreams },
-    ...(major >= 22 ? [{ major, id: "defaultNoCache", label: "  the same without the compile cache", node, args: [CLI], env: { ...realUpstreams, NODE_DISABLE_COMPILE_CACHE: "1" } }] : []),
-    { major, id: "allSandbox", label: "switchboard-mcp --toolsets all --sandbox", node, args: [CLI, "--toolsets", "all", "--sandbox"], env: {} },
+    {
+      major,
+      id: "default",
+      label: "switchboard-mcp, default toolsets, real upstreams",
+      node,
+      args: [CLI],
+      env: realUpstreams,
+    },
+    ...(major >= 22
+      ? [
+          {
+            major,
+            id: "defaultNoCache",
+            label: "  the same without the compile cache",
+            node,
+            args: [CLI],
+            env: { ...realUpstreams, NODE_DISABLE_COMPILE_CACHE: "1" },
+          },
+        ]
+      : []),
+    {
+      major,
+      id: "allSandbox",
+      label: "switchboard-mcp --toolsets all --sandbox",
+      node,
+      args: [CLI, "--toolsets", "all", "--sandbox"],
+      env: {},
+    },
   ]);
   for (const c of commands) {
     c.ms = [];
@@ -69,12 +96,21 @@ async function coldStarts(versions, runs, log) {
     }
     if ((i + 1) % 5 === 0) log(`node versions: cold start ${i + 1}/${runs} rounds`);
   }
-  return commands.map(({ major, id, label, ms, cpu }) => ({ major, id, label, ms: summarize(ms), cpuMs: summarize(cpu) }));
+  return commands.map(({ major, id, label, ms, cpu }) => ({
+    major,
+    id,
+    label,
+    ms: summarize(ms),
+    cpuMs: summarize(cpu),
+  }));
 }
 
 /** One HTTP replica on `node`; returns a call function per path. */
 async function replica(node, sandbox) {
-  const child = spawn(node, [CLI, "--transport", "http", "--port", "0"], { env: sandboxEnv(sandbox, { LOG_LEVEL: "info" }), stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(node, [CLI, "--transport", "http", "--port", "0"], {
+    env: sandboxEnv(sandbox, { LOG_LEVEL: "info" }),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   const url = await new Promise((resolve, reject) => {
     child.stderr.on("data", (c) => {
@@ -95,25 +131,66 @@ async function replica(node, sandbox) {
     const { headers, body } = modernRequest(method, params, { capabilities });
     return () => post(headers, body);
   };
-  const init = await post({ "content-type": "application/json", accept: ACCEPT }, JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "switchboard-bench", version: "1.0.0" } } }));
-  const session = { "content-type": "application/json", accept: ACCEPT, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25" };
+  const init = await post(
+    { "content-type": "application/json", accept: ACCEPT },
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "switchboard-bench", version: "1.0.0" },
+      },
+    }),
+  );
+  const session = {
+    "content-type": "application/json",
+    accept: ACCEPT,
+    "mcp-session-id": init.headers["mcp-session-id"],
+    "mcp-protocol-version": "2025-11-25",
+  };
   await post(session, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
   let id = 0;
   const projects = JSON.parse((await modern("tools/call", { name: "build_list_projects", arguments: {} }, {})()).text);
   const projectId = projects.result.structuredContent.projects[0].projectId;
-  await modern("tools/call", { name: "build_start_agent", arguments: { projectId, prompt: "Benchmark: keep working [minutes=100000]" } }, {})();
-  const task = JSON.parse((await modern("tools/call", { name: "build_wait", arguments: { projectId, until: "agent" } }, { extensions: { [TASKS]: {} } })()).text).result;
+  await modern(
+    "tools/call",
+    { name: "build_start_agent", arguments: { projectId, prompt: "Benchmark: keep working [minutes=100000]" } },
+    {},
+  )();
+  const task = JSON.parse(
+    (
+      await modern(
+        "tools/call",
+        { name: "build_wait", arguments: { projectId, until: "agent" } },
+        { extensions: { [TASKS]: {} } },
+      )()
+    ).text,
+  ).result;
   if (task?.resultType !== "task") throw new Error(`build_wait did not become a task on ${node}`);
   const paths = {
     stateless: modern("tools/call", { name: TOOL, arguments: {} }, {}),
-    session: () => post(session, JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: TOOL, arguments: {} } })),
+    session: () =>
+      post(
+        session,
+        JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: TOOL, arguments: {} } }),
+      ),
     taskGet: modern("tasks/get", { taskId: task.taskId }, { extensions: { [TASKS]: {} } }),
   };
   for (const [name, call] of Object.entries(paths)) {
     const first = await call();
-    if (first.status !== 200 || /"error"|"isError":true/.test(first.text)) throw new Error(`${name} on ${node}: HTTP ${first.status} ${first.text.slice(0, 300)}`);
+    if (first.status !== 200 || /"error"|"isError":true/.test(first.text))
+      throw new Error(`${name} on ${node}: HTTP ${first.status} ${first.text.slice(0, 300)}`);
   }
-  return { pid: child.pid, paths, close: async () => { await pool.close(); await stopChild(child); } };
+  return {
+    pid: child.pid,
+    paths,
+    close: async () => {
+      await pool.close();
+      await stopChild(child);
+    },
+  };
 }
 
 /** `calls` calls, 16 at once; the replica's CPU ms per call. */
@@ -121,12 +198,14 @@ async function block(r, path, calls) {
   const cpu0 = cpuMs(r.pid);
   let next = 0;
   let errors = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (next++ < calls) {
-      const res = await r.paths[path]();
-      if (res.status !== 200) errors++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next++ < calls) {
+        const res = await r.paths[path]();
+        if (res.status !== 200) errors++;
+      }
+    }),
+  );
   return { cpuMsPerCall: (cpuMs(r.pid) - cpu0) / calls, errors };
 }
 
@@ -134,7 +213,9 @@ async function callCosts(versions, sandbox, { rounds, calls, warmup }, log) {
   const replicas = [];
   try {
     for (const v of versions) replicas.push({ ...v, r: await replica(v.node, sandbox) });
-    const pairs = replicas.flatMap((v) => ["stateless", "session", "taskGet"].map((path) => ({ major: v.major, r: v.r, path, cpu: [], errors: 0 })));
+    const pairs = replicas.flatMap((v) =>
+      ["stateless", "session", "taskGet"].map((path) => ({ major: v.major, r: v.r, path, cpu: [], errors: 0 })),
+    );
     // V8 needs a few thousand calls per process before the CPU per call settles (bench/README.md).
     for (const p of pairs) await block(p.r, p.path, warmup);
     log("node versions: replicas warm");
@@ -159,7 +240,12 @@ export async function nodeVersions({ sandbox, log, quick = false, majors = [20, 
   }
   log(`node versions: ${versions.map((v) => v.version).join(", ")}`);
   const cold = await coldStarts(versions, quick ? 5 : 15, log);
-  const calls = await callCosts(versions, sandbox, quick ? { rounds: 2, calls: 200, warmup: 1000 } : { rounds: 6, calls: 400, warmup: 3000 }, log);
+  const calls = await callCosts(
+    versions,
+    sandbox,
+    quick ? { rounds: 2, calls: 200, warmup: 1000 } : { rounds: 6, calls: 400, warmup: 3000 },
+    log,
+  );
   const rows = versions.map(({ major, version }) => {
     const c = (id) => cold.find((x) => x.major === major && x.id === id);
     const k = (path) => calls.find((x) => x.major === major && x.path === path);
@@ -167,8 +253,17 @@ export async function nodeVersions({ sandbox, log, quick = false, majors = [20, 
     return {
       major,
       version,
-      cold: { everything: c("everything"), default: c("default"), defaultNoCache: c("defaultNoCache"), allSandbox: c("allSandbox") },
-      coldRatio: { default: c("default").ms.median / ev, allSandbox: c("allSandbox").ms.median / ev, defaultNoCache: c("defaultNoCache") ? c("defaultNoCache").ms.median / ev : undefined },
+      cold: {
+        everything: c("everything"),
+        default: c("default"),
+        defaultNoCache: c("defaultNoCache"),
+        allSandbox: c("allSandbox"),
+      },
+      coldRatio: {
+        default: c("default").ms.median / ev,
+        allSandbox: c("allSandbox").ms.median / ev,
+        defaultNoCache: c("defaultNoCache") ? c("defaultNoCache").ms.median / ev : undefined,
+      },
       calls: { stateless: k("stateless"), session: k("session"), taskGet: k("taskGet") },
       callRatio: {
         statelessToSession: k("stateless").cpuMsPerCall.median / k("session").cpuMsPerCall.median,
@@ -177,10 +272,30 @@ export async function nodeVersions({ sandbox, log, quick = false, majors = [20, 
     };
   });
   const goals = rows.flatMap((r) => [
-    { id: `9 node ${r.major}`, text: `cold start, default toolsets <= 0.6 x server-everything (node ${r.major})`, value: r.coldRatio.default, met: r.coldRatio.default <= 0.6 },
-    { id: `9 node ${r.major}`, text: `cold start, --toolsets all --sandbox <= 0.8 x server-everything (node ${r.major})`, value: r.coldRatio.allSandbox, met: r.coldRatio.allSandbox <= 0.8 },
-    { id: `9 node ${r.major}`, text: `stateless tools/call CPU <= 1.0 x a 2025 session call's (node ${r.major})`, value: r.callRatio.statelessToSession, met: r.callRatio.statelessToSession <= 1.0 },
-    { id: `9 node ${r.major}`, text: `tasks/get CPU <= 0.3 x a tools/call's (node ${r.major})`, value: r.callRatio.taskGetToCall, met: r.callRatio.taskGetToCall <= 0.3 },
+    {
+      id: `9 node ${r.major}`,
+      text: `cold start, default toolsets <= 0.6 x server-everything (node ${r.major})`,
+      value: r.coldRatio.default,
+      met: r.coldRatio.default <= 0.6,
+    },
+    {
+      id: `9 node ${r.major}`,
+      text: `cold start, --toolsets all --sandbox <= 0.8 x server-everything (node ${r.major})`,
+      value: r.coldRatio.allSandbox,
+      met: r.coldRatio.allSandbox <= 0.8,
+    },
+    {
+      id: `9 node ${r.major}`,
+      text: `stateless tools/call CPU <= 1.0 x a 2025 session call's (node ${r.major})`,
+      value: r.callRatio.statelessToSession,
+      met: r.callRatio.statelessToSession <= 1.0,
+    },
+    {
+      id: `9 node ${r.major}`,
+      text: `tasks/get CPU <= 0.3 x a tools/call's (node ${r.major})`,
+      value: r.callRatio.taskGetToCall,
+      met: r.callRatio.taskGetToCall <= 0.3,
+    },
   ]);
   return { rows, goals };
 }

@@ -34,8 +34,21 @@ export function countPackages(nodeModules) {
 
 /** `packageRoot` holds package.json and dist/ (a snapshot of the build, see run.mjs). */
 export async function packageFootprint({ packageRoot, tmp, log }) {
-  const env = { ...process.env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
-  const dry = JSON.parse((await run(NPM, ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: packageRoot, env, maxBuffer: 64 * 1024 * 1024 })).stdout)[0];
+  const env = {
+    ...process.env,
+    npm_config_update_notifier: "false",
+    npm_config_fund: "false",
+    npm_config_audit: "false",
+  };
+  const dry = JSON.parse(
+    (
+      await run(NPM, ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+        cwd: packageRoot,
+        env,
+        maxBuffer: 64 * 1024 * 1024,
+      })
+    ).stdout,
+  )[0];
   const result = {
     tarballBytes: dry.size,
     unpackedBytes: dry.unpackedSize,
@@ -46,11 +59,18 @@ export async function packageFootprint({ packageRoot, tmp, log }) {
   const prefix = join(tmp, "install");
   mkdirSync(packDir, { recursive: true });
   mkdirSync(prefix, { recursive: true });
-  const packed = JSON.parse((await run(NPM, ["pack", "--json", "--ignore-scripts", "--pack-destination", packDir], { cwd: packageRoot, env })).stdout)[0];
+  const packed = JSON.parse(
+    (await run(NPM, ["pack", "--json", "--ignore-scripts", "--pack-destination", packDir], { cwd: packageRoot, env }))
+      .stdout,
+  )[0];
   const tgz = join(packDir, packed.filename);
   const started = performance.now();
   try {
-    await run(NPM, ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock", "--prefix", prefix, tgz], { cwd: tmp, env, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
+    await run(
+      NPM,
+      ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock", "--prefix", prefix, tgz],
+      { cwd: tmp, env, maxBuffer: 64 * 1024 * 1024, timeout: 240_000 },
+    );
     result.installSeconds = (performance.now() - started) / 1000;
     const { count, names } = countPackages(join(prefix, "node_modules"));
     result.installedPackages = count;
@@ -60,7 +80,12 @@ export async function packageFootprint({ packageRoot, tmp, log }) {
   } catch (err) {
     result.installError = String(err?.stderr || err?.message || err).slice(0, 1000);
   }
-  log(`package: ${result.tarballBytes} B tarball, ${result.files} files, install brings ${result.installedPackages ?? "?"} packages`);
-  result.goal = { text: "a self-contained bundle: installing the tarball brings in one package", met: result.installedPackages === 1 };
+  log(
+    `package: ${result.tarballBytes} B tarball, ${result.files} files, install brings ${result.installedPackages ?? "?"} packages`,
+  );
+  result.goal = {
+    text: "a self-contained bundle: installing the tarball brings in one package",
+    met: result.installedPackages === 1,
+  };
   return result;
 }

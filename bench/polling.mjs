@@ -12,7 +12,11 @@ export async function polling({ waiters = 100, intervalMs = 200, settleMs = 1500
   // Real time (timeScale 1) and a [minutes=100000] prompt: the runs outlast the benchmark.
   const sandbox = await startSandbox({
     timeScale: 1,
-    build: { maxProjects: 10_000, createsPerMinute: 1_000_000, credits: { recurrentCredits: 0, oneTimeCredits: 10_000_000 } },
+    build: {
+      maxProjects: 10_000,
+      createsPerMinute: 1_000_000,
+      credits: { recurrentCredits: 0, oneTimeCredits: 10_000_000 },
+    },
   });
   const router = sandbox.build.router;
   const base = new URL(sandbox.urls.build);
@@ -25,7 +29,8 @@ export async function polling({ waiters = 100, intervalMs = 200, settleMs = 1500
       body: JSON.stringify({ projectId, prompt: "Benchmark: a run that keeps going [minutes=100000]" }),
     });
     const body = await res.body.json();
-    if (res.statusCode !== 200 || !body.data?.agent?.started) throw new Error(`launch ${projectId}: ${res.statusCode} ${JSON.stringify(body).slice(0, 300)}`);
+    if (res.statusCode !== 200 || !body.data?.agent?.started)
+      throw new Error(`launch ${projectId}: ${res.statusCode} ${JSON.stringify(body).slice(0, 300)}`);
     return body.data.projectId;
   };
   const one = await launch("bench-one-project");
@@ -46,8 +51,14 @@ export async function polling({ waiters = 100, intervalMs = 200, settleMs = 1500
     let finishedEarly = 0;
     const calls = projectIds.map((projectId, i) =>
       client
-        .callTool({ name: "build_wait", arguments: { projectId, until: "agent", timeoutSeconds: 3600 } }, undefined, { signal: controllers[i].signal, timeout: 3_600_000 })
-        .then(() => finishedEarly++, () => undefined),
+        .callTool({ name: "build_wait", arguments: { projectId, until: "agent", timeoutSeconds: 3600 } }, undefined, {
+          signal: controllers[i].signal,
+          timeout: 3_600_000,
+        })
+        .then(
+          () => finishedEarly++,
+          () => undefined,
+        ),
     );
     await sleep(settleMs);
     const status0 = router.count(STATUS_ROUTE);
@@ -77,7 +88,9 @@ export async function polling({ waiters = 100, intervalMs = 200, settleMs = 1500
       finishedEarly,
       requestsAfterCancel: afterCancel,
     };
-    log(`polling (${label}): ${r.statusPerInterval.toFixed(1)} status requests per ${intervalMs} ms interval, ${afterCancel} after cancel`);
+    log(
+      `polling (${label}): ${r.statusPerInterval.toFixed(1)} status requests per ${intervalMs} ms interval, ${afterCancel} after cancel`,
+    );
     return r;
   };
 
@@ -88,9 +101,20 @@ export async function polling({ waiters = 100, intervalMs = 200, settleMs = 1500
       sameProject,
       differentProjects,
       goals: {
-        sameProject: { text: "one project: one upstream request per poll interval", value: sameProject.totalPerInterval, met: sameProject.totalPerInterval <= 1.5 },
-        differentProjects: { text: `${waiters} projects: one request per project per interval (${waiters})`, value: differentProjects.totalPerInterval, met: differentProjects.totalPerInterval <= waiters * 1.1 },
-        stopsOnCancel: { text: "no polling after the calls are cancelled", met: sameProject.requestsAfterCancel === 0 && differentProjects.requestsAfterCancel === 0 },
+        sameProject: {
+          text: "one project: one upstream request per poll interval",
+          value: sameProject.totalPerInterval,
+          met: sameProject.totalPerInterval <= 1.5,
+        },
+        differentProjects: {
+          text: `${waiters} projects: one request per project per interval (${waiters})`,
+          value: differentProjects.totalPerInterval,
+          met: differentProjects.totalPerInterval <= waiters * 1.1,
+        },
+        stopsOnCancel: {
+          text: "no polling after the calls are cancelled",
+          met: sameProject.requestsAfterCancel === 0 && differentProjects.requestsAfterCancel === 0,
+        },
       },
     };
   } finally {

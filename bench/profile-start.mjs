@@ -40,7 +40,11 @@ const env = {
 const INIT = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "profile", version: "1" } } })}\n`;
 
 async function profileOnce(dir) {
-  const child = spawn(node, ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "100", join(dist, "cli.js"), ...serverArgs], { stdio: ["pipe", "pipe", "ignore"], env });
+  const child = spawn(
+    node,
+    ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "100", join(dist, "cli.js"), ...serverArgs],
+    { stdio: ["pipe", "pipe", "ignore"], env },
+  );
   child.stdin.write(INIT);
   let out = "";
   child.stdout.on("data", (d) => {
@@ -48,7 +52,10 @@ async function profileOnce(dir) {
     if (/"id":1\b/.test(out)) child.kill("SIGINT"); // the profile is written on the way out
   });
   await new Promise((resolve) => child.once("exit", resolve));
-  return join(dir, readdirSync(dir).find((f) => f.endsWith(".cpuprofile")));
+  return join(
+    dir,
+    readdirSync(dir).find((f) => f.endsWith(".cpuprofile")),
+  );
 }
 
 /** Self time by module: each chunk line `// src/x.ts` starts that module's code. */
@@ -58,10 +65,12 @@ function byModule(file) {
   const moduleOf = (url, line) => {
     if (!marks.has(url)) {
       const found = [];
-      readFileSync(new URL(url), "utf8").split("\n").forEach((l, i) => {
-        const m = /^\/\/ ((?:node_modules|src)\/\S+)$/.exec(l);
-        if (m) found.push([i, m[1]]);
-      });
+      readFileSync(new URL(url), "utf8")
+        .split("\n")
+        .forEach((l, i) => {
+          const m = /^\/\/ ((?:node_modules|src)\/\S+)$/.exec(l);
+          if (m) found.push([i, m[1]]);
+        });
       marks.set(url, found);
     }
     let best = "(chunk glue)";
@@ -79,10 +88,13 @@ function byModule(file) {
     if (!us) continue;
     const { url, functionName, lineNumber } = n.callFrame;
     const key =
-      functionName === "compileSourceTextModule" ? "compiling the bundle's code"
-      : url.startsWith("file://") && url.includes(dist) ? moduleOf(url, lineNumber)
-      : url ? "node internals"
-      : functionName || "(anonymous)";
+      functionName === "compileSourceTextModule"
+        ? "compiling the bundle's code"
+        : url.startsWith("file://") && url.includes(dist)
+          ? moduleOf(url, lineNumber)
+          : url
+            ? "node internals"
+            : functionName || "(anonymous)";
     self.set(key, (self.get(key) ?? 0) + us);
   }
   return self;
@@ -97,7 +109,11 @@ for (let i = major >= 22 ? -1 : 0; i < runs; i++) {
 }
 rmSync(tmp, { recursive: true, force: true });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const rows = [...totals].map(([k, v]) => [k, median([...v, ...Array(runs - v.length).fill(0)])]).sort((a, b) => b[1] - a[1]);
+const rows = [...totals]
+  .map(([k, v]) => [k, median([...v, ...Array(runs - v.length).fill(0)])])
+  .sort((a, b) => b[1] - a[1]);
 const total = rows.reduce((s, [, v]) => s + v, 0);
-process.stdout.write(`node ${major}, ${serverArgs.join(" ") || "default toolsets"}: median of ${runs} starts, ${(total / 1000).toFixed(1)} ms sampled\n`);
+process.stdout.write(
+  `node ${major}, ${serverArgs.join(" ") || "default toolsets"}: median of ${runs} starts, ${(total / 1000).toFixed(1)} ms sampled\n`,
+);
 for (const [k, v] of rows.slice(0, 20)) process.stdout.write(`${(v / 1000).toFixed(1).padStart(8)} ms  ${k}\n`);

@@ -4,7 +4,18 @@
 //
 //   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen] [--quick] [--use-dist]
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { availableParallelism, cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -25,7 +36,8 @@ const quick = argv.includes("--quick");
 const only = argv.includes("--only") ? new Set(argv[argv.indexOf("--only") + 1].split(",")) : undefined;
 const want = (id) => !only || only.has(id);
 const started = Date.now();
-const log = (msg) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}\n`);
+const log = (msg) =>
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}\n`);
 
 // --- a private build ----------------------------------------------------------------------------
 // The published build (scripts/build.mjs, what `npm run build` runs) is built into a temp dir that
@@ -50,7 +62,11 @@ if (argv.includes("--use-dist")) {
   cpSync(join(ROOT, "dist"), join(pkg, "dist"), { recursive: true });
 } else {
   log("building the bundle (scripts/build.mjs) into a private directory...");
-  const { stderr } = await execFileP(process.execPath, [join(ROOT, "scripts/build.mjs"), "--outdir", join(pkg, "dist")], { cwd: ROOT });
+  const { stderr } = await execFileP(
+    process.execPath,
+    [join(ROOT, "scripts/build.mjs"), "--outdir", join(pkg, "dist")],
+    { cwd: ROOT },
+  );
   if (stderr.trim()) log(stderr.trim());
 }
 // bench/minimal-server.mjs bundled with the same settings, for the cold-start floor.
@@ -59,16 +75,27 @@ await (await import("../scripts/build.mjs")).bundle({ entry: "bench/minimal-serv
 useCli(join(pkg, "dist/cli.js"));
 const build = {
   source: argv.includes("--use-dist") ? "dist/" : "scripts/build.mjs",
-  bytes: readdirSync(join(pkg, "dist")).filter((f) => f.endsWith(".js")).reduce((sum, f) => sum + statSync(join(pkg, "dist", f)).size, 0),
+  bytes: readdirSync(join(pkg, "dist"))
+    .filter((f) => f.endsWith(".js"))
+    .reduce((sum, f) => sum + statSync(join(pkg, "dist", f)).size, 0),
   distFiles: readdirSync(join(pkg, "dist"), { recursive: true }).length,
   // A bundle imports only node built-ins and its own chunks; tsc output imports @modelcontextprotocol/sdk...
-  bundled: readdirSync(join(pkg, "dist")).filter((f) => f.endsWith(".js")).every((f) => !/\bfrom\s*"(?!node:|\.\/chunk-)[^"]+"/.test(readFileSync(join(pkg, "dist", f), "utf8").slice(0, 4000))),
+  bundled: readdirSync(join(pkg, "dist"))
+    .filter((f) => f.endsWith(".js"))
+    .every(
+      (f) => !/\bfrom\s*"(?!node:|\.\/chunk-)[^"]+"/.test(readFileSync(join(pkg, "dist", f), "utf8").slice(0, 4000)),
+    ),
 };
 if (!build.bundled) log("warning: dist/cli.js is not a single-file bundle");
 
 const results = {
   startedAt: new Date(started).toISOString(),
-  machine: { node: process.version, cpus: availableParallelism?.() ?? cpus().length, cpuModel: cpus()[0]?.model, loadAverageBefore: loadAverage() },
+  machine: {
+    node: process.version,
+    cpus: availableParallelism?.() ?? cpus().length,
+    cpuModel: cpus()[0]?.model,
+    loadAverageBefore: loadAverage(),
+  },
   build,
 };
 
@@ -129,7 +156,12 @@ try {
   if (want("http")) {
     log("HTTP load...");
     try {
-      results.httpLoad = await httpLoad({ log, callsPerSession: quick ? 40 : 200, churn: quick ? 1000 : 10_000, churnSeconds: quick ? 20 : 120 });
+      results.httpLoad = await httpLoad({
+        log,
+        callsPerSession: quick ? 40 : 200,
+        churn: quick ? 1000 : 10_000,
+        churnSeconds: quick ? 20 : 120,
+      });
     } catch (err) {
       fail("httpLoad", err);
     }
@@ -192,22 +224,50 @@ function collectGoals(r) {
     add("2 context", g.defaultsModel, `${g.defaultsModel.value} tokens`);
     add("2 context", g.defaultsWhole, `${g.defaultsWhole.value} tokens`);
     add("2 context", g.allPerTool, `${fmt(g.allPerTool.value, 1)} tokens per tool`);
-    add("2 context", r.contextCost.goals.modelPerTool, `${fmt(r.contextCost.goals.modelPerTool.value, 0)} vs ${fmt(r.contextCost.goals.modelPerTool.bridge, 0)}`);
-    add("2 context", r.contextCost.goals.perTool, `${fmt(r.contextCost.goals.perTool.value, 0)} vs ${fmt(r.contextCost.goals.perTool.bridge, 0)}`);
+    add(
+      "2 context",
+      r.contextCost.goals.modelPerTool,
+      `${fmt(r.contextCost.goals.modelPerTool.value, 0)} vs ${fmt(r.contextCost.goals.modelPerTool.bridge, 0)}`,
+    );
+    add(
+      "2 context",
+      r.contextCost.goals.perTool,
+      `${fmt(r.contextCost.goals.perTool.value, 0)} vs ${fmt(r.contextCost.goals.perTool.bridge, 0)}`,
+    );
   }
   if (r.callOverhead?.goal) {
     const a = r.callOverhead.added;
-    add("3 call overhead", { text: "switchboard median added latency over direct < 0.25 ms", met: r.callOverhead.goal.underQuarterMs }, `+${fmt(a.switchboard.median, 3)} ms (a no-op MCP round trip alone: ${fmt(r.callOverhead.stats.mcpFloor.median, 3)} ms)`);
-    add("3 call overhead", { text: "switchboard added median below the bridge's", met: r.callOverhead.goal.belowBridge }, `+${fmt(a.switchboard.median, 3)} vs +${fmt(a.bridge.median, 3)} ms`);
+    add(
+      "3 call overhead",
+      { text: "switchboard median added latency over direct < 0.25 ms", met: r.callOverhead.goal.underQuarterMs },
+      `+${fmt(a.switchboard.median, 3)} ms (a no-op MCP round trip alone: ${fmt(r.callOverhead.stats.mcpFloor.median, 3)} ms)`,
+    );
+    add(
+      "3 call overhead",
+      { text: "switchboard added median below the bridge's", met: r.callOverhead.goal.belowBridge },
+      `+${fmt(a.switchboard.median, 3)} vs +${fmt(a.bridge.median, 3)} ms`,
+    );
   }
   if (r.httpLoad?.goals) {
     add("4 HTTP", r.httpLoad.goals.errors, `${r.httpLoad.load.errors} errors`);
-    add("4 HTTP", r.httpLoad.goals.memory, `${fmt(r.httpLoad.churn.growthMb, 1)} MB over ${r.httpLoad.churn.closed} sessions`);
+    add(
+      "4 HTTP",
+      r.httpLoad.goals.memory,
+      `${fmt(r.httpLoad.churn.growthMb, 1)} MB over ${r.httpLoad.churn.closed} sessions`,
+    );
   }
   if (r.polling?.goals) {
     add("5 polling", r.polling.goals.sameProject, `${fmt(r.polling.goals.sameProject.value, 1)} per interval`);
-    add("5 polling", r.polling.goals.differentProjects, `${fmt(r.polling.goals.differentProjects.value, 1)} per interval`);
-    add("5 polling", r.polling.goals.stopsOnCancel, `${r.polling.sameProject.requestsAfterCancel + r.polling.differentProjects.requestsAfterCancel} requests after cancel`);
+    add(
+      "5 polling",
+      r.polling.goals.differentProjects,
+      `${fmt(r.polling.goals.differentProjects.value, 1)} per interval`,
+    );
+    add(
+      "5 polling",
+      r.polling.goals.stopsOnCancel,
+      `${r.polling.sameProject.requestsAfterCancel + r.polling.differentProjects.requestsAfterCancel} requests after cancel`,
+    );
   }
   if (r.package?.goal) add("6 package", r.package.goal, `${r.package.installedPackages ?? "?"} packages`);
   if (r.hosted?.goals) {
@@ -254,11 +314,22 @@ function render(r) {
     out += table(
       `1. Cold start: spawn to initialize answer over stdio, ms (${c.stats.switchboard.ms.n} runs each, interleaved, after a warm-up)`,
       ["command", "median", "min", "max", "cpu ms (median)", "x everything", "x minimal", "x minimal bundled"],
-      ["node", "minimal", "minimalBundle", "everything", "switchboard"].filter((id) => c.stats[id]).map((id) => {
-        const s = c.stats[id];
-        const mb = c.stats.minimalBundle?.ms.median;
-        return [s.label, fmt(s.ms.median), fmt(s.ms.min), fmt(s.ms.max), fmt(s.cpuMs?.median), fmt(s.ms.median / ev, 2), fmt(s.ms.median / mi, 2), mb ? fmt(s.ms.median / mb, 2) : "-"];
-      }),
+      ["node", "minimal", "minimalBundle", "everything", "switchboard"]
+        .filter((id) => c.stats[id])
+        .map((id) => {
+          const s = c.stats[id];
+          const mb = c.stats.minimalBundle?.ms.median;
+          return [
+            s.label,
+            fmt(s.ms.median),
+            fmt(s.ms.min),
+            fmt(s.ms.max),
+            fmt(s.cpuMs?.median),
+            fmt(s.ms.median / ev, 2),
+            fmt(s.ms.median / mi, 2),
+            mb ? fmt(s.ms.median / mb, 2) : "-",
+          ];
+        }),
     );
   } else if (c) out += `\n1. Cold start: ERROR ${c.error}\n`;
 
@@ -266,22 +337,77 @@ function render(r) {
   if (t?.switchboard) {
     const s = t.switchboard;
     const rows = [
-      ["switchboard-mcp, default toolsets", t.defaults.tools, t.defaults.total, fmt(t.defaults.perToolAverage, 0), fmt(t.defaults.total / t.everything.total, 2), fmt(t.defaults.total / t.bridge.total, 2)],
-      ["  of which name + description + input (what the model sees)", "", t.defaults.model, fmt(t.defaults.model / t.defaults.tools, 0), "", ""],
-      ["switchboard-mcp, --toolsets all", s.tools, s.total, fmt(s.perToolAverage, 0), fmt(s.total / t.everything.total, 2), fmt(s.total / t.bridge.total, 2)],
+      [
+        "switchboard-mcp, default toolsets",
+        t.defaults.tools,
+        t.defaults.total,
+        fmt(t.defaults.perToolAverage, 0),
+        fmt(t.defaults.total / t.everything.total, 2),
+        fmt(t.defaults.total / t.bridge.total, 2),
+      ],
+      [
+        "  of which name + description + input (what the model sees)",
+        "",
+        t.defaults.model,
+        fmt(t.defaults.model / t.defaults.tools, 0),
+        "",
+        "",
+      ],
+      [
+        "switchboard-mcp, --toolsets all",
+        s.tools,
+        s.total,
+        fmt(s.perToolAverage, 0),
+        fmt(s.total / t.everything.total, 2),
+        fmt(s.total / t.bridge.total, 2),
+      ],
       ["  of which name + description + input (what the model sees)", "", s.model, fmt(s.model / s.tools, 0), "", ""],
-      ...Object.entries(s.toolsets).map(([k, v]) => [`  --toolsets ${k}`, v.tools, v.total, fmt(v.perToolAverage, 0), "", ""]),
-      [`server-everything ${t.everything.version}`, t.everything.tools, t.everything.total, fmt(t.everything.perToolAverage, 0), "1.00", ""],
-      [`openapi-mcp-server ${t.bridge.version}, 3 APIs`, t.bridge.tools, t.bridge.total, fmt(t.bridge.perToolAverage, 0), "", "1.00"],
+      ...Object.entries(s.toolsets).map(([k, v]) => [
+        `  --toolsets ${k}`,
+        v.tools,
+        v.total,
+        fmt(v.perToolAverage, 0),
+        "",
+        "",
+      ]),
+      [
+        `server-everything ${t.everything.version}`,
+        t.everything.tools,
+        t.everything.total,
+        fmt(t.everything.perToolAverage, 0),
+        "1.00",
+        "",
+      ],
+      [
+        `openapi-mcp-server ${t.bridge.version}, 3 APIs`,
+        t.bridge.tools,
+        t.bridge.total,
+        fmt(t.bridge.perToolAverage, 0),
+        "",
+        "1.00",
+      ],
       ...Object.entries(t.bridge.apis).map(([k, v]) => [`  ${k}`, v.tools, v.total, fmt(v.perToolAverage, 0), "", ""]),
     ];
-    out += table("2. Context cost: tools/list answer, o200k tokens", ["server", "tools", "tokens", "per tool", "x everything", "x bridge"], rows);
+    out += table(
+      "2. Context cost: tools/list answer, o200k tokens",
+      ["server", "tools", "tokens", "per tool", "x everything", "x bridge"],
+      rows,
+    );
     const p = s.parts;
     out += `   switchboard-mcp tokens by part (summed over tools): descriptions ${p.description}, inputSchema ${p.inputSchema}, outputSchema ${p.outputSchema}, annotations ${p.annotations}; the rest is names, titles and JSON punctuation\n`;
     out += table(
       "   per tool (switchboard-mcp)",
       ["tool", "tokens", "description", "input", "output", "annotations", "bridge equivalent", "its tokens"],
-      s.perTool.map((x) => [x.name, x.tokens, x.description, x.inputSchema, x.outputSchema, x.annotations, x.bridgeEquivalent?.name ?? "-", x.bridgeEquivalent?.tokens ?? "-"]),
+      s.perTool.map((x) => [
+        x.name,
+        x.tokens,
+        x.description,
+        x.inputSchema,
+        x.outputSchema,
+        x.annotations,
+        x.bridgeEquivalent?.name ?? "-",
+        x.bridgeEquivalent?.tokens ?? "-",
+      ]),
     );
   } else if (t) out += `\n2. Context cost: ERROR ${t.error}\n`;
 
@@ -293,9 +419,36 @@ function render(r) {
       ["path", "median", "min", "max", "p99", "added median", "added p99", "errors"],
       [
         ["direct undici", fmt(d.median, 3), fmt(d.min, 3), fmt(d.max, 3), fmt(d.p99, 3), "", "", o.errors.direct],
-        ["MCP floor: minimal server echo, no upstream (stdio)", fmt(o.stats.mcpFloor.median, 3), fmt(o.stats.mcpFloor.min, 3), fmt(o.stats.mcpFloor.max, 3), fmt(o.stats.mcpFloor.p99, 3), "", "", o.errors.mcpFloor],
-        ["switchboard-mcp drones_get_drone (stdio)", fmt(o.stats.switchboard.median, 3), fmt(o.stats.switchboard.min, 3), fmt(o.stats.switchboard.max, 3), fmt(o.stats.switchboard.p99, 3), fmt(o.added.switchboard.median, 3), fmt(o.added.switchboard.p99, 3), o.errors.switchboard],
-        [`openapi-mcp-server ${o.bridgeTool} (stdio)`, fmt(o.stats.bridge.median, 3), fmt(o.stats.bridge.min, 3), fmt(o.stats.bridge.max, 3), fmt(o.stats.bridge.p99, 3), fmt(o.added.bridge.median, 3), fmt(o.added.bridge.p99, 3), o.errors.bridge],
+        [
+          "MCP floor: minimal server echo, no upstream (stdio)",
+          fmt(o.stats.mcpFloor.median, 3),
+          fmt(o.stats.mcpFloor.min, 3),
+          fmt(o.stats.mcpFloor.max, 3),
+          fmt(o.stats.mcpFloor.p99, 3),
+          "",
+          "",
+          o.errors.mcpFloor,
+        ],
+        [
+          "switchboard-mcp drones_get_drone (stdio)",
+          fmt(o.stats.switchboard.median, 3),
+          fmt(o.stats.switchboard.min, 3),
+          fmt(o.stats.switchboard.max, 3),
+          fmt(o.stats.switchboard.p99, 3),
+          fmt(o.added.switchboard.median, 3),
+          fmt(o.added.switchboard.p99, 3),
+          o.errors.switchboard,
+        ],
+        [
+          `openapi-mcp-server ${o.bridgeTool} (stdio)`,
+          fmt(o.stats.bridge.median, 3),
+          fmt(o.stats.bridge.min, 3),
+          fmt(o.stats.bridge.max, 3),
+          fmt(o.stats.bridge.p99, 3),
+          fmt(o.added.bridge.median, 3),
+          fmt(o.added.bridge.p99, 3),
+          o.errors.bridge,
+        ],
       ],
     );
   } else if (o) out += `\n3. Call overhead: ERROR ${o.error}\n`;
@@ -310,15 +463,27 @@ function render(r) {
         ["calls", l.calls],
         ["wall time (s)", fmt(l.seconds, 2)],
         ["throughput (calls/s)", fmt(l.throughput, 0)],
-        ["latency median / p99 / max (ms)", `${fmt(l.latency.median, 2)} / ${fmt(l.latency.p99, 2)} / ${fmt(l.latency.max, 2)}`],
+        [
+          "latency median / p99 / max (ms)",
+          `${fmt(l.latency.median, 2)} / ${fmt(l.latency.p99, 2)} / ${fmt(l.latency.max, 2)}`,
+        ],
         ["errors", l.errors],
         ["CPU per call: server / clients (ms)", `${fmt(l.serverCpuMsPerCall, 2)} / ${fmt(l.clientCpuMsPerCall, 2)}`],
         ["server RSS before -> after (MB)", `${fmt(l.rssBeforeMb)} -> ${fmt(l.rssAfterMb)}`],
-        [`session churn on a fresh server (after ${h.churn.warmupCycles} warm-up cycles): initialize + DELETE, target ${h.churn.target}`, `${h.churn.closed} in ${fmt(h.churn.seconds, 1)} s (${fmt(h.churn.rate, 0)}/s), ${h.churn.errors} errors`],
+        [
+          `session churn on a fresh server (after ${h.churn.warmupCycles} warm-up cycles): initialize + DELETE, target ${h.churn.target}`,
+          `${h.churn.closed} in ${fmt(h.churn.seconds, 1)} s (${fmt(h.churn.rate, 0)}/s), ${h.churn.errors} errors`,
+        ],
         ["churn server CPU per session (ms)", fmt(h.churn.serverCpuMsPerSession, 2)],
         ["churn RSS every 1,000 sessions (MB)", h.churn.rssTrace.map((x) => fmt(x.rssMb, 0)).join(" ")],
-        ["churn RSS: fresh, after warm-up (before) -> after -> 2 s later (MB)", `${fmt(h.churn.rssFreshMb)}, ${fmt(h.churn.rssBeforeMb)} -> ${fmt(h.churn.rssAfterMb)} -> ${fmt(h.churn.rssSettledMb)}`],
-        ["churn RSS growth: 2 s later / peak / from 1,000 to the end (MB)", `${fmt(h.churn.growthMb)} / ${fmt(h.churn.peakGrowthMb)} / ${fmt(h.churn.growthAfterFirstThousandMb)}`],
+        [
+          "churn RSS: fresh, after warm-up (before) -> after -> 2 s later (MB)",
+          `${fmt(h.churn.rssFreshMb)}, ${fmt(h.churn.rssBeforeMb)} -> ${fmt(h.churn.rssAfterMb)} -> ${fmt(h.churn.rssSettledMb)}`,
+        ],
+        [
+          "churn RSS growth: 2 s later / peak / from 1,000 to the end (MB)",
+          `${fmt(h.churn.growthMb)} / ${fmt(h.churn.peakGrowthMb)} / ${fmt(h.churn.growthAfterFirstThousandMb)}`,
+        ],
         ["sessions still open afterwards (/healthz)", h.churn.openSessionsAfter ?? "-"],
       ],
     );
@@ -326,23 +491,45 @@ function render(r) {
 
   const p = r.polling;
   if (p?.sameProject) {
-    const row = (label, s) => [label, s.waiters, s.projects, s.statusRequests, s.totalRequests, fmt(s.statusPerInterval, 1), fmt(s.totalPerInterval, 1), s.requestsAfterCancel];
+    const row = (label, s) => [
+      label,
+      s.waiters,
+      s.projects,
+      s.statusRequests,
+      s.totalRequests,
+      fmt(s.statusPerInterval, 1),
+      fmt(s.totalPerInterval, 1),
+      s.requestsAfterCancel,
+    ];
     out += table(
       `5. Polling cost: concurrent build_wait (until agent), BUILD_POLL_INTERVAL_MS=${p.sameProject.intervalMs}, ${fmt(p.sameProject.windowMs / 1000, 1)} s window`,
-      ["scenario", "waits", "projects", "status GETs", "all requests", "status / interval", "all / interval", "after cancel"],
+      [
+        "scenario",
+        "waits",
+        "projects",
+        "status GETs",
+        "all requests",
+        "status / interval",
+        "all / interval",
+        "after cancel",
+      ],
       [row("one project", p.sameProject), row("different projects", p.differentProjects)],
     );
   } else if (p) out += `\n5. Polling cost: ERROR ${p.error}\n`;
 
   const k = r.package;
   if (k && !k.error) {
-    out += table("6. Package footprint", ["measure", "value"], [
-      ["tarball (npm pack)", `${fmt(k.tarballBytes / 1024, 1)} KiB`],
-      ["unpacked", `${fmt(k.unpackedBytes / 1024, 1)} KiB in ${k.files} files`],
-      ["packages installed by `npm install <tgz>`", k.installedPackages ?? `error: ${k.installError}`],
-      ["install time (s)", fmt(k.installSeconds, 1)],
-      ["installed --version", k.installedVersion ?? "-"],
-    ]);
+    out += table(
+      "6. Package footprint",
+      ["measure", "value"],
+      [
+        ["tarball (npm pack)", `${fmt(k.tarballBytes / 1024, 1)} KiB`],
+        ["unpacked", `${fmt(k.unpackedBytes / 1024, 1)} KiB in ${k.files} files`],
+        ["packages installed by `npm install <tgz>`", k.installedPackages ?? `error: ${k.installError}`],
+        ["install time (s)", fmt(k.installSeconds, 1)],
+        ["installed --version", k.installedVersion ?? "-"],
+      ],
+    );
   } else if (k) out += `\n6. Package footprint: ERROR ${k.error}\n`;
 
   const hs = r.hosted;
@@ -356,17 +543,87 @@ function render(r) {
       `7. Hosted mode: ${hs.clients} clients at once, ${hs.tool}, 4 x ${fmt(hs.blockMs / 1000, 1)} s per side (A B B A, after warm-up); ${tp.gets} sequential tasks/get per path`,
       ["measure", "value", "peer", "ratio", "goal", "met"],
       [
-        ["1 replica, direct: calls/s, 2026-07-28 stateless (peer: 2025-11-25 in sessions)", fmt(pr.modern.callsPerSecond, 0), fmt(pr.legacy.callsPerSecond, 0), fmt(pr.ratio, 2), "-", none],
-        ["  replica CPU ms per call", fmt(pr.modern.cpuMsPerCall, 2), fmt(pr.legacy.cpuMsPerCall, 2), fmt(pr.cpuRatio, 2), "", ""],
-        ["  latency p50 / p99 (ms)", pair(pr.modern.latency.median, pr.modern.latency.p99, 1), pair(pr.legacy.latency.median, pr.legacy.latency.p99, 1), "", "", ""],
-        ["nginx + Redis: calls/s, 3 replicas (peer: 1 replica)", fmt(sc.three.callsPerSecond, 0), fmt(sc.one.callsPerSecond, 0), fmt(sc.ratio, 2), "-", `n/a (${hs.cores} cores)`],
-        ["  CPU ms per call, every process of the cluster", fmt(sc.three.cpuMsPerCall, 2), fmt(sc.one.cpuMsPerCall, 2), fmt(sc.three.cpuMsPerCall / sc.one.cpuMsPerCall, 2), "", ""],
+        [
+          "1 replica, direct: calls/s, 2026-07-28 stateless (peer: 2025-11-25 in sessions)",
+          fmt(pr.modern.callsPerSecond, 0),
+          fmt(pr.legacy.callsPerSecond, 0),
+          fmt(pr.ratio, 2),
+          "-",
+          none,
+        ],
+        [
+          "  replica CPU ms per call",
+          fmt(pr.modern.cpuMsPerCall, 2),
+          fmt(pr.legacy.cpuMsPerCall, 2),
+          fmt(pr.cpuRatio, 2),
+          "",
+          "",
+        ],
+        [
+          "  latency p50 / p99 (ms)",
+          pair(pr.modern.latency.median, pr.modern.latency.p99, 1),
+          pair(pr.legacy.latency.median, pr.legacy.latency.p99, 1),
+          "",
+          "",
+          "",
+        ],
+        [
+          "nginx + Redis: calls/s, 3 replicas (peer: 1 replica)",
+          fmt(sc.three.callsPerSecond, 0),
+          fmt(sc.one.callsPerSecond, 0),
+          fmt(sc.ratio, 2),
+          "-",
+          `n/a (${hs.cores} cores)`,
+        ],
+        [
+          "  CPU ms per call, every process of the cluster",
+          fmt(sc.three.cpuMsPerCall, 2),
+          fmt(sc.one.cpuMsPerCall, 2),
+          fmt(sc.three.cpuMsPerCall / sc.one.cpuMsPerCall, 2),
+          "",
+          "",
+        ],
         ["  requests per replica (nginx access log)", Object.values(sc.requestsPerReplica).join(" / "), "", "", "", ""],
-        ["tasks/get p50 (ms): nginx, 3 replicas, Redis (peer: 1 replica, state in process)", fmt(tp.nginx.median, 2), fmt(tp.inProcess.median, 2), fmt(tp.ratioMedian, 2), "-", none],
-        ["tasks/get p99 (ms): same paths", fmt(tp.nginx.p99, 2), fmt(tp.inProcess.p99, 2), fmt(tp.ratioP99, 2), "-", none],
-        ["  one of the 3 replicas directly (Redis, no nginx): p50 / p99", pair(tp.replica.median, tp.replica.p99, 2), "", pair(tp.replica.median / tp.inProcess.median, tp.replica.p99 / tp.inProcess.p99, 2), "", ""],
-        [`Redis commands per ${rd.tool} (peer: the replicas' own count)`, perCall(rd.toolCall.commands), perCall(rd.toolCall.replicaRoundTrips), "", "0", met(hs.goals.redisTool)],
-        ["Redis commands per tasks/get (peer: the replicas' own count)", perCall(rd.poll.commands), perCall(rd.poll.replicaRoundTrips), "", "<= 2", met(hs.goals.redisPoll)],
+        [
+          "tasks/get p50 (ms): nginx, 3 replicas, Redis (peer: 1 replica, state in process)",
+          fmt(tp.nginx.median, 2),
+          fmt(tp.inProcess.median, 2),
+          fmt(tp.ratioMedian, 2),
+          "-",
+          none,
+        ],
+        [
+          "tasks/get p99 (ms): same paths",
+          fmt(tp.nginx.p99, 2),
+          fmt(tp.inProcess.p99, 2),
+          fmt(tp.ratioP99, 2),
+          "-",
+          none,
+        ],
+        [
+          "  one of the 3 replicas directly (Redis, no nginx): p50 / p99",
+          pair(tp.replica.median, tp.replica.p99, 2),
+          "",
+          pair(tp.replica.median / tp.inProcess.median, tp.replica.p99 / tp.inProcess.p99, 2),
+          "",
+          "",
+        ],
+        [
+          `Redis commands per ${rd.tool} (peer: the replicas' own count)`,
+          perCall(rd.toolCall.commands),
+          perCall(rd.toolCall.replicaRoundTrips),
+          "",
+          "0",
+          met(hs.goals.redisTool),
+        ],
+        [
+          "Redis commands per tasks/get (peer: the replicas' own count)",
+          perCall(rd.poll.commands),
+          perCall(rd.poll.replicaRoundTrips),
+          "",
+          "<= 2",
+          met(hs.goals.redisPoll),
+        ],
       ],
     );
     const errors = [pr.modern, pr.legacy, sc.three, sc.one].map((x) => x.errors);
@@ -375,7 +632,8 @@ function render(r) {
     out += `   Redis, ${rd.calls} calls each, INFO total_commands_processed (our INFO reads subtracted): ${rd.tool} ${raw(rd.toolCall.commands, rd.toolCall)}; tasks/get ${raw(rd.poll.commands, rd.poll)}. `;
     out += `Without calls: ${rd.quiet.map((q) => fmt(q.commandsPerSecond, 1)).join(" and ")} commands/s (${rd.quiet.map((q) => fmt(q.replicaRoundTripsPerSecond, 1)).join(" and ")} replica round trips/s); ± is the spread of that background over windows as long as the measure, per call.\n`;
     const w = hs.warmUp;
-    if (w) out += `   warm-up (load until the CPU per call settles; ms per call by block): one replica ${fmt(w.modern.seconds, 0)} s stateless (${w.modern.cpuMsPerCall.join(", ")}) + ${fmt(w.legacy.seconds, 0)} s sessions (${w.legacy.cpuMsPerCall.join(", ")}); three replicas ${fmt(w.three.seconds, 0)} s (${w.three.cpuMsPerCall.join(", ")})\n`;
+    if (w)
+      out += `   warm-up (load until the CPU per call settles; ms per call by block): one replica ${fmt(w.modern.seconds, 0)} s stateless (${w.modern.cpuMsPerCall.join(", ")}) + ${fmt(w.legacy.seconds, 0)} s sessions (${w.legacy.cpuMsPerCall.join(", ")}); three replicas ${fmt(w.three.seconds, 0)} s (${w.three.cpuMsPerCall.join(", ")})\n`;
     out += `   note: ${hs.note}.\n`;
   } else if (hs) out += `\n7. Hosted mode: ${hs.skipped ? `skipped: ${hs.skipped}` : `ERROR ${hs.error}`}\n`;
 
@@ -385,9 +643,30 @@ function render(r) {
       `8. Tenants (MCP_CREDENTIALS=caller, one replica, --toolsets all): ${tn.calls} 2026-07-28 tools/list, ${tn.concurrency} at once, each with a new build key (peer: one known key), A B B A`,
       ["measure", "value", "peer", "ratio", "goal", "met"],
       [
-        ["replica CPU ms per call", fmt(tn.newTenant.cpuMsPerCall, 2), fmt(tn.known.cpuMsPerCall, 2), fmt(tn.cpuRatio, 2), "<= 2", tn.goals.cpu.met ? "yes" : "NO"],
-        ["calls/s", fmt(tn.newTenant.callsPerSecond, 0), fmt(tn.known.callsPerSecond, 0), fmt(tn.throughputRatio, 2), "-", "n/a (no goal)"],
-        [`RSS growth per new tenant (KB; ${tn.tenantsBuilt} built, ${fmt(tn.rssMb.before, 0)} -> ${fmt(tn.rssMb.after, 0)} MB)`, fmt(tn.kbPerTenant, 0), "", "", "<= 40", tn.goals.memory.met ? "yes" : "NO"],
+        [
+          "replica CPU ms per call",
+          fmt(tn.newTenant.cpuMsPerCall, 2),
+          fmt(tn.known.cpuMsPerCall, 2),
+          fmt(tn.cpuRatio, 2),
+          "<= 2",
+          tn.goals.cpu.met ? "yes" : "NO",
+        ],
+        [
+          "calls/s",
+          fmt(tn.newTenant.callsPerSecond, 0),
+          fmt(tn.known.callsPerSecond, 0),
+          fmt(tn.throughputRatio, 2),
+          "-",
+          "n/a (no goal)",
+        ],
+        [
+          `RSS growth per new tenant (KB; ${tn.tenantsBuilt} built, ${fmt(tn.rssMb.before, 0)} -> ${fmt(tn.rssMb.after, 0)} MB)`,
+          fmt(tn.kbPerTenant, 0),
+          "",
+          "",
+          "<= 40",
+          tn.goals.memory.met ? "yes" : "NO",
+        ],
       ],
     );
     const errors = tn.newTenant.errors + tn.known.errors;
@@ -396,7 +675,15 @@ function render(r) {
 
   const lf = r.listen;
   if (lf?.goals) {
-    const row = (label, x) => [label, Object.entries(x.streams).map(([st, n]) => `${n} x ${st}`).join(", "), x.pollers, fmt(x.getsPerSecond, 1), fmt(x.redisPerSecond, 1)];
+    const row = (label, x) => [
+      label,
+      Object.entries(x.streams)
+        .map(([st, n]) => `${n} x ${st}`)
+        .join(", "),
+      x.pollers,
+      fmt(x.getsPerSecond, 1),
+      fmt(x.redisPerSecond, 1),
+    ];
     out += table(
       `9. Listen flood: ${lf.uris} URIs offered in subscriptions/listen streams of ${lf.perStream}, one replica on Redis, per-user keys, BUILD_POLL_INTERVAL_MS=${lf.intervalMs}, ${fmt(lf.windowMs / 1000, 0)} s window; per 1,000 URIs`,
       ["caller", "streams (HTTP status)", "pollers", "upstream GETs/s", "Redis commands/s (quiet subtracted)"],
@@ -409,22 +696,66 @@ function render(r) {
   if (nv?.rows) {
     const range = (s) => `${fmt(s.median, 0)} (${fmt(s.min, 0)}-${fmt(s.max, 0)})`;
     const coldRows = nv.rows.flatMap((v) =>
-      ["everything", "default", "defaultNoCache", "allSandbox"].filter((id) => v.cold[id]).map((id) => {
-        const c = v.cold[id];
-        return [`node ${v.version}: ${c.label}`, range(c.ms), fmt(c.cpuMs.median, 0), fmt(c.ms.median / v.cold.everything.ms.median, 2)];
-      }),
+      ["everything", "default", "defaultNoCache", "allSandbox"]
+        .filter((id) => v.cold[id])
+        .map((id) => {
+          const c = v.cold[id];
+          return [
+            `node ${v.version}: ${c.label}`,
+            range(c.ms),
+            fmt(c.cpuMs.median, 0),
+            fmt(c.ms.median / v.cold.everything.ms.median, 2),
+          ];
+        }),
     );
-    out += table(`9a. Cold start per Node version: spawn to initialize answer, ms (median (min-max) of ${nv.rows[0].cold.default.ms.n} interleaved runs)`, ["command", "wall ms", "cpu ms", "x everything"], coldRows);
+    out += table(
+      `9a. Cold start per Node version: spawn to initialize answer, ms (median (min-max) of ${nv.rows[0].cold.default.ms.n} interleaved runs)`,
+      ["command", "wall ms", "cpu ms", "x everything"],
+      coldRows,
+    );
     const callRows = nv.rows.flatMap((v) => [
-      [`node ${v.version}: 2026-07-28 stateless tools/call (${"build_get_credit_costs"})`, fmt(v.calls.stateless.cpuMsPerCall.median * 1000, 0), `${fmt(v.calls.stateless.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.stateless.cpuMsPerCall.max * 1000, 0)}`, fmt(v.callRatio.statelessToSession, 2), "x session"],
-      ["  2025-11-25 tools/call in a session", fmt(v.calls.session.cpuMsPerCall.median * 1000, 0), `${fmt(v.calls.session.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.session.cpuMsPerCall.max * 1000, 0)}`, "1.00", ""],
-      ["  2026-07-28 tasks/get of a working task", fmt(v.calls.taskGet.cpuMsPerCall.median * 1000, 0), `${fmt(v.calls.taskGet.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.taskGet.cpuMsPerCall.max * 1000, 0)}`, fmt(v.callRatio.taskGetToCall, 2), "x stateless call"],
+      [
+        `node ${v.version}: 2026-07-28 stateless tools/call (${"build_get_credit_costs"})`,
+        fmt(v.calls.stateless.cpuMsPerCall.median * 1000, 0),
+        `${fmt(v.calls.stateless.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.stateless.cpuMsPerCall.max * 1000, 0)}`,
+        fmt(v.callRatio.statelessToSession, 2),
+        "x session",
+      ],
+      [
+        "  2025-11-25 tools/call in a session",
+        fmt(v.calls.session.cpuMsPerCall.median * 1000, 0),
+        `${fmt(v.calls.session.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.session.cpuMsPerCall.max * 1000, 0)}`,
+        "1.00",
+        "",
+      ],
+      [
+        "  2026-07-28 tasks/get of a working task",
+        fmt(v.calls.taskGet.cpuMsPerCall.median * 1000, 0),
+        `${fmt(v.calls.taskGet.cpuMsPerCall.min * 1000, 0)}-${fmt(v.calls.taskGet.cpuMsPerCall.max * 1000, 0)}`,
+        fmt(v.callRatio.taskGetToCall, 2),
+        "x stateless call",
+      ],
     ]);
-    out += table(`9b. Replica CPU per call per Node version, µs (median and range of ${nv.rows[0].calls.session.cpuMsPerCall.n} blocks, 16 clients, interleaved)`, ["path", "cpu µs", "range", "ratio", "to"], callRows);
-    const errors = nv.rows.reduce((n, v) => n + v.calls.stateless.errors + v.calls.session.errors + v.calls.taskGet.errors, 0);
+    out += table(
+      `9b. Replica CPU per call per Node version, µs (median and range of ${nv.rows[0].calls.session.cpuMsPerCall.n} blocks, 16 clients, interleaved)`,
+      ["path", "cpu µs", "range", "ratio", "to"],
+      callRows,
+    );
+    const errors = nv.rows.reduce(
+      (n, v) => n + v.calls.stateless.errors + v.calls.session.errors + v.calls.taskGet.errors,
+      0,
+    );
     if (errors) out += `   errors: ${errors}\n`;
   } else if (nv) out += `\n9. Node versions: ERROR ${nv.error}\n`;
 
-  out += table("Goals", ["goal", "measured", "met"], r.goals.map((g) => [`${g.id}: ${g.text}`, g.value, g.met === null ? `n/a${g.note ? ` (${g.note})` : ""}` : g.met ? "yes" : "NO"]));
+  out += table(
+    "Goals",
+    ["goal", "measured", "met"],
+    r.goals.map((g) => [
+      `${g.id}: ${g.text}`,
+      g.value,
+      g.met === null ? `n/a${g.note ? ` (${g.note})` : ""}` : g.met ? "yes" : "NO",
+    ]),
+  );
   return out;
 }

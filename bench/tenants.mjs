@@ -10,7 +10,14 @@ const CONCURRENCY = 16;
 export async function tenantCost({ log, quick = false }) {
   const calls = quick ? 600 : 2000;
   const { child, match, stderr } = await spawnUntil([CLI, "--transport", "http", "--port", "0", "--toolsets", "all"], {
-    env: { ...process.env, MCP_CREDENTIALS: "caller", MCP_STATE_KEY: "bench-tenants-state-key-0123456789abcdef", BUILD_API_BASE_URL: "http://127.0.0.1:9", DRONES_API_BASE_URL: "http://127.0.0.1:9", SIZING_API_BASE_URL: "http://127.0.0.1:9" },
+    env: {
+      ...process.env,
+      MCP_CREDENTIALS: "caller",
+      MCP_STATE_KEY: "bench-tenants-state-key-0123456789abcdef",
+      BUILD_API_BASE_URL: "http://127.0.0.1:9",
+      DRONES_API_BASE_URL: "http://127.0.0.1:9",
+      SIZING_API_BASE_URL: "http://127.0.0.1:9",
+    },
     ready: /ready on (http:\/\/[^\s"]+)\/mcp/,
   });
   const url = match[1];
@@ -26,7 +33,11 @@ export async function tenantCost({ log, quick = false }) {
         Array.from({ length: CONCURRENCY }, async () => {
           while (next < n) {
             next++;
-            const res = await fetch(`${url}/mcp`, { method: "POST", headers: { ...list.headers, "x-build-api-key": keyFor() }, body: list.body });
+            const res = await fetch(`${url}/mcp`, {
+              method: "POST",
+              headers: { ...list.headers, "x-build-api-key": keyFor() },
+              body: list.body,
+            });
             const text = await res.text();
             if (res.status !== 200 || !text.includes("build_get_project")) errors++;
           }
@@ -47,7 +58,12 @@ export async function tenantCost({ log, quick = false }) {
     const b2 = await newcomer(calls / 2);
     const a2 = await known(calls / 2);
     const rssAfter = rssMb(child.pid);
-    const merge = (x, y) => ({ calls: x.calls + y.calls, errors: x.errors + y.errors, callsPerSecond: ((x.calls + y.calls) / (x.ms + y.ms)) * 1000, cpuMsPerCall: (x.cpuMsPerCall * x.calls + y.cpuMsPerCall * y.calls) / (x.calls + y.calls) });
+    const merge = (x, y) => ({
+      calls: x.calls + y.calls,
+      errors: x.errors + y.errors,
+      callsPerSecond: ((x.calls + y.calls) / (x.ms + y.ms)) * 1000,
+      cpuMsPerCall: (x.cpuMsPerCall * x.calls + y.cpuMsPerCall * y.calls) / (x.calls + y.calls),
+    });
     const same = merge(a1, a2);
     const fresh2 = merge(b1, b2);
     const health = await (await fetch(`${url}/healthz`)).json();
@@ -67,8 +83,16 @@ export async function tenantCost({ log, quick = false }) {
       rssMb: { before: rssBefore, after: rssAfter },
       kbPerTenant,
       goals: {
-        memory: { text: "RSS per idle tenant (per-user keys) <= 40 KiB (issue 22): the 10,000 kept at most in 400 MB", value: kbPerTenant, met: kbPerTenant <= 40 },
-        cpu: { text: "a new tenant's first call <= 2x the CPU of a known tenant's", value: cpuRatio, met: cpuRatio <= 2 },
+        memory: {
+          text: "RSS per idle tenant (per-user keys) <= 40 KiB (issue 22): the 10,000 kept at most in 400 MB",
+          value: kbPerTenant,
+          met: kbPerTenant <= 40,
+        },
+        cpu: {
+          text: "a new tenant's first call <= 2x the CPU of a known tenant's",
+          value: cpuRatio,
+          met: cpuRatio <= 2,
+        },
       },
     };
   } catch (err) {

@@ -133,7 +133,8 @@ export function contentSecurityPolicy({ scriptHash, styleHash, imgSrc }) {
 
 function page(view, js, css) {
   // A literal "</script" or "</style" would end the element early (esbuild escapes them in strings).
-  if (/<\/script/i.test(js) || /<\/style/i.test(css)) throw new Error(`views/${view.name}: bundle contains a closing tag`);
+  if (/<\/script/i.test(js) || /<\/style/i.test(css))
+    throw new Error(`views/${view.name}: bundle contains a closing tag`);
   const csp = contentSecurityPolicy({ scriptHash: sha256(js), styleHash: sha256(css), imgSrc: view.imgSrc });
   return [
     "<!doctype html>",
@@ -159,21 +160,36 @@ function page(view, js, css) {
  * Builds every view into `outdir/<name>.html`. Returns one entry per view with its file, sizes
  * and resource metadata. Throws (writing nothing) when a view is over the gzip budget.
  */
-export async function buildViews({ outdir = resolve(root, "dist/views"), minify = true, log = true, maxGzipBytes = MAX_GZIP_BYTES } = {}) {
+export async function buildViews({
+  outdir = resolve(root, "dist/views"),
+  minify = true,
+  log = true,
+  maxGzipBytes = MAX_GZIP_BYTES,
+} = {}) {
   const built = [];
   for (const view of VIEWS) {
     const [js, css] = await Promise.all([bundleScript(view, minify), bundleStyle(view, minify)]);
     const html = page(view, js, css);
-    built.push({ ...view, html, file: resolve(outdir, `${view.name}.html`), bytes: Buffer.byteLength(html), gzipBytes: gzipSync(html, { level: 9 }).length });
+    built.push({
+      ...view,
+      html,
+      file: resolve(outdir, `${view.name}.html`),
+      bytes: Buffer.byteLength(html),
+      gzipBytes: gzipSync(html, { level: 9 }).length,
+    });
   }
   if (log) {
     for (const v of built) {
-      process.stderr.write(`view ${v.name.padEnd(14)} ${kb(v.bytes).padStart(9)} raw  ${kb(v.gzipBytes).padStart(8)} gzip  -> ${v.file}\n`);
+      process.stderr.write(
+        `view ${v.name.padEnd(14)} ${kb(v.bytes).padStart(9)} raw  ${kb(v.gzipBytes).padStart(8)} gzip  -> ${v.file}\n`,
+      );
     }
   }
   const over = built.filter((v) => v.gzipBytes > maxGzipBytes);
   if (over.length) {
-    throw new Error(`view budget exceeded (${kb(maxGzipBytes)} gzip): ${over.map((v) => `${v.name} is ${kb(v.gzipBytes)}`).join(", ")}`);
+    throw new Error(
+      `view budget exceeded (${kb(maxGzipBytes)} gzip): ${over.map((v) => `${v.name} is ${kb(v.gzipBytes)}`).join(", ")}`,
+    );
   }
   await mkdir(outdir, { recursive: true });
   await Promise.all(built.map((v) => writeFile(v.file, v.html)));

@@ -48,7 +48,9 @@ const undiciEntry = [
   // What undici's index does so that pool.request() exists.
   'const dispatcher = () => { const D = require("undici/lib/dispatcher/dispatcher.js"); if (!patched) { Object.assign(D.prototype, require("undici/lib/api/index.js")); patched = true; } return D; };',
   "module.exports = {",
-  ...Object.entries(UNDICI_EXPORTS).map(([name, path]) => `  get ${name}() { dispatcher(); return require(${JSON.stringify(path)}); },`),
+  ...Object.entries(UNDICI_EXPORTS).map(
+    ([name, path]) => `  get ${name}() { dispatcher(); return require(${JSON.stringify(path)}); },`,
+  ),
   "};",
 ].join("\n");
 
@@ -73,7 +75,10 @@ async function lazyValidatorShims() {
   const text = await readFile(sdkShims, "utf8");
   const ajv = /import \{ (\w+) as AjvJsonSchemaValidator \} from "(\.\/ajvProvider-[\w-]+\.mjs)";/.exec(text);
   const exported = /export \{ AjvJsonSchemaValidator as DefaultJsonSchemaValidator, process \};/.test(text);
-  if (!ajv || !exported) throw new Error(`scripts/build.mjs: ${sdkShims} no longer has the shape lazyValidatorShims() expects; update it after the SDK upgrade`);
+  if (!ajv || !exported)
+    throw new Error(
+      `scripts/build.mjs: ${sdkShims} no longer has the shape lazyValidatorShims() expects; update it after the SDK upgrade`,
+    );
   const provider = JSON.stringify(resolve(sdkShims, "..", ajv[2]));
   return [
     'import process from "node:process";',
@@ -88,12 +93,27 @@ async function lazyValidatorShims() {
 const slimDependencies = {
   name: "slim-dependencies",
   setup(b) {
-    b.onResolve({ filter: /^undici$/ }, (args) => (/[\\/]node_modules[\\/]/.test(args.importer) ? undefined : { path: "undici-slim", namespace: "slim" }));
-    b.onLoad({ filter: /^undici-slim$/, namespace: "slim" }, () => ({ contents: undiciEntry, loader: "js", resolveDir: root }));
-    b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({ path: "sdk-shims", namespace: "slim" }));
-    b.onLoad({ filter: /^sdk-shims$/, namespace: "slim" }, async () => ({ contents: await lazyValidatorShims(), loader: "js", resolveDir: root }));
+    b.onResolve({ filter: /^undici$/ }, (args) =>
+      /[\\/]node_modules[\\/]/.test(args.importer) ? undefined : { path: "undici-slim", namespace: "slim" },
+    );
+    b.onLoad({ filter: /^undici-slim$/, namespace: "slim" }, () => ({
+      contents: undiciEntry,
+      loader: "js",
+      resolveDir: root,
+    }));
+    b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({
+      path: "sdk-shims",
+      namespace: "slim",
+    }));
+    b.onLoad({ filter: /^sdk-shims$/, namespace: "slim" }, async () => ({
+      contents: await lazyValidatorShims(),
+      loader: "js",
+      resolveDir: root,
+    }));
     b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
-      /[\\/]node_modules[\\/]zod[\\/]v4[\\/]/.test(args.importer) && args.path === "../locales/index.js" ? { path: "zod-locales", namespace: "slim" } : undefined,
+      /[\\/]node_modules[\\/]zod[\\/]v4[\\/]/.test(args.importer) && args.path === "../locales/index.js"
+        ? { path: "zod-locales", namespace: "slim" }
+        : undefined,
     );
     b.onLoad({ filter: /^zod-locales$/, namespace: "slim" }, async () => {
       const index = await readFile(zodLocalesIndex, "utf8");
@@ -118,7 +138,9 @@ const common = {
   format: "esm",
   // Bundled CommonJS packages call require() on node built-ins; ESM has no require. (Every output
   // file gets this line: a chunk with bundled CommonJS needs its own.)
-  banner: { js: 'import { createRequire as __sbCreateRequire } from "node:module"; const require = __sbCreateRequire(import.meta.url);' },
+  banner: {
+    js: 'import { createRequire as __sbCreateRequire } from "node:module"; const require = __sbCreateRequire(import.meta.url);',
+  },
   sourcesContent: false,
   // Whitespace and syntax only: identifiers stay readable in stack traces and logs. Minifying
   // them too saves ~25% of the bytes but no measurable start-up time.
@@ -164,7 +186,10 @@ async function main() {
   // tsc used to emit one .js per source file into dist/; clear it so nothing stale can be imported
   // or published. Elsewhere (--outdir) only this script's own outputs are replaced.
   if (outdir === resolve(root, "dist")) await rm(outdir, { recursive: true, force: true });
-  else await Promise.all((await readdir(outdir).catch(() => [])).filter(isBuildOutput).map((f) => rm(resolve(outdir, f), { force: true })));
+  else
+    await Promise.all(
+      (await readdir(outdir).catch(() => [])).filter(isBuildOutput).map((f) => rm(resolve(outdir, f), { force: true })),
+    );
   await mkdir(outdir, { recursive: true });
 
   const started = performance.now();

@@ -200,4 +200,9 @@ export declare function renderReplicaBlock(replicas: NginxReplica[]): string;
 /** The BEGIN/END replicas block as deploy/nginx.conf has it. */
 export declare function templateReplicaBlock(template?: string): string;
 /** deploy/nginx.conf with these replicas, listen address and (optionally) access log path. */
-export declare function renderNginxSite(options: { replicas: NginxReplica[]; listen: string; accessLog?: string; template?: string }): string;
+export declare function renderNginxSite(options: {
+  replicas: NginxReplica[];
+  listen: string;
+  accessLog?: string;
+  template?: string;
+}): string;

@@ -16,7 +16,19 @@
 // also get SIGKILL from the kernel if this process dies without exiting (setpriv --pdeathsig).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { accessSync, chmodSync, constants, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -52,7 +64,8 @@ export function findBinary(name) {
 export function clusterPrerequisites({ cli = CLI } = {}) {
   if (!findBinary("redis-server")) return { ok: false, why: "redis-server not found (apt-get install redis-server)" };
   if (!findBinary("nginx")) return { ok: false, why: "nginx not found (apt-get install nginx)" };
-  if (!existsSync(cli)) return { ok: false, why: cli === CLI ? "dist/cli.js not built (npm run build)" : `${cli} not found` };
+  if (!existsSync(cli))
+    return { ok: false, why: cli === CLI ? "dist/cli.js not built (npm run build)" : `${cli} not found` };
   return { ok: true };
 }
 
@@ -179,7 +192,9 @@ async function waitFor(what, probe, { proc, timeoutMs = 20_000, intervalMs = 50 
   for (;;) {
     if (proc && !proc.running()) {
       const result = await proc.exited;
-      throw new Error(`${what}: ${proc.name} exited (code ${result.code}, signal ${result.signal}) before it was ready:\n${tail(proc.output())}`);
+      throw new Error(
+        `${what}: ${proc.name} exited (code ${result.code}, signal ${result.signal}) before it was ready:\n${tail(proc.output())}`,
+      );
     }
     try {
       const value = await probe();
@@ -187,7 +202,8 @@ async function waitFor(what, probe, { proc, timeoutMs = 20_000, intervalMs = 50 
     } catch {
       // not yet
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not ready within ${timeoutMs} ms${proc ? `:\n${tail(proc.output())}` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not ready within ${timeoutMs} ms${proc ? `:\n${tail(proc.output())}` : ""}`);
     await sleep(intervalMs);
   }
 }
@@ -394,7 +410,8 @@ export function renderReplicaBlock(replicas) {
     lines.push("    keepalive 8;", "    keepalive_timeout 20s;", "}", "");
   }
   lines.push("map $http_mcp_session_id $switchboard_backend {", "    default switchboard_replicas;");
-  for (const r of replicas) lines.push(`    "~^${r.id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\." switchboard_${r.id};`);
+  for (const r of replicas)
+    lines.push(`    "~^${r.id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\." switchboard_${r.id};`);
   lines.push("}");
   return lines.join("\n");
 }
@@ -403,7 +420,8 @@ export function renderReplicaBlock(replicas) {
 export function templateReplicaBlock(template = readFileSync(NGINX_TEMPLATE, "utf8")) {
   const begin = BEGIN_MARK.exec(template);
   const end = END_MARK.exec(template);
-  if (!begin || !end || end.index < begin.index) throw new Error(`${NGINX_TEMPLATE}: the "BEGIN replicas" / "END replicas" markers are missing`);
+  if (!begin || !end || end.index < begin.index)
+    throw new Error(`${NGINX_TEMPLATE}: the "BEGIN replicas" / "END replicas" markers are missing`);
   return template.slice(begin.index + begin[0].length + 1, end.index).trimEnd();
 }
 
@@ -415,14 +433,16 @@ export function templateReplicaBlock(template = readFileSync(NGINX_TEMPLATE, "ut
 export function renderNginxSite({ replicas, listen, accessLog, template = readFileSync(NGINX_TEMPLATE, "utf8") }) {
   const begin = BEGIN_MARK.exec(template);
   const end = END_MARK.exec(template);
-  if (!begin || !end || end.index < begin.index) throw new Error(`${NGINX_TEMPLATE}: the "BEGIN replicas" / "END replicas" markers are missing`);
+  if (!begin || !end || end.index < begin.index)
+    throw new Error(`${NGINX_TEMPLATE}: the "BEGIN replicas" / "END replicas" markers are missing`);
   let site = `${template.slice(0, begin.index + begin[0].length)}\n${renderReplicaBlock(replicas)}\n${template.slice(end.index)}`;
   const listenLine = /^(\s*)listen\s+[^;]+;/m;
   if (!listenLine.test(site)) throw new Error(`${NGINX_TEMPLATE}: no "listen ...;" line in the server block`);
   site = site.replace(listenLine, `$1listen ${listen};`);
   if (accessLog !== undefined) {
     const accessLine = /^(\s*)access_log\s+\S+\s+switchboard;/m;
-    if (!accessLine.test(site)) throw new Error(`${NGINX_TEMPLATE}: no "access_log ... switchboard;" line in the server block`);
+    if (!accessLine.test(site))
+      throw new Error(`${NGINX_TEMPLATE}: no "access_log ... switchboard;" line in the server block`);
     site = site.replace(accessLine, `$1access_log ${accessLog} switchboard;`);
   }
   return site;
@@ -458,14 +478,31 @@ function renderNginxMain(dir) {
 
 const SERVICE_PREFIXES = ["BUILD_", "SIZING_", "DRONES_"];
 /** Variables of the shell a replica may need besides the cluster's own (sandbox runs start clean). */
-const SYSTEM_VARS = ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "NODE_OPTIONS", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"];
+const SYSTEM_VARS = [
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "LANG",
+  "LC_ALL",
+  "TZ",
+  "NODE_OPTIONS",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "HTTPS_PROXY",
+  "HTTP_PROXY",
+  "NO_PROXY",
+];
 
 function pick(env, names) {
   return Object.fromEntries(names.filter((n) => env[n] !== undefined).map((n) => [n, env[n]]));
 }
 
 function stringEnv(env) {
-  return Object.fromEntries(Object.entries(env ?? {}).filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(
+    Object.entries(env ?? {})
+      .filter(([, v]) => v !== undefined && v !== null)
+      .map(([k, v]) => [k, String(v)]),
+  );
 }
 
 /**
@@ -497,8 +534,10 @@ export async function startCluster(options = {}) {
     log = () => undefined,
     cli = CLI,
   } = options;
-  if (!Number.isInteger(count) || count < 1 || count > 32) throw new Error("replicas must be a whole number from 1 to 32");
-  if (credentials !== "operator" && credentials !== "caller") throw new Error('credentials must be "operator" or "caller"');
+  if (!Number.isInteger(count) || count < 1 || count > 32)
+    throw new Error("replicas must be a whole number from 1 to 32");
+  if (credentials !== "operator" && credentials !== "caller")
+    throw new Error('credentials must be "operator" or "caller"');
   const missing = clusterPrerequisites({ cli });
   if (!missing.ok) throw new Error(`cannot start the cluster: ${missing.why}`);
 
@@ -537,13 +576,34 @@ export async function startCluster(options = {}) {
     const redisBin = findBinary("redis-server");
     let redisProc;
     const startRedis = async () => {
-      redisProc = launch("redis", redisBin, ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", redisDir, "--protected-mode", "yes"], {
-        cwd: redisDir,
-        env: pick(process.env, SYSTEM_VARS),
-        logFile: join(dir, "redis.log"),
-      });
+      redisProc = launch(
+        "redis",
+        redisBin,
+        [
+          "--port",
+          String(redisPort),
+          "--bind",
+          "127.0.0.1",
+          "--save",
+          "",
+          "--appendonly",
+          "no",
+          "--dir",
+          redisDir,
+          "--protected-mode",
+          "yes",
+        ],
+        {
+          cwd: redisDir,
+          env: pick(process.env, SYSTEM_VARS),
+          logFile: join(dir, "redis.log"),
+        },
+      );
       procs.push(redisProc);
-      await waitFor("redis", async () => (await redisCommand(redisPort, "PING")) === "PONG", { proc: redisProc, timeoutMs: startTimeoutMs });
+      await waitFor("redis", async () => (await redisCommand(redisPort, "PING")) === "PONG", {
+        proc: redisProc,
+        timeoutMs: startTimeoutMs,
+      });
     };
     const redisUrl = `redis://127.0.0.1:${redisPort}`;
     await startRedis();
@@ -586,22 +646,33 @@ export async function startCluster(options = {}) {
     let serviceEnv;
     if (withSandbox) {
       const sandboxPort = takePort();
-      const sandboxProc = launch("sandbox", process.execPath, [cli, "sandbox", "--host", "127.0.0.1", "--port", String(sandboxPort)], {
-        cwd: root,
-        env: {
-          ...pick(process.env, SYSTEM_VARS),
-          ...(timeScale !== undefined ? { SANDBOX_TIME_SCALE: String(timeScale) } : {}),
-          ...stringEnv(extraSandboxEnv),
+      const sandboxProc = launch(
+        "sandbox",
+        process.execPath,
+        [cli, "sandbox", "--host", "127.0.0.1", "--port", String(sandboxPort)],
+        {
+          cwd: root,
+          env: {
+            ...pick(process.env, SYSTEM_VARS),
+            ...(timeScale !== undefined ? { SANDBOX_TIME_SCALE: String(timeScale) } : {}),
+            ...stringEnv(extraSandboxEnv),
+          },
+          logFile: join(dir, "sandbox.log"),
         },
-        logFile: join(dir, "sandbox.log"),
-      });
+      );
       procs.push(sandboxProc);
-      const banner = await waitFor("sandbox", () => {
-        const out = sandboxProc.output();
-        return /listening on http:\/\/\S+\n(?:\s+\S.*\n)*/.test(out) && /_API_KEY=/.test(out) ? out : undefined;
-      }, { proc: sandboxProc, timeoutMs: startTimeoutMs });
+      const banner = await waitFor(
+        "sandbox",
+        () => {
+          const out = sandboxProc.output();
+          return /listening on http:\/\/\S+\n(?:\s+\S.*\n)*/.test(out) && /_API_KEY=/.test(out) ? out : undefined;
+        },
+        { proc: sandboxProc, timeoutMs: startTimeoutMs },
+      );
       const sandboxUrl = /listening on (http:\/\/\S+)/.exec(banner)[1];
-      const printed = Object.fromEntries([...banner.matchAll(/^\s+([A-Z][A-Z0-9_]*)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
+      const printed = Object.fromEntries(
+        [...banner.matchAll(/^\s+([A-Z][A-Z0-9_]*)=(\S+)$/gm)].map((m) => [m[1], m[2]]),
+      );
       const accountKeys = [...banner.matchAll(/^\s+build account (\d+): (\S+)$/gm)].map((m) => m[2]);
       serviceEnv = printed;
       const faultsUrl = `${sandboxUrl}/_sandbox/faults`;
@@ -609,13 +680,21 @@ export async function startCluster(options = {}) {
         url: sandboxUrl,
         pid: sandboxProc.pid,
         env: printed,
-        urls: { build: printed.BUILD_API_BASE_URL, sizing: printed.SIZING_API_BASE_URL, drones: printed.DRONES_API_BASE_URL },
+        urls: {
+          build: printed.BUILD_API_BASE_URL,
+          sizing: printed.SIZING_API_BASE_URL,
+          drones: printed.DRONES_API_BASE_URL,
+        },
         keys: { build: printed.BUILD_API_KEY, sizing: printed.SIZING_API_KEY, drones: printed.DRONES_API_KEY },
         /** Build keys of every simulated account, the first included (SANDBOX_ACCOUNTS). */
         buildKeys: [printed.BUILD_API_KEY, ...accountKeys].filter(Boolean),
         stats: async () => (await fetch(`${sandboxUrl}/_sandbox/stats`)).json(),
         faults: async (specs) => {
-          const res = await fetch(faultsUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(specs) });
+          const res = await fetch(faultsUrl, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(specs),
+          });
           if (!res.ok) throw new Error(`sandbox faults: ${res.status} ${await res.text()}`);
           return res.json();
         },
@@ -624,7 +703,9 @@ export async function startCluster(options = {}) {
       };
       log(`sandbox on ${sandboxUrl}`);
     } else {
-      serviceEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => SERVICE_PREFIXES.some((p) => k.startsWith(p))));
+      serviceEnv = Object.fromEntries(
+        Object.entries(process.env).filter(([k]) => SERVICE_PREFIXES.some((p) => k.startsWith(p))),
+      );
     }
     if (credentials === "caller") {
       // Each request brings its own keys (X-Build-Api-Key, ...): the replicas get base URLs only.
@@ -634,7 +715,13 @@ export async function startCluster(options = {}) {
     // Replicas ---------------------------------------------------------------------------------
     const baseEnv = {
       // A sandbox run starts clean; otherwise this shell's variables, except the cluster's own.
-      ...(withSandbox ? pick(process.env, SYSTEM_VARS) : Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("MCP_") && !SERVICE_PREFIXES.some((p) => k.startsWith(p))))),
+      ...(withSandbox
+        ? pick(process.env, SYSTEM_VARS)
+        : Object.fromEntries(
+            Object.entries(process.env).filter(
+              ([k]) => !k.startsWith("MCP_") && !SERVICE_PREFIXES.some((p) => k.startsWith(p)),
+            ),
+          )),
       ...serviceEnv,
       LOG_LEVEL: logLevel,
       MCP_CREDENTIALS: credentials,
@@ -645,17 +732,19 @@ export async function startCluster(options = {}) {
       ...stringEnv(extraEnv),
     };
     const replicaPorts = Array.from({ length: count }, takePort);
-    cluster.replicas = replicaPorts.map((port, index) => makeReplica({
-      id: `r${index + 1}`,
-      index,
-      port,
-      dir,
-      args,
-      cli,
-      env: { ...baseEnv, MCP_REPLICA_ID: `r${index + 1}`, ...stringEnv(replicaEnv?.(`r${index + 1}`, index)) },
-      startTimeoutMs,
-      stopTimeoutMs,
-    }));
+    cluster.replicas = replicaPorts.map((port, index) =>
+      makeReplica({
+        id: `r${index + 1}`,
+        index,
+        port,
+        dir,
+        args,
+        cli,
+        env: { ...baseEnv, MCP_REPLICA_ID: `r${index + 1}`, ...stringEnv(replicaEnv?.(`r${index + 1}`, index)) },
+        startTimeoutMs,
+        stopTimeoutMs,
+      }),
+    );
     await Promise.all(cluster.replicas.map((r) => r.start()));
     log(`replicas ${cluster.replicas.map((r) => `${r.id}=${r.baseUrl}`).join(" ")}`);
 
@@ -665,20 +754,41 @@ export async function startCluster(options = {}) {
       const nginxDir = join(dir, "nginx");
       mkdirSync(nginxDir);
       if (asRoot) chmodSync(nginxDir, 0o711);
-      const site = renderNginxSite({ replicas: cluster.replicas.map((r) => ({ id: r.id, address: `127.0.0.1:${r.port}` })), listen: `${host}:${port}`, accessLog: join(nginxDir, "access.log") });
+      const site = renderNginxSite({
+        replicas: cluster.replicas.map((r) => ({ id: r.id, address: `127.0.0.1:${r.port}` })),
+        listen: `${host}:${port}`,
+        accessLog: join(nginxDir, "access.log"),
+      });
       writeFileSync(join(nginxDir, "site.conf"), site);
       writeFileSync(join(nginxDir, "nginx.conf"), renderNginxMain(nginxDir));
       const nginxBin = findBinary("nginx");
-      const nginxArgs = ["-p", `${nginxDir}/`, "-e", join(nginxDir, "error.log"), "-c", join(nginxDir, "nginx.conf"), "-g", "daemon off;"];
+      const nginxArgs = [
+        "-p",
+        `${nginxDir}/`,
+        "-e",
+        join(nginxDir, "error.log"),
+        "-c",
+        join(nginxDir, "nginx.conf"),
+        "-g",
+        "daemon off;",
+      ];
       const test = spawnSync(nginxBin, [...nginxArgs.slice(0, 6), "-t"], { encoding: "utf8" });
-      if (test.status !== 0) throw new Error(`nginx rejected the generated config (${join(nginxDir, "nginx.conf")}):\n${test.stderr}`);
-      const nginxProc = launch("nginx", nginxBin, nginxArgs, { cwd: nginxDir, env: pick(process.env, SYSTEM_VARS), logFile: join(dir, "nginx.log"), deathSignal: "TERM" });
+      if (test.status !== 0)
+        throw new Error(`nginx rejected the generated config (${join(nginxDir, "nginx.conf")}):\n${test.stderr}`);
+      const nginxProc = launch("nginx", nginxBin, nginxArgs, {
+        cwd: nginxDir,
+        env: pick(process.env, SYSTEM_VARS),
+        logFile: join(dir, "nginx.log"),
+        deathSignal: "TERM",
+      });
       cluster.nginxProc = nginxProc;
       const shownHost = host.includes(":") ? `[${host}]` : host;
       const base = `http://${shownHost === "0.0.0.0" ? "127.0.0.1" : shownHost}:${port}`;
-      await waitFor("nginx", () => httpOk(`${base}/healthz`), { proc: nginxProc, timeoutMs: startTimeoutMs }).catch((err) => {
-        throw new Error(`${err.message}\n${readIfExists(join(nginxDir, "error.log"))}`);
-      });
+      await waitFor("nginx", () => httpOk(`${base}/healthz`), { proc: nginxProc, timeoutMs: startTimeoutMs }).catch(
+        (err) => {
+          throw new Error(`${err.message}\n${readIfExists(join(nginxDir, "error.log"))}`);
+        },
+      );
       cluster.url = `${base}/mcp`;
       cluster.baseUrl = base;
       cluster.nginx = {
@@ -701,12 +811,14 @@ export async function startCluster(options = {}) {
     }
 
     /** Every process id of the cluster right now (nginx workers included). */
-    cluster.pids = () => [
-      ...(cluster.nginx ? cluster.nginx.pids() : []),
-      ...cluster.replicas.map((r) => r.pid),
-      ...procs.map((p) => p.pid),
-    ].filter((pid, i, all) => pid !== undefined && all.indexOf(pid) === i);
-    cluster.replicaFor = (sessionId) => cluster.replicas.find((r) => typeof sessionId === "string" && sessionId.startsWith(`${r.id}.`));
+    cluster.pids = () =>
+      [
+        ...(cluster.nginx ? cluster.nginx.pids() : []),
+        ...cluster.replicas.map((r) => r.pid),
+        ...procs.map((p) => p.pid),
+      ].filter((pid, i, all) => pid !== undefined && all.indexOf(pid) === i);
+    cluster.replicaFor = (sessionId) =>
+      cluster.replicas.find((r) => typeof sessionId === "string" && sessionId.startsWith(`${r.id}.`));
     return cluster;
   } catch (err) {
     await stop().catch(() => undefined);
@@ -746,11 +858,16 @@ function makeReplica({ id, index, port, dir, args, cli, env, startTimeoutMs, sto
     start: async (moreEnv = {}) => {
       if (proc?.running()) throw new Error(`${id} is already running`);
       if (proc) history += proc.output();
-      proc = launch(id, process.execPath, [cli, "--transport", "http", "--host", "127.0.0.1", "--port", String(port), ...args], {
-        cwd: root,
-        env: { ...env, ...stringEnv(moreEnv) },
-        logFile,
-      });
+      proc = launch(
+        id,
+        process.execPath,
+        [cli, "--transport", "http", "--host", "127.0.0.1", "--port", String(port), ...args],
+        {
+          cwd: root,
+          env: { ...env, ...stringEnv(moreEnv) },
+          logFile,
+        },
+      );
       await waitFor(id, () => httpOk(`${baseUrl}/healthz`), { proc, timeoutMs: startTimeoutMs });
     },
     /**
@@ -807,7 +924,8 @@ function parseCli(argv) {
     else if (arg === "--help" || arg === "-h") opts.help = true;
     else throw new Error(`unknown flag ${arg}; see --help`);
   }
-  if (opts.port !== undefined && !(Number.isInteger(opts.port) && opts.port > 0 && opts.port < 65536)) throw new Error("--port must be 1-65535");
+  if (opts.port !== undefined && !(Number.isInteger(opts.port) && opts.port > 0 && opts.port < 65536))
+    throw new Error("--port must be 1-65535");
   return opts;
 }
 
@@ -854,7 +972,11 @@ async function main() {
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGHUP", () => void shutdown("SIGHUP"));
   try {
-    cluster = await startCluster({ ...options, keepDir: true, log: (line) => process.stderr.write(`cluster: ${line}\n`) });
+    cluster = await startCluster({
+      ...options,
+      keepDir: true,
+      log: (line) => process.stderr.write(`cluster: ${line}\n`),
+    });
   } catch (err) {
     process.stderr.write(`cluster: ${err.message}\n`);
     process.exit(1);
@@ -866,7 +988,9 @@ async function main() {
     `  health         ${cluster.baseUrl}/healthz   readiness ${cluster.baseUrl}/readyz`,
     ...cluster.replicas.map((r) => `  ${r.id.padEnd(14)} ${r.url}  (pid ${r.pid})`),
     `  redis          ${cluster.redis.url}  (pid ${cluster.redis.pid})`,
-    ...(cluster.sandbox ? [`  sandbox        ${cluster.sandbox.url}  keys: ${Object.values(cluster.sandbox.keys).join(" ")}`] : []),
+    ...(cluster.sandbox
+      ? [`  sandbox        ${cluster.sandbox.url}  keys: ${Object.values(cluster.sandbox.keys).join(" ")}`]
+      : []),
     "Ctrl-C stops everything.",
   ];
   process.stderr.write(`${lines.join("\n")}\n`);
@@ -874,7 +998,8 @@ async function main() {
   // A replica that dies on its own is worth a line (a restart is the caller's business).
   for (const r of cluster.replicas) {
     void r.exited()?.then((res) => {
-      if (!stopping) process.stderr.write(`cluster: ${r.id} exited (code ${res.code}, signal ${res.signal}); see ${r.logFile}\n`);
+      if (!stopping)
+        process.stderr.write(`cluster: ${r.id} exited (code ${res.code}, signal ${res.signal}); see ${r.logFile}\n`);
     });
   }
 }

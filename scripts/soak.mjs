@@ -160,7 +160,10 @@ function tail(stream, max = 20_000) {
 }
 
 async function spawnHttpServer(serverEnv) {
-  const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...TOOLSETS], { env: serverEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...TOOLSETS], {
+    env: serverEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const log = tail(child.stderr);
   child.stdout.resume();
   const url = await new Promise((resolve, reject) => {
@@ -206,14 +209,35 @@ function makeMix(data) {
     [10, () => ({ tool: "drones_get_drone", args: { id: pick(FLEET)._id } })],
     [6, () => ({ tool: "drones_list_drones", args: pick([{}, { status: "active" }, { minBattery: 50, limit: 5 }]) })],
     [6, () => ({ tool: "drones_fleet_summary", args: pick([{}, { lowBatteryThreshold: 35 }]) })],
-    [4, () => ({ tool: "drones_find_nearest", args: { latitude: 40.4168 + random() - 0.5, longitude: -3.7038 + random() - 0.5, limit: 3 } })],
+    [
+      4,
+      () => ({
+        tool: "drones_find_nearest",
+        args: { latitude: 40.4168 + random() - 0.5, longitude: -3.7038 + random() - 0.5, limit: 3 },
+      }),
+    ],
     [4, () => ({ tool: "drones_get_alert", args: { id: pick(ALERTS)._id } })],
     [3, () => ({ tool: "drones_list_alerts", args: {} })],
     [3, () => ({ tool: "drones_get_mission", args: { id: pick(MISSIONS)._id } })],
-    [8, () => ({ tool: "sizing_recommend_size", args: { clothing_item_id: pick(sizedItems)._id, measurements: { chest: int(84, 110), waist: int(70, 96), hips: int(88, 112) } } })],
+    [
+      8,
+      () => ({
+        tool: "sizing_recommend_size",
+        args: {
+          clothing_item_id: pick(sizedItems)._id,
+          measurements: { chest: int(84, 110), waist: int(70, 96), hips: int(88, 112) },
+        },
+      }),
+    ],
     [4, () => ({ tool: "sizing_get_catalog", args: pick([{}, { limit: 5 }]) })],
     [8, () => ({ tool: "build_get_project", args: { projectId: pick(PROJECTS) } })],
-    [6, () => ({ tool: "build_list_projects", args: pick([{ limit: 5 }, { search: "app" }, { sortDirection: "asc", limit: 2 }]) })],
+    [
+      6,
+      () => ({
+        tool: "build_list_projects",
+        args: pick([{ limit: 5 }, { search: "app" }, { sortDirection: "asc", limit: 2 }]),
+      }),
+    ],
     [4, () => ({ tool: "build_get_account", args: {} })],
     [3, () => ({ tool: "build_get_credit_costs", args: {} })],
     [3, () => ({ tool: "build_get_agent_status", args: { projectId: pick(PROJECTS) } })],
@@ -222,9 +246,24 @@ function makeMix(data) {
   /** Deliberately invalid calls: each must be refused, naming what is wrong. */
   const invalid = [
     () => ({ tool: "drones_get_drone", args: {}, expect: "isError", names: /\bid\b/ }),
-    () => ({ tool: "drones_fleet_summary", args: { lowBatteryThreshold: 250 }, expect: "isError", names: /lowBatteryThreshold/ }),
-    () => ({ tool: "drones_find_nearest", args: { latitude: 123, longitude: 0 }, expect: "isError", names: /latitude/ }),
-    () => ({ tool: "sizing_recommend_size", args: { clothing_item_id: pick(sizedItems)._id, measurements: { chest: "95" } }, expect: "isError", names: /measurements\.chest/ }),
+    () => ({
+      tool: "drones_fleet_summary",
+      args: { lowBatteryThreshold: 250 },
+      expect: "isError",
+      names: /lowBatteryThreshold/,
+    }),
+    () => ({
+      tool: "drones_find_nearest",
+      args: { latitude: 123, longitude: 0 },
+      expect: "isError",
+      names: /latitude/,
+    }),
+    () => ({
+      tool: "sizing_recommend_size",
+      args: { clothing_item_id: pick(sizedItems)._id, measurements: { chest: "95" } },
+      expect: "isError",
+      names: /measurements\.chest/,
+    }),
     () => ({ tool: "build_list_projects", args: { limit: 0 }, expect: "isError", names: /limit/ }),
     () => ({ tool: "build_get_project", args: { projectId: 42 }, expect: "isError", names: /projectId/ }),
     () => ({ tool: "soak_no_such_tool", args: {}, expect: "any", names: /soak_no_such_tool/ }),
@@ -303,7 +342,8 @@ const KNOWN_CAUSES = [/^Cancelled by the client/];
 
 function unexplained(kind, call, detail) {
   stats.unexplainedCount++;
-  if (stats.unexplained.length < 50) stats.unexplained.push({ kind, tool: call.tool, args: call.args, detail: String(detail).slice(0, 600) });
+  if (stats.unexplained.length < 50)
+    stats.unexplained.push({ kind, tool: call.tool, args: call.args, detail: String(detail).slice(0, 600) });
 }
 
 function errorKey(t) {
@@ -322,7 +362,9 @@ function classifyResult(call, result) {
   }
   if (!result.isError) return void stats.ok++;
   bump(stats.isError, errorKey(t));
-  const explained = (/\nNext step: \S/.test(t) && /failed \(|Not enough credits|Not done:/.test(t)) || KNOWN_CAUSES.some((re) => re.test(t));
+  const explained =
+    (/\nNext step: \S/.test(t) && /failed \(|Not enough credits|Not done:/.test(t)) ||
+    KNOWN_CAUSES.some((re) => re.test(t));
   if (!explained) unexplained("isError without a cause and next step", call, t);
 }
 
@@ -333,7 +375,8 @@ function classifyThrow(call, err) {
     stats.timeouts++;
     return unexplained("client-side timeout", call, message);
   }
-  if (call.invalid && call.expect === "any" && call.names.test(message)) return void stats.invalidRefused.protocolError++;
+  if (call.invalid && call.expect === "any" && call.names.test(message))
+    return void stats.invalidRefused.protocolError++;
   bump(stats.protocolErrors, `${code ?? "?"}: ${message.split(/\s+/).slice(0, 8).join(" ")}`);
   unexplained("protocol error", call, message);
 }
@@ -357,12 +400,17 @@ function tick() {
     const spec = { ...randomFault(), method: "GET", path, times: int(1, 3) };
     sandbox[service].router.injectFault(faultFromSpecFn(spec));
     faultsInjected++;
-    bump(faultKinds, `${spec.fault}${spec.arg !== undefined && spec.fault !== "slow" && spec.fault !== "oversized" ? `(${spec.arg})` : ""}`);
+    bump(
+      faultKinds,
+      `${spec.fault}${spec.arg !== undefined && spec.fault !== "slow" && spec.fault !== "oversized" ? `(${spec.arg})` : ""}`,
+    );
   }
   if (issued % 10_000 === 0 || Date.now() - lastReport > 15_000) {
     lastReport = Date.now();
     const s = ((Date.now() - startedAt) / 1000).toFixed(0);
-    process.stdout.write(`  ${issued} calls issued after ${s}s (ok ${stats.ok}, isError ${sum(stats.isError)}, unexplained ${stats.unexplainedCount})\n`);
+    process.stdout.write(
+      `  ${issued} calls issued after ${s}s (ok ${stats.ok}, isError ${sum(stats.isError)}, unexplained ${stats.unexplainedCount})\n`,
+    );
   }
 }
 
@@ -374,7 +422,9 @@ async function oneCall(client, transport) {
   tick();
   const started = performance.now();
   try {
-    const result = await client.callTool({ name: call.tool, arguments: call.args }, undefined, { timeout: CONFIG.callTimeoutMs });
+    const result = await client.callTool({ name: call.tool, arguments: call.args }, undefined, {
+      timeout: CONFIG.callTimeoutMs,
+    });
     classifyResult(call, result);
   } catch (err) {
     classifyThrow(call, err);
@@ -473,7 +523,12 @@ async function main() {
     ...(env.SOAK_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: env.SOAK_SERVER_NODE_OPTIONS } : {}),
   };
 
-  const stdioTransport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...TOOLSETS], env: serverEnv, stderr: "pipe" });
+  const stdioTransport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, ...TOOLSETS],
+    env: serverEnv,
+    stderr: "pipe",
+  });
   const stdioLog = tail(stdioTransport.stderr);
   const stdioClient = new Client({ name: "switchboard-soak", version: "1.0.0" });
   const clientErrors = [];
@@ -492,11 +547,15 @@ async function main() {
   // Warm up (one call each) so "before" is the RSS of a running, connected server.
   const warm = new Client({ name: "switchboard-soak-warmup", version: "1.0.0" });
   await warm.connect(new StreamableHTTPClientTransport(new URL(http.url)));
-  await Promise.all([stdioClient.callTool({ name: "build_get_account", arguments: {} }), warm.callTool({ name: "build_get_account", arguments: {} })]);
+  await Promise.all([
+    stdioClient.callTool({ name: "build_get_account", arguments: {} }),
+    warm.callTool({ name: "build_get_account", arguments: {} }),
+  ]);
   await warm.close();
 
   const rss = {};
-  for (const [name, c] of Object.entries(children)) rss[name] = { before: rssMb(c.pid), peak: rssMb(c.pid), after: undefined, byTenth: [] };
+  for (const [name, c] of Object.entries(children))
+    rss[name] = { before: rssMb(c.pid), peak: rssMb(c.pid), after: undefined, byTenth: [] };
   // RSS at every tenth of the run: a heap that settles after warm-up is flat; a leak keeps climbing.
   let nextTenth = 1;
   const sampler = setInterval(() => {
@@ -518,7 +577,11 @@ async function main() {
       `a fault every ${CONFIG.faultEvery} calls; sandbox from ${mod.source}; servers stdio pid ${children.stdio.pid}, http pid ${children.http.pid}\n`,
   );
 
-  const cpuBefore = { stdio: cpuSeconds(children.stdio.pid), http: cpuSeconds(children.http.pid), soak: process.cpuUsage() };
+  const cpuBefore = {
+    stdio: cpuSeconds(children.stdio.pid),
+    http: cpuSeconds(children.http.pid),
+    soak: process.cpuUsage(),
+  };
   const loadBefore = loadAverage();
   startedAt = Date.now();
   const [, sessions] = await Promise.all([driveStdio(stdioClient, stdioCalls), driveHttp(http.url, httpCalls)]);
@@ -537,7 +600,9 @@ async function main() {
   const health = {};
   try {
     await stdioClient.ping({ timeout: 10_000 });
-    const r = await stdioClient.callTool({ name: "drones_fleet_summary", arguments: {} }, undefined, { timeout: 10_000 });
+    const r = await stdioClient.callTool({ name: "drones_fleet_summary", arguments: {} }, undefined, {
+      timeout: 10_000,
+    });
     health.stdio = r.isError ? `isError: ${textOf(r).slice(0, 200)}` : "ok";
   } catch (err) {
     health.stdio = `failed: ${err?.message ?? err}`;
@@ -599,8 +664,20 @@ async function main() {
     faults: { injected: faultsInjected, byKind: faultKinds },
     upstreamRequests: sandboxStats,
     servers: {
-      stdio: { pid: children.stdio.pid, rssMb: rss.stdio, alive: rss.stdio.alive, finalCheck: health.stdio, logLines: children.stdio.log.lines() },
-      http: { pid: children.http.pid, rssMb: rss.http, alive: rss.http.alive, finalCheck: health.http, logLines: children.http.log.lines() },
+      stdio: {
+        pid: children.stdio.pid,
+        rssMb: rss.stdio,
+        alive: rss.stdio.alive,
+        finalCheck: health.stdio,
+        logLines: children.stdio.log.lines(),
+      },
+      http: {
+        pid: children.http.pid,
+        rssMb: rss.http,
+        alive: rss.http.alive,
+        finalCheck: health.http,
+        logLines: children.http.log.lines(),
+      },
     },
     crashes,
     clientErrors,
@@ -615,7 +692,10 @@ async function main() {
   line("total calls", `${report.totalCalls} (stdio ${stats.byTransport.stdio}, http ${stats.byTransport.http})`);
   line("duration", `${report.durationSeconds} s`);
   line("calls/s", report.callsPerSecond);
-  line("CPU seconds", `${JSON.stringify({ stdioServer: cpu.stdioServer, httpServer: cpu.httpServer, soakProcess: cpu.soakProcess })} on ${report.cpus} CPUs, load ${JSON.stringify(report.loadAverage)}`);
+  line(
+    "CPU seconds",
+    `${JSON.stringify({ stdioServer: cpu.stdioServer, httpServer: cpu.httpServer, soakProcess: cpu.soakProcess })} on ${report.cpus} CPUs, load ${JSON.stringify(report.loadAverage)}`,
+  );
   line("latency ms stdio", JSON.stringify(report.latencyMs.stdio));
   line("latency ms http", JSON.stringify(report.latencyMs.http));
   line("ok", stats.ok);
@@ -630,12 +710,17 @@ async function main() {
   line("upstream requests", JSON.stringify(sandboxStats));
   for (const name of ["stdio", "http"]) {
     const s = report.servers[name];
-    line(`${name} server`, `pid ${s.pid}, RSS MB before ${s.rssMb.before} / after ${s.rssMb.after} / peak ${s.rssMb.peak}, alive ${s.alive}, final check ${s.finalCheck}`);
+    line(
+      `${name} server`,
+      `pid ${s.pid}, RSS MB before ${s.rssMb.before} / after ${s.rssMb.after} / peak ${s.rssMb.peak}, alive ${s.alive}, final check ${s.finalCheck}`,
+    );
     line(`${name} RSS by tenth`, s.rssMb.byTenth.join(" → "));
   }
   line("unexplained", stats.unexplainedCount);
-  for (const u of stats.unexplained.slice(0, 20)) process.stdout.write(`  - [${u.kind}] ${u.tool} ${JSON.stringify(u.args)}: ${u.detail.replace(/\n/g, " | ")}\n`);
-  for (const c of crashes) process.stdout.write(`  crash: ${c.child} ${JSON.stringify({ code: c.code, signal: c.signal })}\n${c.log}\n`);
+  for (const u of stats.unexplained.slice(0, 20))
+    process.stdout.write(`  - [${u.kind}] ${u.tool} ${JSON.stringify(u.args)}: ${u.detail.replace(/\n/g, " | ")}\n`);
+  for (const c of crashes)
+    process.stdout.write(`  crash: ${c.child} ${JSON.stringify({ code: c.code, signal: c.signal })}\n${c.log}\n`);
   process.stdout.write(`written to ${RESULTS}\n`);
 
   const failed = crashes.length > 0 || stats.unexplainedCount > 0 || health.stdio !== "ok" || health.http !== "ok";

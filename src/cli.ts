@@ -24,12 +24,20 @@ async function main(): Promise<void> {
       return;
     case "sandbox": {
       const { startSandbox } = await import("./sandbox/index.js");
-      const sandbox = await startSandbox({ host: command.host, port: command.port, timeScale: command.timeScale, faults: command.faults as never, accounts: command.accounts });
+      const sandbox = await startSandbox({
+        host: command.host,
+        port: command.port,
+        timeScale: command.timeScale,
+        faults: command.faults as never,
+        accounts: command.accounts,
+      });
       const env = sandboxEnv(sandbox);
       const more = Object.entries(sandbox.accounts).flatMap(([name, accounts]) =>
         accounts.slice(1).map((a, i) => `  ${name} account ${i + 2}: ${a.key}`),
       );
-      process.stderr.write(`switchboard-mcp sandbox listening on ${sandbox.url}\n${[...Object.entries(env).map(([k, v]) => `  ${k}=${v}`), ...more].join("\n")}\n`);
+      process.stderr.write(
+        `switchboard-mcp sandbox listening on ${sandbox.url}\n${[...Object.entries(env).map(([k, v]) => `  ${k}=${v}`), ...more].join("\n")}\n`,
+      );
       onShutdown(() => sandbox.close());
       return;
     }

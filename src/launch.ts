@@ -149,9 +149,11 @@ export function sandboxEnv(
   const urls = sandbox.urls as Record<string, string>;
   const keys = sandbox.keys as Record<string, string>;
   return Object.fromEntries(
-    services.filter((s) => urls[s.name]).flatMap((s) => [
-      [s.baseUrlVar, urls[s.name]],
-      [s.apiKeyVar, keys[s.name]],
-    ]),
+    services
+      .filter((s) => urls[s.name])
+      .flatMap((s) => [
+        [s.baseUrlVar, urls[s.name]],
+        [s.apiKeyVar, keys[s.name]],
+      ]),
   );
 }

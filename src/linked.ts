@@ -44,16 +44,27 @@ export class LinkedKeys {
     this.vault = new Vault(redis ? new redis.module.RedisVaultStore(redis.state) : new MemoryVaultStore(), sealer);
     this.tickets = new TicketSigner(sealer.linkKey);
     this.toolsetService = new Map(options.enabled.flatMap((m) => m.toolsets.map((t) => [t.id, m] as const)));
-    if (!redis) options.logger.warn("MCP_CREDENTIALS=linked without MCP_STATE_URL: linked keys are kept in this process only and are lost at restart (users link again)");
+    if (!redis)
+      options.logger.warn(
+        "MCP_CREDENTIALS=linked without MCP_STATE_URL: linked keys are kept in this process only and are lost at restart (users link again)",
+      );
   }
 
   /** The account toolset's tools, built once (their deps are each tenant's, through the scope). */
   accountTools(): ToolDef<any, any>[] {
-    return accountTools(this.options.scopes.deps<AccountDeps>("account"), this.options.enabled.map((m) => ({ name: m.name, title: m.title })));
+    return accountTools(
+      this.options.scopes.deps<AccountDeps>("account"),
+      this.options.enabled.map((m) => ({ name: m.name, title: m.title })),
+    );
   }
 
   /** One tenant's view: its linking (the gate's) and its account deps; `live` holds its instances. */
-  forTenant(owner: string, who: string, live: LiveInstances, egress: Egress): { linking: Linking; account: AccountDeps; keys(): Record<string, string> } {
+  forTenant(
+    owner: string,
+    who: string,
+    live: LiveInstances,
+    egress: Egress,
+  ): { linking: Linking; account: AccountDeps; keys(): Record<string, string> } {
     let current: Record<string, string> = {};
     const refresh = async () => {
       current = await this.vault.keys(owner);
@@ -116,11 +127,14 @@ export class LinkedKeys {
       resourcesChanged: () => undefined,
     };
     try {
-      await this.options.scopes.forTenant(check, new Map([[service, instance.deps]])).run(module.keyCheck!.input ?? {}, ctx);
+      await this.options.scopes
+        .forTenant(check, new Map([[service, instance.deps]]))
+        .run(module.keyCheck!.input ?? {}, ctx);
       return undefined;
     } catch (err) {
       if (!(err instanceof UpstreamError) || err.status === undefined) throw err;
-      if (err.status === 401 || err.status === 403) return `The ${module.title} refused this key (HTTP ${err.status}): check that you copied the whole key and that it is still active.`;
+      if (err.status === 401 || err.status === 403)
+        return `The ${module.title} refused this key (HTTP ${err.status}): check that you copied the whole key and that it is still active.`;
       return `The ${module.title} answered HTTP ${err.status} when the key was checked; try again in a moment.`;
     } finally {
       await instance.close().catch(() => undefined);

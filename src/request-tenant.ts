@@ -32,15 +32,20 @@ function callerKeys(
     const values = headers[header] ?? [];
     const name = header.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
     // Node would join two of them into "kA, kB" and that would go upstream as the key.
-    if (values.length > 1) throw new RequestRefused(400, `${name} was sent ${values.length} times; send it once, with one key.`);
+    if (values.length > 1)
+      throw new RequestRefused(400, `${name} was sent ${values.length} times; send it once, with one key.`);
     const key = values[0]?.trim();
     if (key && key.length > MAX_KEY_LENGTH) {
-      throw new RequestRefused(400, `${name} is ${key.length} characters long, over the ${MAX_KEY_LENGTH.toLocaleString("en-US")}-character limit for a key; send the key alone.`);
+      throw new RequestRefused(
+        400,
+        `${name} is ${key.length} characters long, over the ${MAX_KEY_LENGTH.toLocaleString("en-US")}-character limit for a key; send the key alone.`,
+      );
     }
     if (key) keys[service] = key;
   }
   const authorization = headers.authorization ?? [];
-  if (bearerMayCarryKey && authorization.length > 1) throw new RequestRefused(400, `Authorization was sent ${authorization.length} times; send it once.`);
+  if (bearerMayCarryKey && authorization.length > 1)
+    throw new RequestRefused(400, `Authorization was sent ${authorization.length} times; send it once.`);
   const bearer = /^Bearer\s+(\S+)$/i.exec(String(authorization[0] ?? "").trim())?.[1];
   if (!bearerMayCarryKey || !bearer) return keys;
   const owner = app.credentialHeaders.find((h) => h.bearerKeyPrefix && bearer.startsWith(h.bearerKeyPrefix));
@@ -60,11 +65,17 @@ export async function oauthGate(config: Config, app: App) {
     issuers: config.authIssuers,
     audience: config.authAudience,
     documentationUrl: config.authDocsUrl ?? OAUTH_DOCS_URL,
-    introspection: config.introspectionUrl ? { url: config.introspectionUrl, clientId: config.authClientId!, clientSecret: config.authClientSecret! } : undefined,
+    introspection: config.introspectionUrl
+      ? { url: config.introspectionUrl, clientId: config.authClientId!, clientSecret: config.authClientSecret! }
+      : undefined,
   });
   const { logger } = app.runtime;
   for (const { issuer, error } of await server.discover()) {
-    if (error) logger.warn("OAuth: issuer metadata not reachable yet; tokens from it are refused (503) until it is", { issuer, error });
+    if (error)
+      logger.warn("OAuth: issuer metadata not reachable yet; tokens from it are refused (503) until it is", {
+        issuer,
+        error,
+      });
   }
   const scopes = new Map(app.runtime.tools.map((t) => [t.name, scopeForKind(t.kind)]));
   return createOAuthGate(server, (name) => scopes.get(name), logger);

@@ -24,7 +24,10 @@ type ClientOptions = NonNullable<ConstructorParameters<typeof Client>[1]>;
 
 /** A client of the suite's era (or the one asked for). */
 export function newClient(options: ClientOptions = {}, era: Era = ERA): Client {
-  return new Client({ name: "switchboard-tests", version: "1.0.0" }, { ...options, ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) });
+  return new Client(
+    { name: "switchboard-tests", version: "1.0.0" },
+    { ...options, ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
+  );
 }
 
 /**
@@ -72,8 +75,18 @@ export interface StdioConnection {
 const withToolsets = (args: string[]) => (args.includes("--toolsets") ? args : [...args, "--toolsets", "all"]);
 
 /** Spawns `node dist/cli.js` and connects an SDK client of the suite's era over stdio. */
-export async function connectStdio(env: Record<string, string>, args: string[] = [], options: ClientOptions = {}, era: Era = ERA): Promise<StdioConnection> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...withToolsets(args)], env, stderr: "pipe" });
+export async function connectStdio(
+  env: Record<string, string>,
+  args: string[] = [],
+  options: ClientOptions = {},
+  era: Era = ERA,
+): Promise<StdioConnection> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, ...withToolsets(args)],
+    env,
+    stderr: "pipe",
+  });
   let err = "";
   transport.stderr?.on("data", (chunk: Buffer) => {
     err += chunk.toString();
@@ -95,7 +108,10 @@ export interface HttpServerProcess {
 
 /** Spawns the server with --transport http on a free port and waits until it is ready. */
 export async function spawnHttpServer(env: Record<string, string>, args: string[] = []): Promise<HttpServerProcess> {
-  const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...withToolsets(args)], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...withToolsets(args)], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let err = "";
   let out = "";
   child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
@@ -127,7 +143,12 @@ export async function spawnHttpServer(env: Record<string, string>, args: string[
   };
 }
 
-export async function connectHttp(url: string, headers: Record<string, string> = {}, options: ClientOptions = {}, era: Era = ERA): Promise<Client> {
+export async function connectHttp(
+  url: string,
+  headers: Record<string, string> = {},
+  options: ClientOptions = {},
+  era: Era = ERA,
+): Promise<Client> {
   const client = newClient(options, era);
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   return client;
@@ -143,7 +164,11 @@ export async function call(client: Client, name: string, args: Record<string, un
 }
 
 /** Calls a tool and fails the test with its text when it returns isError. */
-export async function ok<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown> = {}): Promise<T> {
+export async function ok<T = Record<string, unknown>>(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<T> {
   const result = await call(client, name, args);
   if (result.isError) throw new Error(`${name} failed: ${text(result)}`);
   return result.structuredContent as T;
@@ -185,7 +210,12 @@ type Json = Record<string, any>;
  * One raw 2026-07-28 request over HTTP (envelope in `_meta`, the standard headers), answered as
  * JSON or SSE: for what an SDK client does not expose, such as one task's tasks/get from anywhere.
  */
-export async function rpc2026(url: string, method: string, params: Json = {}, options: { capabilities?: Json; headers?: Record<string, string> } = {}): Promise<{ status: number; body: Json }> {
+export async function rpc2026(
+  url: string,
+  method: string,
+  params: Json = {},
+  options: { capabilities?: Json; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: Json }> {
   const name = params.name ?? params.uri ?? params.taskId;
   const message = {
     jsonrpc: "2.0",
@@ -243,7 +273,12 @@ export function openRaw(port: number, send?: string | Buffer): Promise<RawSocket
     let closeNow!: () => void;
     const socket = connect(port, "127.0.0.1");
     rawSockets.push(socket);
-    const r: RawSocket = { socket, data: () => received, openedAt: 0, closed: new Promise<void>((c) => (closeNow = c)) };
+    const r: RawSocket = {
+      socket,
+      data: () => received,
+      openedAt: 0,
+      closed: new Promise<void>((c) => (closeNow = c)),
+    };
     socket.on("data", (c) => (received += c.toString("latin1")));
     socket.on("error", () => undefined);
     socket.once("close", () => {

@@ -58,7 +58,10 @@ export class ByteBudget {
 
   /** Takes `bytes`, waiting up to `waitMs` for holders to release; rejects with BudgetError or the signal's reason. */
   take(bytes: number, waitMs: number, signal?: AbortSignal): Promise<void> {
-    if (bytes > this.size) return Promise.reject(new BudgetError("too-large", bytes, `${bytes} bytes exceed the whole budget of ${this.size}`));
+    if (bytes > this.size)
+      return Promise.reject(
+        new BudgetError("too-large", bytes, `${bytes} bytes exceed the whole budget of ${this.size}`),
+      );
     if (this.tryTake(bytes)) return Promise.resolve();
     return this.enqueue(bytes, false, waitMs, signal);
   }
@@ -98,7 +101,17 @@ export class ByteBudget {
           this.drain(); // a waiter that gave up may have blocked smaller ones behind it
         },
       };
-      const timer = setTimeout(() => waiter.reject(new BudgetError("busy", bytes, `no room for ${bytes} bytes within ${waitMs} ms (${this.used} of ${this.size} in use)`)), waitMs);
+      const timer = setTimeout(
+        () =>
+          waiter.reject(
+            new BudgetError(
+              "busy",
+              bytes,
+              `no room for ${bytes} bytes within ${waitMs} ms (${this.used} of ${this.size} in use)`,
+            ),
+          ),
+        waitMs,
+      );
       const onAbort = () => waiter.reject(signal!.reason);
       signal?.addEventListener("abort", onAbort, { once: true });
       this.waiters.push(waiter);

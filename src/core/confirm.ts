@@ -1,5 +1,10 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { createRequestStateCodec, inputResponse, type RequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  createRequestStateCodec,
+  inputResponse,
+  type RequestStateCodec,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { NeedsInput, ToolError, type ConfirmOutcome, type ConfirmRequest } from "./tool.js";
 
 /** What a confirmation round trip carries in its signed requestState. */
@@ -76,7 +81,11 @@ export class Confirmations {
     key: string | Uint8Array,
     private readonly nonces: NonceStore,
   ) {
-    this.codec = createRequestStateCodec<ConfirmState>({ key, ttlSeconds: STATE_TTL_SECONDS, bind: (ctx) => ctx.mcpReq.method });
+    this.codec = createRequestStateCodec<ConfirmState>({
+      key,
+      ttlSeconds: STATE_TTL_SECONDS,
+      bind: (ctx) => ctx.mcpReq.method,
+    });
   }
 
   /** The SDK's requestState hook: a tampered or expired state never reaches a handler. */
@@ -94,14 +103,24 @@ export class Confirmations {
       const answer = inputResponse(ctx.mcpReq.inputResponses, CONFIRM_KEY);
       if (answer.kind === "elicit") {
         if (state.tenant !== call.tenant) throw new ToolError(OTHER_TENANT);
-        if (answer.action !== "accept" || (answer.content as { confirm?: unknown } | undefined)?.confirm !== true) return "declined";
-        const use = await this.storeCall(() => this.nonces.consume(state.nonce, state.generation, STATE_TTL_SECONDS * 1000), CHECK_UNAVAILABLE);
+        if (answer.action !== "accept" || (answer.content as { confirm?: unknown } | undefined)?.confirm !== true)
+          return "declined";
+        const use = await this.storeCall(
+          () => this.nonces.consume(state.nonce, state.generation, STATE_TTL_SECONDS * 1000),
+          CHECK_UNAVAILABLE,
+        );
         if (use !== "first") throw new ReplayedConfirmation(use, call.verify);
         return "approved";
       }
     }
     const generation = await this.storeCall(() => this.nonces.generation(), ASK_UNAVAILABLE);
-    const next: ConfirmState = { kind: "confirm", digest, nonce: `${randomUUID()}${randomBytes(8).toString("hex")}`, tenant: call.tenant, generation };
+    const next: ConfirmState = {
+      kind: "confirm",
+      digest,
+      nonce: `${randomUUID()}${randomBytes(8).toString("hex")}`,
+      tenant: call.tenant,
+      generation,
+    };
     throw new NeedsInput(CONFIRM_KEY, call.request, { ...next });
   }
 
@@ -115,10 +134,12 @@ export class Confirmations {
   }
 }
 
-const OTHER_TENANT = "This confirmation was asked of another caller (other keys), so it cannot approve this call: nothing was sent or spent. Call the tool again to be asked yourself.";
+const OTHER_TENANT =
+  "This confirmation was asked of another caller (other keys), so it cannot approve this call: nothing was sent or spent. Call the tool again to be asked yourself.";
 const CHECK_UNAVAILABLE =
   "The state store is unavailable, so this confirmation could not be checked as unused: nothing was sent or spent. This is transient and retrying is safe: send the same answer again in a few seconds (if the store restarted meanwhile, you will be told to ask again)";
-const ASK_UNAVAILABLE = "The state store is unavailable, so no confirmation can be asked right now: nothing was sent or spent. This is transient and retrying is safe: call the tool again in a few seconds";
+const ASK_UNAVAILABLE =
+  "The state store is unavailable, so no confirmation can be asked right now: nothing was sent or spent. This is transient and retrying is safe: call the tool again in a few seconds";
 
 /** An answer that was used before, or that cannot be proven unused: replaying it must not spend again. */
 export class ReplayedConfirmation extends ToolError {
@@ -133,5 +154,7 @@ export class ReplayedConfirmation extends ToolError {
 }
 
 function digestOf(tool: string, input: unknown, request: ConfirmRequest): string {
-  return createHash("sha256").update(JSON.stringify([tool, input, request.binding])).digest("base64url");
+  return createHash("sha256")
+    .update(JSON.stringify([tool, input, request.binding]))
+    .digest("base64url");
 }

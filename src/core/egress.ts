@@ -91,7 +91,11 @@ export class Egress {
 export class CallEgress extends Egress {
   private readonly supplied = new Set<string>();
 
-  constructor(configured: Set<string>, records: RecordSecrets, private readonly record: string | undefined) {
+  constructor(
+    configured: Set<string>,
+    records: RecordSecrets,
+    private readonly record: string | undefined,
+  ) {
     super(configured, records);
   }
 
@@ -104,7 +108,8 @@ export class CallEgress extends Egress {
 
   override text(text: string): string {
     let out = super.text(text);
-    for (const set of [this.records.of(this.record), this.supplied]) if (set?.size) out = replaceCut(replaceAll(out, set), set);
+    for (const set of [this.records.of(this.record), this.supplied])
+      if (set?.size) out = replaceCut(replaceAll(out, set), set);
     return out;
   }
 }
@@ -135,7 +140,12 @@ function scrub(value: unknown, egress: Egress, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     if (SECRET_FIELD.test(key) && typeof v === "string") continue;
-    Object.defineProperty(out, key, { value: scrub(v, egress, depth + 1), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: scrub(v, egress, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

@@ -22,12 +22,20 @@ export function describeError(err: unknown, advice: ReadonlyMap<string, ServiceA
 }
 
 export function isAbort(err: unknown): boolean {
-  return err instanceof Error && (err.name === "AbortError" || /cancelled by the client|task cancelled|server shutting down/i.test(err.message));
+  return (
+    err instanceof Error &&
+    (err.name === "AbortError" || /cancelled by the client|task cancelled|server shutting down/i.test(err.message))
+  );
 }
 
 function describeUpstream(err: UpstreamError, advice: ServiceAdvice | undefined, verify?: string): string {
   const status = err.status === undefined ? "no HTTP answer" : `HTTP ${err.status}`;
-  const details = err.details && Object.keys(err.details).length ? `\nDetails: ${Object.entries(err.details).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(", ")}` : "";
+  const details =
+    err.details && Object.keys(err.details).length
+      ? `\nDetails: ${Object.entries(err.details)
+          .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
+          .join(", ")}`
+      : "";
   const head = `The ${err.service} service failed (${status}, ${err.code}) on ${err.request.method} ${err.request.path}: ${err.message}${details}`;
   const next = nextStep(err, advice, verify);
   return next ? `${head}\nNext step: ${next}` : head;
@@ -42,11 +50,14 @@ function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?
     const check = verify ?? "read the resource again";
     return `this request changes state or spends credits, so it was not retried automatically and may or may not have taken effect. Check first (${check}), then retry only if it did not.`;
   }
-  if (err.status === 401) return `the API key was rejected: check ${advice?.keyVariable ?? "the service's API key variable"} (and that it belongs to this service).`;
-  if (err.status === 403) return "the account is not allowed to do this (plan limit or permissions); check the account's plan.";
+  if (err.status === 401)
+    return `the API key was rejected: check ${advice?.keyVariable ?? "the service's API key variable"} (and that it belongs to this service).`;
+  if (err.status === 403)
+    return "the account is not allowed to do this (plan limit or permissions); check the account's plan.";
   if (err.status === 404) return "check the identifier; list the items to find a valid one.";
   if (err.status === 429) {
-    const wait = err.retryAfterMs !== undefined ? `${Math.ceil(err.retryAfterMs / 1000)} s (its Retry-After)` : "a minute";
+    const wait =
+      err.retryAfterMs !== undefined ? `${Math.ceil(err.retryAfterMs / 1000)} s (its Retry-After)` : "a minute";
     return `the service is rate-limiting; wait ${wait} before trying again.`;
   }
   switch (err.code) {

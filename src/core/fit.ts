@@ -28,11 +28,20 @@ export function fitStructured(output: Record<string, unknown>): { output: Record
     else trims.push({ path: largest.path, kept: keep, total: largest.array.length, unit: "items" });
     current = replaceAt(current, largest.keys, largest.array.slice(0, keep)) as Record<string, unknown>;
   }
-  return { output: { ...current, _trimmed: { note: "Result trimmed to fit a model's context; page or filter to read the rest.", trims } }, trims };
+  return {
+    output: {
+      ...current,
+      _trimmed: { note: "Result trimmed to fit a model's context; page or filter to read the rest.", trims },
+    },
+    trims,
+  };
 }
 
 export function fitText(text: string, trims: Trim[]): string {
-  let out = text.length > MAX_TEXT_CHARS ? `${text.slice(0, MAX_TEXT_CHARS)}\n… (${text.length - MAX_TEXT_CHARS} more characters not shown)` : text;
+  let out =
+    text.length > MAX_TEXT_CHARS
+      ? `${text.slice(0, MAX_TEXT_CHARS)}\n… (${text.length - MAX_TEXT_CHARS} more characters not shown)`
+      : text;
   if (trims.length) {
     const what = trims.map((t) => `${t.path || "(root)"}: ${t.kept} of ${t.total} ${t.unit}`).join("; ");
     out += `\n(Trimmed to fit the context: ${what}. Use the tool's paging or filter arguments for the rest.)`;
@@ -48,7 +57,9 @@ function cutStrings(value: unknown, path: string, trims: Trim[]): unknown {
   }
   if (Array.isArray(value)) return value.map((v, i) => cutStrings(v, `${path}[${i}]`, trims));
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutStrings(v, path ? `${path}.${k}` : k, trims)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, cutStrings(v, path ? `${path}.${k}` : k, trims)]),
+    );
   }
   return value;
 }

@@ -251,7 +251,12 @@ function unavailable(): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
 }
 
-function cancelledInFlight(def: ToolDef<any, any>, input: Record<string, unknown>, at: string, runtime: ToolRuntime): CallToolResult {
+function cancelledInFlight(
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  at: string,
+  runtime: ToolRuntime,
+): CallToolResult {
   const check = verifyOf(def, input, runtime) ?? "read the resource again";
   const text =
     `The same call made at ${at} was cancelled before its outcome was known: it may or may not have spent. ` +

@@ -18,12 +18,18 @@ export type LogEcho = (level: LogLevel, message: string, fields?: Record<string,
  * messages, so nothing here ever writes to it. Every line passes the egress scrubber. A logger made
  * for one request (`withEcho`) also sends its lines to that request's client, and to no one else.
  */
-export function createLogger(level: LogLevel, egress: Egress, echo?: LogEcho): Logger & { withEcho(echo: LogEcho): Logger } {
+export function createLogger(
+  level: LogLevel,
+  egress: Egress,
+  echo?: LogEcho,
+): Logger & { withEcho(echo: LogEcho): Logger } {
   const write = (lvl: LogLevel, message: string, fields?: Record<string, unknown>) => {
     const clean = fields ? egress.json(fields) : undefined;
     const text = egress.text(message);
     if (LOG_LEVEL_ORDER[lvl] >= LOG_LEVEL_ORDER[level]) {
-      process.stderr.write(`${egress.text(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: text, ...clean }))}\n`);
+      process.stderr.write(
+        `${egress.text(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: text, ...clean }))}\n`,
+      );
     }
     try {
       echo?.(lvl, text, clean);

@@ -26,7 +26,11 @@ export interface Poller<T> {
 }
 
 /** Makes a poller for one namespace (a tenant's project statuses, say): in process, or leased across replicas. */
-export type PollerFactory = <T>(namespace: string, fetch: (key: string, signal: AbortSignal) => Promise<T>, options: PollerOptions) => Poller<T>;
+export type PollerFactory = <T>(
+  namespace: string,
+  fetch: (key: string, signal: AbortSignal) => Promise<T>,
+  options: PollerOptions,
+) => Poller<T>;
 
 /** One fetch as a result: an error is an answer followers handle, never a throw. */
 export async function settle<T>(fetch: () => Promise<T>): Promise<PollResult<T>> {
@@ -38,7 +42,13 @@ export async function settle<T>(fetch: () => Promise<T>): Promise<PollResult<T>>
 }
 
 /** Hands an answer to the followers `wants` accepts; one that throws does not stop the others. */
-export function handOut<T, F extends { listener: PollListener<T> }>(followers: Iterable<F>, wants: (f: F) => boolean, result: PollResult<T>, logger: Logger, key: string): void {
+export function handOut<T, F extends { listener: PollListener<T> }>(
+  followers: Iterable<F>,
+  wants: (f: F) => boolean,
+  result: PollResult<T>,
+  logger: Logger,
+  key: string,
+): void {
   for (const follower of [...followers]) {
     if (!wants(follower)) continue;
     try {
@@ -83,7 +93,14 @@ export class SharedPoller<T> implements Poller<T> {
   follow(key: string, listener: PollListener<T>): () => void {
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { followers: new Set(), controller: new AbortController(), inFlight: false, freshWanted: false, fetchSeq: 0, lastStart: 0 };
+      entry = {
+        followers: new Set(),
+        controller: new AbortController(),
+        inFlight: false,
+        freshWanted: false,
+        fetchSeq: 0,
+        lastStart: 0,
+      };
       this.entries.set(key, entry);
     }
     const follower: Follower<T> = { listener, fromFetch: entry.fetchSeq + 1 };
@@ -118,7 +135,9 @@ export class SharedPoller<T> implements Poller<T> {
     if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
     handOut(entry.followers, (f) => f.fromFetch <= seq, result, this.options.logger, key);
     if (this.entries.get(key) !== entry) return;
-    const delay = entry.freshWanted ? Math.max(0, entry.lastStart + this.minGapMs - Date.now()) : this.options.intervalMs;
+    const delay = entry.freshWanted
+      ? Math.max(0, entry.lastStart + this.minGapMs - Date.now())
+      : this.options.intervalMs;
     this.schedule(key, entry, delay);
   }
 }

@@ -20,7 +20,9 @@ export function serveStdioApp(rt: McpRuntime, onEnd: () => void): void {
       if (!Array.isArray(uris)) return;
       const stops = uris
         .filter((u): u is string => typeof u === "string")
-        .map((uri) => watchResource(rt, uri, () => void instance?.server.sendResourceUpdated({ uri }).catch(() => undefined)));
+        .map((uri) =>
+          watchResource(rt, uri, () => void instance?.server.sendResourceUpdated({ uri }).catch(() => undefined)),
+        );
       listens.set(m.id, () => stops.forEach((stop) => stop()));
     } else if (m.method === "notifications/cancelled") {
       const id = m.params?.requestId;

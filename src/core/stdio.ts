@@ -1,5 +1,10 @@
 import type { Readable, Writable } from "node:stream";
-import { deserializeMessage, serializeMessage, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
+import {
+  deserializeMessage,
+  serializeMessage,
+  type JSONRPCMessage,
+  type Transport,
+} from "@modelcontextprotocol/server";
 
 /** The largest line served: a launch with a 12 MB attachment is ~16 MB of base64 plus JSON. */
 export const MAX_LINE_BYTES = 20 * 1024 * 1024;
@@ -58,7 +63,11 @@ export class LineTransport implements Transport {
 
   private endLine(): void {
     if (this.dropping) {
-      this.reply(null, -32600, `Request too large: a line of more than ${this.maxLineBytes} bytes was dropped unread. Send less (attach large files by URL).`);
+      this.reply(
+        null,
+        -32600,
+        `Request too large: a line of more than ${this.maxLineBytes} bytes was dropped unread. Send less (attach large files by URL).`,
+      );
     } else if (this.size > 0) {
       this.handleLine(Buffer.concat(this.chunks, this.size).toString("utf8"));
     }
@@ -81,7 +90,11 @@ export class LineTransport implements Transport {
       message = deserializeMessage(JSON.stringify(json));
     } catch {
       const id = (json as { id?: unknown })?.id;
-      this.reply(typeof id === "string" || typeof id === "number" ? id : null, -32600, "Invalid request: not a JSON-RPC 2.0 message");
+      this.reply(
+        typeof id === "string" || typeof id === "number" ? id : null,
+        -32600,
+        "Invalid request: not a JSON-RPC 2.0 message",
+      );
       return;
     }
     this.observe?.(message);

@@ -22,7 +22,10 @@ export class TenantScopes {
   deps<D extends object>(service: string): D {
     const current = (prop: PropertyKey): object => {
       const found = (this.only ?? this.running.getStore())?.get(service);
-      if (!found) throw new Error(`The ${service} service's dependencies were read outside a tool call (${String(prop)}): read them inside a tool's hooks`);
+      if (!found)
+        throw new Error(
+          `The ${service} service's dependencies were read outside a tool call (${String(prop)}): read them inside a tool's hooks`,
+        );
       return found;
     };
     return new Proxy({} as D, {
@@ -67,7 +70,10 @@ export class TenantScopes {
       before: def.before && within(def.before),
       render: within(def.render),
       verify: def.verify && within(def.verify),
-      longRunning: def.longRunning && { ...def.longRunning, resume: def.longRunning.resume && within(def.longRunning.resume) },
+      longRunning: def.longRunning && {
+        ...def.longRunning,
+        resume: def.longRunning.resume && within(def.longRunning.resume),
+      },
     };
   }
 }

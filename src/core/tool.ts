@@ -135,7 +135,11 @@ export interface ToolRuntime {
 }
 
 /** The runtime of one call: its own scrubber, which learns the secrets the call supplies (ctx.secret). */
-export function callRuntime(runtime: ToolRuntime, def: ToolDef<any, any>, input: Record<string, unknown>): ToolRuntime & { egress: CallEgress } {
+export function callRuntime(
+  runtime: ToolRuntime,
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+): ToolRuntime & { egress: CallEgress } {
   return { ...runtime, egress: runtime.egress.forCall(def.secretRecord?.(input)) };
 }
 
@@ -160,11 +164,22 @@ export function inputSchemaOf(def: ToolDef<any, any>): z.ZodObject {
 }
 
 /** Input validation with a message that names the field, the same for plain calls and tasks. */
-export function parseInput(def: ToolDef<any, any>, args: unknown): { ok: true; input: Record<string, unknown> } | { ok: false; result: CallToolResult } {
+export function parseInput(
+  def: ToolDef<any, any>,
+  args: unknown,
+): { ok: true; input: Record<string, unknown> } | { ok: false; result: CallToolResult } {
   const parsed = inputSchemaOf(def).safeParse(args ?? {});
   if (parsed.success) return { ok: true, input: parsed.data };
-  const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(arguments)"}: ${i.message}`).join("; ");
-  return { ok: false, result: { content: [{ type: "text", text: `Invalid arguments for ${def.name}: ${issues}. Nothing was sent upstream.` }], isError: true } };
+  const issues = parsed.error.issues
+    .map((i) => `${i.path.length ? i.path.join(".") : "(arguments)"}: ${i.message}`)
+    .join("; ");
+  return {
+    ok: false,
+    result: {
+      content: [{ type: "text", text: `Invalid arguments for ${def.name}: ${issues}. Nothing was sent upstream.` }],
+      isError: true,
+    },
+  };
 }
 
 /**
@@ -172,7 +187,14 @@ export function parseInput(def: ToolDef<any, any>, args: unknown): { ok: true; i
  * scrubbed first, then fitted to a model's context. Never throws, except the control-flow errors
  * the caller handles (a confirmation that needs input).
  */
-export async function runTool(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, runtime: ToolRuntime, skipBefore = false, resumeFrom?: Record<string, unknown>): Promise<CallToolResult> {
+export async function runTool(
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  ctx: ToolContext,
+  runtime: ToolRuntime,
+  skipBefore = false,
+  resumeFrom?: Record<string, unknown>,
+): Promise<CallToolResult> {
   const started = performance.now();
   try {
     const enter = runtime.enter ?? asIs;
@@ -187,7 +209,12 @@ export async function runTool(def: ToolDef<any, any>, input: Record<string, unkn
 }
 
 /** Runs only `before`; a refusal comes back as the failure result. */
-export async function runBefore(def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ToolContext, runtime: ToolRuntime): Promise<CallToolResult | undefined> {
+export async function runBefore(
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  ctx: ToolContext,
+  runtime: ToolRuntime,
+): Promise<CallToolResult | undefined> {
   if (!def.before) return undefined;
   try {
     await (runtime.enter ?? asIs)(() => def.before!(input, ctx));
@@ -201,11 +228,22 @@ export async function runBefore(def: ToolDef<any, any>, input: Record<string, un
 const asIs = <R>(fn: () => R): R => fn();
 
 /** A write's `verify` advice, computed in the calling tenant's scope (it may read deps like run). */
-export function verifyOf(def: ToolDef<any, any>, input: Record<string, unknown>, runtime: Pick<ToolRuntime, "enter"> | undefined): string | undefined {
+export function verifyOf(
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  runtime: Pick<ToolRuntime, "enter"> | undefined,
+): string | undefined {
   return def.verify && (runtime?.enter ?? asIs)(() => def.verify!(input));
 }
 
-function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: unknown, ctx: ToolContext, runtime: ToolRuntime, started: number): CallToolResult {
+function success(
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  raw: unknown,
+  ctx: ToolContext,
+  runtime: ToolRuntime,
+  started: number,
+): CallToolResult {
   const { egress } = runtime;
   const { output, trims } = fitStructured(egress.json(raw) as Record<string, unknown>);
   ctx.logger.debug("tool call", { tool: def.name, ms: Math.round(performance.now() - started), ok: true });
@@ -217,7 +255,13 @@ function success(def: ToolDef<any, any>, input: Record<string, unknown>, raw: un
  * The result's text. A render that fails comes after the work is done (a write landed, credits
  * were spent): the call still reports that, with how to check it, never an error to retry.
  */
-function renderText(def: ToolDef<any, any>, output: Obj<Shape>, input: Obj<Shape>, ctx: ToolContext, runtime: ToolRuntime): string {
+function renderText(
+  def: ToolDef<any, any>,
+  output: Obj<Shape>,
+  input: Obj<Shape>,
+  ctx: ToolContext,
+  runtime: ToolRuntime,
+): string {
   try {
     return (runtime.enter ?? asIs)(() => def.render(output, input));
   } catch (err) {
@@ -231,7 +275,14 @@ function renderText(def: ToolDef<any, any>, output: Obj<Shape>, input: Obj<Shape
   }
 }
 
-export function failure(def: ToolDef<any, any>, input: Record<string, unknown>, err: unknown, ctx: ToolContext, runtime: ToolRuntime, started: number): CallToolResult {
+export function failure(
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  err: unknown,
+  ctx: ToolContext,
+  runtime: ToolRuntime,
+  started: number,
+): CallToolResult {
   const { egress } = runtime;
   // The SDK aborts with whatever reason the client gave, often a plain string: the signal says it was a cancel.
   const cancelled = isAbort(err) || (ctx.signal.aborted && !(err instanceof ToolError));

@@ -59,7 +59,13 @@ export class PoolCache {
 }
 
 function newPool(origin: string, timeoutMs: number): Pool {
-  return new Pool(origin, { connections: 32, connectTimeout: timeoutMs, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 30_000 });
+  return new Pool(origin, {
+    connections: 32,
+    connectTimeout: timeoutMs,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 30_000,
+  });
 }
 
 export interface RequestOptions {
@@ -90,7 +96,14 @@ export interface RequestInfo {
 }
 
 /** Kinds of failure that are not the upstream's own error answer. */
-export type TransportFailure = "TIMEOUT" | "UNREACHABLE" | "NON_JSON_RESPONSE" | "BODY_TOO_LARGE" | "BUSY" | "CANCELLED" | "HTTP_ERROR";
+export type TransportFailure =
+  | "TIMEOUT"
+  | "UNREACHABLE"
+  | "NON_JSON_RESPONSE"
+  | "BODY_TOO_LARGE"
+  | "BUSY"
+  | "CANCELLED"
+  | "HTTP_ERROR";
 
 /** One error type for every upstream failure: HTTP status, errorCode and message. */
 export class UpstreamError extends Error {
@@ -113,7 +126,13 @@ export class UpstreamError extends Error {
 
   /** Transient failures are worth retrying (for reads) or polling through (for waits). */
   get transient(): boolean {
-    if (this.code === "TIMEOUT" || this.code === "UNREACHABLE" || this.code === "NON_JSON_RESPONSE" || this.code === "BUSY") return true;
+    if (
+      this.code === "TIMEOUT" ||
+      this.code === "UNREACHABLE" ||
+      this.code === "NON_JSON_RESPONSE" ||
+      this.code === "BUSY"
+    )
+      return true;
     return this.status === 429 || (this.status !== undefined && this.status >= 500);
   }
 }
@@ -211,7 +230,13 @@ export class UpstreamClient {
         // A wait longer than the bound is the caller's decision: fail now and say how long.
         if (retryAfterMs !== undefined && retryAfterMs > this.retryAfterCap) throw err;
         const delay = this.retryDelay(attempt, retryAfterMs);
-        this.options.logger.debug("retrying upstream read", { service: this.service, path: req.path, attempt: attempt + 1, delayMs: delay, code: err.code });
+        this.options.logger.debug("retrying upstream read", {
+          service: this.service,
+          path: req.path,
+          attempt: attempt + 1,
+          delayMs: delay,
+          code: err.code,
+        });
         await sleep(delay, req.signal);
       }
     }
@@ -231,7 +256,11 @@ export class UpstreamClient {
   private async once(req: RequestOptions): Promise<UpstreamResponse<unknown>> {
     const path = this.basePath + req.path + queryString(req.query);
     const where: RequestInfo = { method: req.method, path: req.path, idempotent: isIdempotent(req) };
-    if (this.options.missingKey) throw new UpstreamError(this.service, undefined, "MISSING_CREDENTIALS", this.options.missingKey, { ...where, idempotent: true });
+    if (this.options.missingKey)
+      throw new UpstreamError(this.service, undefined, "MISSING_CREDENTIALS", this.options.missingKey, {
+        ...where,
+        idempotent: true,
+      });
     const headers: Record<string, string> = { accept: "application/json", ...this.options.headers };
     let body: string | Buffer | undefined;
     if (req.form) {
@@ -281,7 +310,15 @@ export class UpstreamClient {
       try {
         // undici's own header and body timers would fire before the grace above: the deadline is ours.
         const undiciTimeout = timeoutMs + DEADLINE_GRACE_MS + 1000;
-        const res = await this.pool.request({ path, method: req.method, headers, body, signal, headersTimeout: undiciTimeout, bodyTimeout: undiciTimeout });
+        const res = await this.pool.request({
+          path,
+          method: req.method,
+          headers,
+          body,
+          signal,
+          headersTimeout: undiciTimeout,
+          bodyTimeout: undiciTimeout,
+        });
         progress++;
         status = res.statusCode;
         responseHeaders = res.headers;
@@ -306,16 +343,24 @@ export class UpstreamClient {
         throw this.transportError(err, where, req, deadline.signal.aborted && !req.signal?.aborted);
       } finally {
         clearTimeout(timer);
-        this.options.logger.debug("upstream request", { service: this.service, method: req.method, path: req.path, ms: Math.round(performance.now() - started) });
+        this.options.logger.debug("upstream request", {
+          service: this.service,
+          method: req.method,
+          path: req.path,
+          ms: Math.round(performance.now() - started),
+        });
       }
       // The whole answer is here: it is parsed once, whatever the clock says now. A parse that
       // would need more than the whole budget is refused, not attempted (and not retried).
       const cost = parseCost(bytes);
       if (cost > budget.total) {
         throw new UpstreamError(
-          this.service, undefined, "BODY_TOO_LARGE",
+          this.service,
+          undefined,
+          "BODY_TOO_LARGE",
           `The ${this.service} service's answer (${mib(bytes.length)} of JSON) would take about ${mib(cost)} of memory to parse, more than this server parses at once (UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not parsed.`,
-          where, !where.idempotent,
+          where,
+          !where.idempotent,
         );
       }
       const text = bytes.toString("utf8");
@@ -325,8 +370,20 @@ export class UpstreamClient {
         // A write that reached the upstream but whose answer cannot be read may have taken effect.
         const unknown = !where.idempotent && (error.code === "NON_JSON_RESPONSE" || error.code === "HTTP_ERROR");
         const retryAfterMs = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter);
-        const message = retryAfterMs === undefined ? error.message : `${error.message} (Retry-After: ${Math.ceil(retryAfterMs / 1000)} s)`;
-        throw new UpstreamError(error.service, error.status, error.code, message, where, unknown, retryAfterMs, error.details);
+        const message =
+          retryAfterMs === undefined
+            ? error.message
+            : `${error.message} (Retry-After: ${Math.ceil(retryAfterMs / 1000)} s)`;
+        throw new UpstreamError(
+          error.service,
+          error.status,
+          error.code,
+          message,
+          where,
+          unknown,
+          retryAfterMs,
+          error.details,
+        );
       }
       return { data: error.data, headers: responseHeaders };
     } finally {
@@ -339,30 +396,61 @@ export class UpstreamClient {
     const cause = `upstream answers being read at once already fill this server's budget (UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)})`;
     let message: string;
     if (!sent) message = `Nothing was sent to the ${this.service} service: ${cause}. Try again in a few seconds.`;
-    else if (where.idempotent) message = `The ${this.service} service's answer was not read: ${cause}. Try again in a few seconds.`;
+    else if (where.idempotent)
+      message = `The ${this.service} service's answer was not read: ${cause}. Try again in a few seconds.`;
     else message = `The request reached the ${this.service} service, but its answer was not read: ${cause}.`;
     return new UpstreamError(this.service, undefined, "BUSY", message, where, sent && !where.idempotent);
   }
 
   private tooLargeForBudget(where: RequestInfo, budget: ByteBudget, err: BudgetError): UpstreamError {
-    return new UpstreamError(this.service, undefined, "BODY_TOO_LARGE", `The ${this.service} service's answer (${mib(err.bytes)}) is larger than this server reads at once (UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not read.`, where, !where.idempotent);
+    return new UpstreamError(
+      this.service,
+      undefined,
+      "BODY_TOO_LARGE",
+      `The ${this.service} service's answer (${mib(err.bytes)}) is larger than this server reads at once (UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not read.`,
+      where,
+      !where.idempotent,
+    );
   }
 
-  private parse(status: number, contentType: string, text: string, where: RequestInfo): UpstreamError | { data: unknown } {
+  private parse(
+    status: number,
+    contentType: string,
+    text: string,
+    where: RequestInfo,
+  ): UpstreamError | { data: unknown } {
     const service = this.service;
     let json: unknown;
     try {
       json = text.length ? JSON.parse(text) : undefined;
     } catch {
-      const kind = contentType.includes("json") ? "malformed JSON" : `a non-JSON body (${contentType || "no content type"})`;
+      const kind = contentType.includes("json")
+        ? "malformed JSON"
+        : `a non-JSON body (${contentType || "no content type"})`;
       if (status >= 200 && status < 300) {
-        return new UpstreamError(service, status, "NON_JSON_RESPONSE", `The ${service} service answered HTTP ${status} with ${kind}.`, where);
+        return new UpstreamError(
+          service,
+          status,
+          "NON_JSON_RESPONSE",
+          `The ${service} service answered HTTP ${status} with ${kind}.`,
+          where,
+        );
       }
-      return new UpstreamError(service, status, "HTTP_ERROR", `The ${service} service answered HTTP ${status} with ${kind}: ${this.snippet(text)}`, where);
+      return new UpstreamError(
+        service,
+        status,
+        "HTTP_ERROR",
+        `The ${service} service answered HTTP ${status} with ${kind}: ${this.snippet(text)}`,
+        where,
+      );
     }
     if (status === 401) {
       const body = isObject(json) ? json : {};
-      const message = str(body.error) ?? (isObject(body.error) ? str(body.error.message) : undefined) ?? str(body.message) ?? "Unauthorized";
+      const message =
+        str(body.error) ??
+        (isObject(body.error) ? str(body.error.message) : undefined) ??
+        str(body.message) ??
+        "Unauthorized";
       return new UpstreamError(service, 401, "UNAUTHORIZED", message, where);
     }
     const failure = envelopeFailure(this.options.envelope, json);
@@ -372,7 +460,13 @@ export class UpstreamClient {
       return new UpstreamError(service, status, code, message, where, false, undefined, failure?.details);
     }
     if (!isObject(json) || !("data" in json)) {
-      return new UpstreamError(service, status, "NON_JSON_RESPONSE", `The ${service} service answered without the expected envelope: ${this.snippet(text)}`, where);
+      return new UpstreamError(
+        service,
+        status,
+        "NON_JSON_RESPONSE",
+        `The ${service} service answered without the expected envelope: ${this.snippet(text)}`,
+        where,
+      );
     }
     return { data: json.data };
   }
@@ -385,7 +479,15 @@ export class UpstreamClient {
   private transportError(err: unknown, where: RequestInfo, req: RequestOptions, timedOut: boolean): UpstreamError {
     const write = !where.idempotent;
     if (err instanceof UpstreamError) return err;
-    if (req.signal?.aborted) return new UpstreamError(this.service, undefined, "CANCELLED", "The request was cancelled by the client.", where, write);
+    if (req.signal?.aborted)
+      return new UpstreamError(
+        this.service,
+        undefined,
+        "CANCELLED",
+        "The request was cancelled by the client.",
+        where,
+        write,
+      );
     const e = err as Error & { code?: string };
     if (
       timedOut ||
@@ -394,12 +496,26 @@ export class UpstreamClient {
       e instanceof undiciErrors.ConnectTimeoutError ||
       e.code === "UND_ERR_CONNECT_TIMEOUT"
     ) {
-      return new UpstreamError(this.service, undefined, "TIMEOUT", `The ${this.service} service did not answer within ${this.options.timeoutMs} ms.`, where, write);
+      return new UpstreamError(
+        this.service,
+        undefined,
+        "TIMEOUT",
+        `The ${this.service} service did not answer within ${this.options.timeoutMs} ms.`,
+        where,
+        write,
+      );
     }
     if (e.code === "BODY_TOO_LARGE") {
       return new UpstreamError(this.service, undefined, "BODY_TOO_LARGE", e.message, where, write);
     }
-    return new UpstreamError(this.service, undefined, "UNREACHABLE", `Could not reach the ${this.service} service (${e.code ?? e.message}).`, where, write);
+    return new UpstreamError(
+      this.service,
+      undefined,
+      "UNREACHABLE",
+      `Could not reach the ${this.service} service (${e.code ?? e.message}).`,
+      where,
+      write,
+    );
   }
 }
 
@@ -412,12 +528,20 @@ function isIdempotent(req: RequestOptions): boolean {
   return req.idempotent ?? req.method === "GET";
 }
 
-function envelopeFailure(envelope: Envelope, json: unknown): { code?: string; message?: string; details?: Record<string, unknown> } | undefined {
+function envelopeFailure(
+  envelope: Envelope,
+  json: unknown,
+): { code?: string; message?: string; details?: Record<string, unknown> } | undefined {
   if (!isObject(json)) return undefined;
   if (envelope === "errors-data") {
     const errors = json.errors;
     if (errors === null || errors === undefined) return undefined;
-    if (isObject(errors)) return { code: str(errors.errorCode), message: str(errors.errorMessage), details: isObject(errors.errorDetails) ? errors.errorDetails : undefined };
+    if (isObject(errors))
+      return {
+        code: str(errors.errorCode),
+        message: str(errors.errorMessage),
+        details: isObject(errors.errorDetails) ? errors.errorDetails : undefined,
+      };
     return { message: String(errors) };
   }
   if (json.ok !== false) return undefined;
@@ -431,9 +555,11 @@ function str(v: unknown): string | undefined {
   return typeof v === "string" && v.length > 0 ? v : undefined;
 }
 
-
 function snippet(text: string): string {
-  const flat = text.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+  const flat = text
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   return flat.length > 160 ? `${flat.slice(0, 160)}…` : flat || "(empty)";
 }
 
@@ -453,9 +579,20 @@ function queryString(query: RequestOptions["query"]): string {
  */
 async function readBudgeted(
   body: AsyncIterable<Buffer> & { destroy?: () => void },
-  o: { max: number; contentLength?: number; budget: ByteBudget; waitMs: number; signal: AbortSignal; hold: { bytes: number; waiting: boolean }; onChunk(): void },
+  o: {
+    max: number;
+    contentLength?: number;
+    budget: ByteBudget;
+    waitMs: number;
+    signal: AbortSignal;
+    hold: { bytes: number; waiting: boolean };
+    onChunk(): void;
+  },
 ): Promise<Buffer> {
-  const tooLarge = () => Object.assign(new Error(`The upstream answer exceeded ${Math.round(o.max / 1024)} KiB and was not read.`), { code: "BODY_TOO_LARGE" });
+  const tooLarge = () =>
+    Object.assign(new Error(`The upstream answer exceeded ${Math.round(o.max / 1024)} KiB and was not read.`), {
+      code: "BODY_TOO_LARGE",
+    });
   const take = async (bytes: number) => {
     if (!o.budget.tryTake(bytes)) {
       o.hold.waiting = true;

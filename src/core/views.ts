@@ -27,7 +27,9 @@ export function viewResource(view: ViewDecl): ResourceDef {
     description: view.description,
     mimeType: VIEW_MIME_TYPE,
     artifact: true,
-    meta: { ui: { csp: view.resourceDomains?.length ? { resourceDomains: view.resourceDomains } : {}, prefersBorder: true } },
+    meta: {
+      ui: { csp: view.resourceDomains?.length ? { resourceDomains: view.resourceDomains } : {}, prefersBorder: true },
+    },
     read: async () => {
       try {
         return await readFile(new URL(`./views/${view.file}.html`, import.meta.url), "utf8");

@@ -54,7 +54,8 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
     };
     const onAbort = () => finish(() => reject(spec.signal.reason ?? new Error("aborted")));
     const timer = setTimeout(() => {
-      if (last === undefined) finish(() => reject(new Error(`no answer from the upstream within ${Math.round(spec.timeoutMs / 1000)}s`)));
+      if (last === undefined)
+        finish(() => reject(new Error(`no answer from the upstream within ${Math.round(spec.timeoutMs / 1000)}s`)));
       else {
         const state = last;
         finish(() => resolve({ outcome: "timed_out", state, polls, elapsedMs: Date.now() - started }));
@@ -71,7 +72,8 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
       if (settled || ending) return;
       if (result.error !== undefined) {
         const err = result.error;
-        if (!(err instanceof UpstreamError) || !err.transient || ++failures > maxFailures) return finish(() => reject(err));
+        if (!(err instanceof UpstreamError) || !err.transient || ++failures > maxFailures)
+          return finish(() => reject(err));
         spec.logger.warn("poll failed, will retry", { code: err.code, status: err.status, failures });
         void progress(`Upstream hiccup (${err.code}); still waiting…`);
         return;
@@ -87,7 +89,9 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
         ending = true;
         const count = polls;
         // Let the final progress line go out before the result does.
-        void sent.then(() => finish(() => resolve({ outcome: phase, state, polls: count, elapsedMs, failureMessage: message })));
+        void sent.then(() =>
+          finish(() => resolve({ outcome: phase, state, polls: count, elapsedMs, failureMessage: message })),
+        );
       }
     });
     if (spec.signal.aborted) onAbort();

@@ -39,7 +39,9 @@ export class WatchBudget {
   /** Refuses a listen request naming more URIs than one request may. */
   checkRequest(count: number): void {
     if (count > this.limits.perRequest) {
-      throw new WatchLimitError(`subscriptions/listen names ${count} resources; one request may name at most ${this.limits.perRequest} (MCP_MAX_LISTEN_URIS). Listen to fewer, or split them over several streams.`);
+      throw new WatchLimitError(
+        `subscriptions/listen names ${count} resources; one request may name at most ${this.limits.perRequest} (MCP_MAX_LISTEN_URIS). Listen to fewer, or split them over several streams.`,
+      );
     }
   }
 
@@ -51,12 +53,16 @@ export class WatchBudget {
   acquire(tenant: string, uris: readonly string[], polls: boolean): () => void {
     const held = this.subscriptions.get(tenant) ?? 0;
     if (held + uris.length > this.limits.perTenant) {
-      throw new WatchLimitError(`These keys hold ${held} resource subscriptions on this server; at most ${this.limits.perTenant} are allowed (MCP_MAX_SUBSCRIPTIONS_PER_TENANT). Close a listen stream or unsubscribe first.`);
+      throw new WatchLimitError(
+        `These keys hold ${held} resource subscriptions on this server; at most ${this.limits.perTenant} are allowed (MCP_MAX_SUBSCRIPTIONS_PER_TENANT). Close a listen stream or unsubscribe first.`,
+      );
     }
     const keys = polls ? uris.map((uri) => `${tenant} ${uri}`) : [];
     const fresh = new Set(keys.filter((k) => !this.followed.has(k))).size;
     if (fresh > 0 && this.followed.size + fresh > this.limits.perReplica) {
-      throw new WatchLimitError(`This server already follows ${this.followed.size} resources for its callers, its limit (MCP_MAX_POLLERS); retry later, or subscribe to fewer.`);
+      throw new WatchLimitError(
+        `This server already follows ${this.followed.size} resources for its callers, its limit (MCP_MAX_POLLERS); retry later, or subscribe to fewer.`,
+      );
     }
     this.subscriptions.set(tenant, held + uris.length);
     for (const k of keys) this.followed.set(k, (this.followed.get(k) ?? 0) + 1);

@@ -154,7 +154,12 @@ function accountRouter(accounts: Array<{ key: string; simulator: SimulatorInstan
 }
 
 /** POST a JSON array of fault specs (each with `service`) to inject; DELETE to clear them all. */
-async function controlFaults(req: IncomingMessage, res: ServerResponse, inject: (specs: Array<FaultSpec & { service: string }>) => void, clear: () => void) {
+async function controlFaults(
+  req: IncomingMessage,
+  res: ServerResponse,
+  inject: (specs: Array<FaultSpec & { service: string }>) => void,
+  clear: () => void,
+) {
   try {
     if (req.method === "DELETE") {
       clear();

@@ -93,7 +93,9 @@ export class Router {
 
   private takeFault(method: string, path: string): Fault["action"] | undefined {
     const fault = this.faults.find(
-      (f) => (!f.method || f.method.toUpperCase() === method) && (!f.path || (typeof f.path === "string" ? f.path === path : f.path.test(path))),
+      (f) =>
+        (!f.method || f.method.toUpperCase() === method) &&
+        (!f.path || (typeof f.path === "string" ? f.path === path : f.path.test(path))),
     );
     if (!fault) return undefined;
     if (--fault.left <= 0) this.faults = this.faults.filter((f) => f !== fault);

@@ -8,7 +8,13 @@ import { connectHttp, ok, rpc2026, sleep, until } from "../harness.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
 
 const INTERVAL = 200;
-const CAPS = { MCP_MAX_LISTEN_URIS: 20, MCP_MAX_SUBSCRIPTIONS_PER_TENANT: 30, MCP_MAX_POLLERS: 40, MCP_MAX_SESSIONS_PER_TENANT: 3, MCP_MAX_TASKS_PER_TENANT: 5 };
+const CAPS = {
+  MCP_MAX_LISTEN_URIS: 20,
+  MCP_MAX_SUBSCRIPTIONS_PER_TENANT: 30,
+  MCP_MAX_POLLERS: 40,
+  MCP_MAX_SESSIONS_PER_TENANT: 3,
+  MCP_MAX_TASKS_PER_TENANT: 5,
+};
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const PROJECT_GET = "GET /api/v1/vcaas/projects/:projectId";
 
@@ -20,14 +26,24 @@ async function listenRaw(url: string, resourceSubscriptions: string[], headers: 
   const res = await fetch(url, {
     method: "POST",
     signal: controller.signal,
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen", ...headers },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "subscriptions/listen",
+      ...headers,
+    },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
       method: "subscriptions/listen",
       params: {
         notifications: { resourceSubscriptions },
-        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "flood", version: "1.0.0" }, "io.modelcontextprotocol/clientCapabilities": {} },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientInfo": { name: "flood", version: "1.0.0" },
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
       },
     }),
   });
@@ -44,7 +60,12 @@ async function initialize(url: string, headers: Record<string, string> = {}) {
   const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "flood", version: "1.0.0" } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "flood", version: "1.0.0" } },
+    }),
   });
   const text = await res.text();
   return { status: res.status, text, sessionId: res.headers.get("mcp-session-id") };
@@ -53,13 +74,32 @@ async function initialize(url: string, headers: Record<string, string> = {}) {
 /** A 2025-11-25 session opened with raw requests; returns its tasks/list (the SDK v2 client has no 2025 tasks). */
 async function legacyTasksList(url: string, headers: Record<string, string>) {
   const opened = await initialize(url, headers);
-  const session = { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": opened.sessionId!, "mcp-protocol-version": "2025-11-25" };
-  await fetch(url, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
+  const session = {
+    ...headers,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-session-id": opened.sessionId!,
+    "mcp-protocol-version": "2025-11-25",
+  };
+  await fetch(url, {
+    method: "POST",
+    headers: session,
+    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  });
   let id = 1;
   return async (cursor?: string): Promise<{ result?: unknown; error?: { message: string } }> => {
-    const res = await fetch(url, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tasks/list", params: cursor ? { cursor } : {} }) });
+    const res = await fetch(url, {
+      method: "POST",
+      headers: session,
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tasks/list", params: cursor ? { cursor } : {} }),
+    });
     const text = await res.text();
-    const data = res.headers.get("content-type")?.includes("event-stream") ? text.split("\n").find((l) => l.startsWith("data:"))!.slice(5) : text;
+    const data = res.headers.get("content-type")?.includes("event-stream")
+      ? text
+          .split("\n")
+          .find((l) => l.startsWith("data:"))!
+          .slice(5)
+      : text;
     return JSON.parse(data);
   };
 }
@@ -72,7 +112,14 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
   const projectGets = async () => (await cluster.sandbox!.stats()).services["/build"]?.[PROJECT_GET] ?? 0;
 
   beforeAll(async () => {
-    cluster = await startTestCluster({ replicas: 2, nginx: false, credentials: "caller", pollIntervalMs: INTERVAL, sandboxEnv: { SANDBOX_ACCOUNTS: 2 }, env: { ...CAPS, BUILD_CONFIRM_SPEND: "never" } });
+    cluster = await startTestCluster({
+      replicas: 2,
+      nginx: false,
+      credentials: "caller",
+      pollIntervalMs: INTERVAL,
+      sandboxEnv: { SANDBOX_ACCOUNTS: 2 },
+      env: { ...CAPS, BUILD_CONFIRM_SPEND: "never" },
+    });
     [keyA, keyB] = cluster.sandbox!.buildKeys;
   });
   afterAll(async () => {
@@ -109,7 +156,9 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
       // A second stream of A's would hold 40 > 30.
       const overTenant = await listenRaw(cluster.url, uris("a2", 20), as(keyA));
       expect(overTenant.status).toBe(429);
-      expect(overTenant.error?.message).toMatch(/hold 20 resource subscriptions.*at most 30 are allowed \(MCP_MAX_SUBSCRIPTIONS_PER_TENANT\)/);
+      expect(overTenant.error?.message).toMatch(
+        /hold 20 resource subscriptions.*at most 30 are allowed \(MCP_MAX_SUBSCRIPTIONS_PER_TENANT\)/,
+      );
       // B fills the replica's 40 pollers; anyone with a key (even one no upstream knows) is refused the next.
       streams.push(await b.listen({ resourceSubscriptions: uris("b", 20) }));
       const overReplica = await listenRaw(cluster.url, uris("c", 1), as("tlm_sk_some_other_caller_0000000000"));
@@ -123,7 +172,10 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     } finally {
       await Promise.all(streams.map((s) => s.close()));
     }
-    await until(async () => ((await cluster.replicas[0].healthz()).body as { pollers?: number }).pollers, (n) => n === 0);
+    await until(
+      async () => ((await cluster.replicas[0].healthz()).body as { pollers?: number }).pollers,
+      (n) => n === 0,
+    );
     const c = await connectHttp(cluster.url, as("tlm_sk_some_other_caller_0000000000"), {}, "modern");
     const later = await c.listen({ resourceSubscriptions: uris("c", 1) });
     await later.close();
@@ -142,7 +194,10 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     expect(refused.text).toMatch(/Callers without keys hold 3 open sessions.*MCP_MAX_SESSIONS_PER_TENANT/);
     expect((await initialize(cluster.url, as(keyA))).status).toBe(200);
     // Closing one frees its slot.
-    const del = await fetch(cluster.url, { method: "DELETE", headers: { "mcp-session-id": opened[0], "mcp-protocol-version": "2025-11-25" } });
+    const del = await fetch(cluster.url, {
+      method: "DELETE",
+      headers: { "mcp-session-id": opened[0], "mcp-protocol-version": "2025-11-25" },
+    });
     expect(del.status).toBe(200);
     expect((await initialize(cluster.url)).status).toBe(200);
   });
@@ -150,7 +205,13 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
   it("caps working tasks per tenant (MCP_MAX_TASKS_PER_TENANT) and pages 2025 tasks/list with cursors", async () => {
     const a = await connectHttp(cluster.url, as(keyA), {}, "modern");
     await ok(a, "build_start_agent", { projectId: "booking-app", prompt: "Long work [minutes=100000]" });
-    const wait = (key: string) => rpc2026(cluster.url, "tools/call", { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } }, { headers: as(key), capabilities: TASKS });
+    const wait = (key: string) =>
+      rpc2026(
+        cluster.url,
+        "tools/call",
+        { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } },
+        { headers: as(key), capabilities: TASKS },
+      );
     const started: string[] = [];
     for (let i = 0; i < CAPS.MCP_MAX_TASKS_PER_TENANT; i++) {
       const { body } = await wait(keyA);
@@ -199,11 +260,18 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     const bOnR1 = await connectHttp(r1.url, as(keyB), {}, "modern");
     aOnR1.setNotificationHandler("notifications/resources/list_changed", () => void heard.a++);
     bOnR1.setNotificationHandler("notifications/resources/list_changed", () => void heard.b++);
-    const streams = [await aOnR1.listen({ resourcesListChanged: true }), await bOnR1.listen({ resourcesListChanged: true })];
+    const streams = [
+      await aOnR1.listen({ resourcesListChanged: true }),
+      await bOnR1.listen({ resourcesListChanged: true }),
+    ];
     const aOnR2 = await connectHttp(r2.url, as(keyA), {}, "modern");
     try {
       await ok(aOnR2, "build_create_project", { projectId: "relayed-change" });
-      await until(async () => heard.a, (n) => n >= 1, 15_000);
+      await until(
+        async () => heard.a,
+        (n) => n >= 1,
+        15_000,
+      );
       await sleep(500);
       expect(heard.b).toBe(0);
       // Several tenants live on each replica now; Redis holds no channel per tenant, one pattern in all.

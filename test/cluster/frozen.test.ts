@@ -13,12 +13,25 @@ async function timed(url: string, method: string, params: Record<string, unknown
   const res = await fetch(url, {
     method: "POST",
     signal: AbortSignal.timeout(deadlineMs),
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": method, ...(params.taskId ? { "mcp-name": String(params.taskId) } : {}) },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN,
+      "mcp-method": method,
+      ...(params.taskId ? { "mcp-name": String(params.taskId) } : {}),
+    },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
       method,
-      params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientInfo": { name: "frozen", version: "1.0.0" }, "io.modelcontextprotocol/clientCapabilities": TASKS } },
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MODERN,
+          "io.modelcontextprotocol/clientInfo": { name: "frozen", version: "1.0.0" },
+          "io.modelcontextprotocol/clientCapabilities": TASKS,
+        },
+      },
     }),
   });
   const text = await res.text();
@@ -41,12 +54,24 @@ describeCluster("a frozen replica behind nginx", () => {
     const res = await fetch(cluster.url, {
       method: "POST",
       signal: controller.signal,
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN, "mcp-method": "subscriptions/listen" },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "subscriptions/listen",
+      },
       body: JSON.stringify({
         jsonrpc: "2.0",
         id: 1,
         method: "subscriptions/listen",
-        params: { notifications: { resourcesListChanged: true }, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientInfo": { name: "frozen", version: "1.0.0" }, "io.modelcontextprotocol/clientCapabilities": {} } },
+        params: {
+          notifications: { resourcesListChanged: true },
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": { name: "frozen", version: "1.0.0" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
       }),
     });
     expect(res.status).toBe(200);
@@ -68,7 +93,12 @@ describeCluster("a frozen replica behind nginx", () => {
       // least_conn spreads these over the three replicas: some reach the frozen one first.
       for (let i = 0; i < 9; i++) {
         const method = i % 3 === 2 ? "tasks/get" : "tools/list";
-        const answer = await timed(cluster.url, method, method === "tasks/get" ? { taskId: "no-such-task" } : {}, 40_000);
+        const answer = await timed(
+          cluster.url,
+          method,
+          method === "tasks/get" ? { taskId: "no-such-task" } : {},
+          40_000,
+        );
         expect(answer.status, answer.text).toBe(200);
         expect(answer.ms).toBeLessThan(25_000);
         if (method === "tools/list") expect(answer.text).toContain("build_get_project");
@@ -79,6 +109,8 @@ describeCluster("a frozen replica behind nginx", () => {
     }
     // nginx did try the frozen replica and moved on: a retried request lists two addresses, the first timed out.
     const lines = cluster.nginxLog!().slice(before).split("\n");
-    expect(lines.some((l) => l.includes(`upstream=127.0.0.1:${frozen.port}, `) && /upstream_status=504, 200/.test(l))).toBe(true);
+    expect(
+      lines.some((l) => l.includes(`upstream=127.0.0.1:${frozen.port}, `) && /upstream_status=504, 200/.test(l)),
+    ).toBe(true);
   });
 });

@@ -17,10 +17,16 @@ const REQUEST_DEADLINE_MS = 8000;
 
 type Json = Record<string, any>;
 
-const hitsOf = async (cluster: TestCluster, route: string) => (await cluster.sandbox!.stats()).services["/build"]?.[route] ?? 0;
+const hitsOf = async (cluster: TestCluster, route: string) =>
+  (await cluster.sandbox!.stats()).services["/build"]?.[route] ?? 0;
 
 /** Polls a task through the balancer until it ends; every status line seen is kept. */
-async function taskResult(url: string, taskId: string, headers: Record<string, string> = {}, timeoutMs = 45_000): Promise<{ task: Json; lines: string[] }> {
+async function taskResult(
+  url: string,
+  taskId: string,
+  headers: Record<string, string> = {},
+  timeoutMs = 45_000,
+): Promise<{ task: Json; lines: string[] }> {
   const lines: string[] = [];
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -28,13 +34,17 @@ async function taskResult(url: string, taskId: string, headers: Record<string, s
     const task = body.result ?? {};
     if (task.statusMessage && lines.at(-1) !== task.statusMessage) lines.push(task.statusMessage);
     if (["completed", "failed", "cancelled"].includes(task.status)) return { task, lines };
-    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${task.status ?? JSON.stringify(body)} after ${timeoutMs} ms: ${lines.join(" | ")}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `task ${taskId} still ${task.status ?? JSON.stringify(body)} after ${timeoutMs} ms: ${lines.join(" | ")}`,
+      );
     await sleep(200);
   }
 }
 
 /** The replica's log says it adopted this task. */
-const tookOver = (log: string, taskId: string) => log.split("\n").some((line) => line.includes("task taken over") && line.includes(taskId));
+const tookOver = (log: string, taskId: string) =>
+  log.split("\n").some((line) => line.includes("task taken over") && line.includes(taskId));
 
 const startTask = async (url: string, name: string, args: Json, headers: Record<string, string> = {}) => {
   const { body } = await rpc2026(url, "tools/call", { name, arguments: args }, { headers, capabilities: TASKS });
@@ -49,10 +59,19 @@ const startTask = async (url: string, name: string, args: Json, headers: Record<
  */
 async function launchConfirmed(cluster: TestCluster, projectId: string) {
   const before = await hitsOf(cluster, `POST ${API}/projects/launch`);
-  const task = await startTask(cluster.url, "build_launch_project", { projectId, prompt: "Landing page [minutes=60]", wait: true });
+  const task = await startTask(cluster.url, "build_launch_project", {
+    projectId,
+    prompt: "Landing page [minutes=60]",
+    wait: true,
+  });
   const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
   expect(follower).toBeDefined();
-  await until(async () => (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result?.statusMessage ?? "", (m) => /Agent|created/.test(m));
+  await until(
+    async () =>
+      (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result
+        ?.statusMessage ?? "",
+    (m) => /Agent|created/.test(m),
+  );
   return { before, task, follower };
 }
 
@@ -60,7 +79,13 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
   let cluster: TestCluster;
 
   beforeAll(async () => {
-    cluster = await startTestCluster({ replicas: 3, pollIntervalMs: INTERVAL, timeScale: 600, env: { MCP_LEASE_MS: LEASE_MS }, args: ["--toolsets", "all"] });
+    cluster = await startTestCluster({
+      replicas: 3,
+      pollIntervalMs: INTERVAL,
+      timeScale: 600,
+      env: { MCP_LEASE_MS: LEASE_MS },
+      args: ["--toolsets", "all"],
+    });
     expect(cluster.state).toBe(true);
   });
   afterAll(async () => {
@@ -73,7 +98,10 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     await follower.kill("SIGKILL");
     const { task: done, lines } = await taskResult(cluster.url, task.taskId);
     expect(done.status).toBe("completed");
-    expect(done.result.structuredContent).toMatchObject({ projectId: "survives-a-crash", wait: { outcome: "done", until: "agent" } });
+    expect(done.result.structuredContent).toMatchObject({
+      projectId: "survives-a-crash",
+      wait: { outcome: "done", until: "agent" },
+    });
     expect(lines.join("\n")).toMatch(/taken over by another replica/);
     // The launch spends credits: it went upstream once, never again on takeover.
     expect((await hitsOf(cluster, `POST ${API}/projects/launch`)) - before).toBe(1);
@@ -85,12 +113,20 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     const { before, task, follower } = await launchConfirmed(cluster, "wakes-up-late");
     expect(follower.signal("SIGSTOP")).toBe(true);
     try {
-      await until(async () => cluster.replicas.filter((r) => r !== follower && tookOver(r.output(), task.taskId)).length, (n) => n === 1, 4 * LEASE_MS);
+      await until(
+        async () => cluster.replicas.filter((r) => r !== follower && tookOver(r.output(), task.taskId)).length,
+        (n) => n === 1,
+        4 * LEASE_MS,
+      );
     } finally {
       follower.signal("SIGCONT");
     }
     // Awake again, it learns at its next lease renewal that the task is followed elsewhere.
-    await until(async () => follower.output(), (out) => out.split("\n").some((l) => l.includes("stopped following it here") && l.includes(task.taskId)), 2 * LEASE_MS);
+    await until(
+      async () => follower.output(),
+      (out) => out.split("\n").some((l) => l.includes("stopped following it here") && l.includes(task.taskId)),
+      2 * LEASE_MS,
+    );
     const { task: done } = await taskResult(cluster.url, task.taskId);
     expect(done.status).toBe("completed");
     expect(done.result.structuredContent).toMatchObject({ projectId: "wakes-up-late", wait: { outcome: "done" } });
@@ -107,12 +143,19 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     const streams = [await onR2.listen({ resourceSubscriptions: [uri] })];
     try {
       // r2 follows the project first, so r2 holds its poll lease; r1 then only listens.
-      const lease = await until(async () => (await cluster.redis.keys("sb:poll:lease:*:project:*spring-campaign")) as string[], (keys) => keys.length === 1);
+      const lease = await until(
+        async () => (await cluster.redis.keys("sb:poll:lease:*:project:*spring-campaign")) as string[],
+        (keys) => keys.length === 1,
+      );
       expect(await cluster.redis.command("GET", lease[0])).toBe("r2");
       streams.push(await onR1.listen({ resourceSubscriptions: [uri] }));
       await sleep(INTERVAL * 2);
       await ok(onR2, "build_start_agent", { projectId: "spring-campaign", prompt: "New hero [minutes=5]" });
-      await until(async () => heard.length, (n) => n >= 1, 15_000);
+      await until(
+        async () => heard.length,
+        (n) => n >= 1,
+        15_000,
+      );
       expect(heard.every((u) => u === uri)).toBe(true);
       expect(await cluster.redis.command("GET", lease[0])).toBe("r2"); // r1 never polled it
     } finally {
@@ -143,7 +186,12 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     const opened = Date.now();
     const start = await hitsOf(cluster, route);
     // A window of 12 polls, however long a loaded machine makes each one take.
-    const polls = (await until(() => hitsOf(cluster, route), (n) => n - start >= 12, 20_000)) - start;
+    const polls =
+      (await until(
+        () => hitsOf(cluster, route),
+        (n) => n - start >= 12,
+        20_000,
+      )) - start;
     const elapsed = Date.now() - opened;
     await listener.quit();
     // One poller cluster-wide starts a poll at most once per interval (+2 for a lease handed over under
@@ -164,7 +212,10 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     const task = await startTask(cluster.url, "build_wait", { projectId: "acme-storefront", until: "agent" });
     const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
     // A blocking call in flight on that replica (no progress token: a plain JSON answer in ~2 s).
-    const inFlight = rpc2026(follower.url, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent", timeoutSeconds: 2 } });
+    const inFlight = rpc2026(follower.url, "tools/call", {
+      name: "build_wait",
+      arguments: { projectId: "acme-storefront", until: "agent", timeoutSeconds: 2 },
+    });
     await sleep(300);
     const stopping = follower.kill("SIGTERM", 20_000);
     const answer = await inFlight;
@@ -188,7 +239,11 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     expect(during.body.error?.message).toMatch(/task store is unavailable right now.*retry/);
     expect((await cluster.replicas[0].readyz()).status).toBe(503);
     await cluster.redis.start();
-    await until(async () => (await cluster.replicas[0].readyz()).status, (s) => s === 200, 10_000);
+    await until(
+      async () => (await cluster.replicas[0].readyz()).status,
+      (s) => s === 200,
+      10_000,
+    );
     // Redis came back empty; the replica following the task writes its end back when it comes.
     const { task: done } = await taskResult(cluster.url, task.taskId);
     expect(done.status).toBe("completed");
@@ -199,19 +254,47 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
 
 /** A raw 2025-11-25 session on one replica: initialize, then requests that may block for long. */
 async function open2025(url: string) {
-  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" };
-  const post = async (body: Json, sessionId?: string) => {
-    const res = await fetch(url, { method: "POST", headers: { ...headers, ...(sessionId ? { "mcp-session-id": sessionId } : {}) }, body: JSON.stringify(body) });
-    const text = await res.text();
-    const data = text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)) as Json);
-    return { res, answer: (data.find((d) => d.id === body.id) ?? (text.startsWith("{") ? JSON.parse(text) : undefined)) as Json | undefined };
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
   };
-  const init = await post({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: { tasks: {} }, clientInfo: { name: "raw-2025", version: "1.0.0" } } });
+  const post = async (body: Json, sessionId?: string) => {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { ...headers, ...(sessionId ? { "mcp-session-id": sessionId } : {}) },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    const data = text
+      .split("\n")
+      .filter((l) => l.startsWith("data:"))
+      .map((l) => JSON.parse(l.slice(5)) as Json);
+    return {
+      res,
+      answer: (data.find((d) => d.id === body.id) ?? (text.startsWith("{") ? JSON.parse(text) : undefined)) as
+        | Json
+        | undefined,
+    };
+  };
+  const init = await post({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: { tasks: {} },
+      clientInfo: { name: "raw-2025", version: "1.0.0" },
+    },
+  });
   const sessionId = init.res.headers.get("mcp-session-id") ?? undefined;
   expect(sessionId).toBeDefined();
   await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
   let id = 1;
-  return { request: async (method: string, params: Json) => (await post({ jsonrpc: "2.0", id: id++, method, params }, sessionId)).answer };
+  return {
+    request: async (method: string, params: Json) =>
+      (await post({ jsonrpc: "2.0", id: id++, method, params }, sessionId)).answer,
+  };
 }
 
 describeCluster("money and state across Redis restarts and replica deaths (issue 18)", () => {
@@ -220,14 +303,33 @@ describeCluster("money and state across Redis restarts and replica deaths (issue
   const accept = { confirm_spend: { action: "accept", content: { confirm: true } } };
   const launches = () => hitsOf(cluster, `POST ${API}/projects/launch`);
   const launch = (projectId: string, answer?: { requestState: string }) =>
-    rpc2026(cluster.url, "tools/call", { name: "build_launch_project", arguments: { projectId, prompt: "Landing page" }, ...(answer ? { inputResponses: accept, ...answer } : {}) }, { capabilities: elicit });
+    rpc2026(
+      cluster.url,
+      "tools/call",
+      {
+        name: "build_launch_project",
+        arguments: { projectId, prompt: "Landing page" },
+        ...(answer ? { inputResponses: accept, ...answer } : {}),
+      },
+      { capabilities: elicit },
+    );
   const redisBack = async () => {
     await cluster.redis.start();
-    for (const replica of cluster.replicas) await until(async () => (await replica.readyz()).status, (s) => s === 200, 15_000);
+    for (const replica of cluster.replicas)
+      await until(
+        async () => (await replica.readyz()).status,
+        (s) => s === 200,
+        15_000,
+      );
   };
 
   beforeAll(async () => {
-    cluster = await startTestCluster({ replicas: 3, pollIntervalMs: INTERVAL, timeScale: 600, env: { MCP_LEASE_MS: LEASE_MS, UPSTREAM_TIMEOUT_MS: REQUEST_DEADLINE_MS } });
+    cluster = await startTestCluster({
+      replicas: 3,
+      pollIntervalMs: INTERVAL,
+      timeScale: 600,
+      env: { MCP_LEASE_MS: LEASE_MS, UPSTREAM_TIMEOUT_MS: REQUEST_DEADLINE_MS },
+    });
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -259,14 +361,18 @@ describeCluster("money and state across Redis restarts and replica deaths (issue
     try {
       const during = (await launch("asked-before-outage", { requestState: asked.requestState })).body.result;
       expect(during.isError).toBe(true);
-      expect(during.content[0].text).toMatch(/state store is unavailable.*nothing was sent or spent.*retrying is safe/s);
+      expect(during.content[0].text).toMatch(
+        /state store is unavailable.*nothing was sent or spent.*retrying is safe/s,
+      );
       expect(during.content[0].text).not.toMatch(/This is a bug/);
     } finally {
       await redisBack();
     }
     expect((await launches()) - before).toBe(0);
     // Redis came back empty: that answer cannot be proven unused any more; asking again works.
-    expect((await launch("asked-before-outage", { requestState: asked.requestState })).body.result.content[0].text).toMatch(/cannot be proven unused/);
+    expect(
+      (await launch("asked-before-outage", { requestState: asked.requestState })).body.result.content[0].text,
+    ).toMatch(/cannot be proven unused/);
     const again = (await launch("asked-before-outage")).body.result;
     expect((await launch("asked-before-outage", { requestState: again.requestState })).body.result.isError).toBeFalsy();
     expect((await launches()) - before).toBe(1);
@@ -275,8 +381,14 @@ describeCluster("money and state across Redis restarts and replica deaths (issue
   it("does not fail a launch caught mid-POST by its replica's death before the request's deadline, then names the exact check", async () => {
     const before = await launches();
     // The service takes 3 s to take the launch in: the POST is in flight when its replica dies.
-    await cluster.sandbox!.faults([{ service: "build", fault: "slow", arg: 3000, method: "POST", path: `${API}/projects/launch` }]);
-    const task = await startTask(cluster.url, "build_launch_project", { projectId: "mid-post", prompt: "Shop [minutes=60]", wait: true });
+    await cluster.sandbox!.faults([
+      { service: "build", fault: "slow", arg: 3000, method: "POST", path: `${API}/projects/launch` },
+    ]);
+    const task = await startTask(cluster.url, "build_launch_project", {
+      projectId: "mid-post",
+      prompt: "Shop [minutes=60]",
+      wait: true,
+    });
     const follower = cluster.replicas.find((r) => r.output().includes(task.taskId))!;
     await sleep(300);
     await follower.kill("SIGKILL");
@@ -290,18 +402,25 @@ describeCluster("money and state across Redis restarts and replica deaths (issue
   async function expectKnownByDeadline(task: Json, before: number) {
     const seen: Array<{ at: number; status: string }> = [];
     let done: Json = {};
-    await until(async () => {
-      done = (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result ?? {};
-      seen.push({ at: Date.now() - Date.parse(task.createdAt), status: done.status });
-      return done.status;
-    }, (status) => status === "failed", 30_000);
+    await until(
+      async () => {
+        done =
+          (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result ?? {};
+        seen.push({ at: Date.now() - Date.parse(task.createdAt), status: done.status });
+        return done.status;
+      },
+      (status) => status === "failed",
+      30_000,
+    );
     // Nothing was declared before the request's own deadline had passed (the POST landed meanwhile).
     expect(seen.filter((s) => s.at < REQUEST_DEADLINE_MS).every((s) => s.status === "working")).toBe(true);
     expect(seen.find((s) => s.status === "failed")!.at).toBeGreaterThanOrEqual(REQUEST_DEADLINE_MS);
     expect((await launches()) - before).toBe(1);
     const message = String(done.error?.message);
     expect(message).toMatch(/outcome is unknown.*not sent again/s);
-    expect(message).toMatch(/build_list_projects with search "mid-post" and look for "mid-post" or "mid-post-" followed by 2-6 letters or digits/);
+    expect(message).toMatch(
+      /build_list_projects with search "mid-post" and look for "mid-post" or "mid-post-" followed by 2-6 letters or digits/,
+    );
     expect(message).not.toMatch(/call build_launch_project again/);
   }
 
@@ -316,15 +435,23 @@ describeCluster("money and state across Redis restarts and replica deaths (issue
     await sleep(500);
     await cluster.redis.kill("SIGKILL");
     await redisBack();
-    const status = async () => (await rpc2026(b.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body;
+    const status = async () =>
+      (await rpc2026(b.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body;
     // Its follower put it back as soon as Redis answered again, not at the task's end.
-    await until(async () => (await status()).result?.status, (s) => s === "working", 3000);
+    await until(
+      async () => (await status()).result?.status,
+      (s) => s === "working",
+      3000,
+    );
     // Then the follower dies: another replica finds it in the working set and adopts it.
     await a.kill("SIGKILL");
     try {
       const answer = await blocking;
       expect(answer?.error).toBeUndefined();
-      expect(answer?.structuredContent ?? answer?.result?.structuredContent).toMatchObject({ project: { projectId: "acme-storefront" }, outcome: "done" });
+      expect(answer?.structuredContent ?? answer?.result?.structuredContent).toMatchObject({
+        project: { projectId: "acme-storefront" },
+        outcome: "done",
+      });
       expect(cluster.replicas.filter((r) => r !== a && tookOver(r.output(), task.taskId))).toHaveLength(1);
     } finally {
       await a.start();
@@ -340,7 +467,15 @@ describeCluster("per-user keys across replicas: two tenants, one project id", ()
   const as = (key: string) => ({ "x-build-api-key": key });
 
   beforeAll(async () => {
-    cluster = await startTestCluster({ replicas: 3, credentials: "caller", pollIntervalMs: INTERVAL, timeScale: 600, sandboxEnv: { SANDBOX_ACCOUNTS: 2 }, env: { MCP_LEASE_MS: LEASE_MS }, args: ["--toolsets", "all"] });
+    cluster = await startTestCluster({
+      replicas: 3,
+      credentials: "caller",
+      pollIntervalMs: INTERVAL,
+      timeScale: 600,
+      sandboxEnv: { SANDBOX_ACCOUNTS: 2 },
+      env: { MCP_LEASE_MS: LEASE_MS },
+      args: ["--toolsets", "all"],
+    });
     [keyA, keyB] = cluster.sandbox!.buildKeys;
   });
   afterAll(async () => {
@@ -360,24 +495,39 @@ describeCluster("per-user keys across replicas: two tenants, one project id", ()
     aOnR3.setNotificationHandler("notifications/resources/updated", () => void heard.a++);
     bOnR1.setNotificationHandler("notifications/resources/updated", () => void heard.b++);
     const uri = "build://projects/acme-storefront";
-    const streams = [await aOnR3.listen({ resourceSubscriptions: [uri] }), await bOnR1.listen({ resourceSubscriptions: [uri] })];
+    const streams = [
+      await aOnR3.listen({ resourceSubscriptions: [uri] }),
+      await bOnR1.listen({ resourceSubscriptions: [uri] }),
+    ];
     await sleep(INTERVAL * 3);
 
     // Tasks: A's wait, asked for from every replica by B, is nobody's; A sees it anywhere.
     await ok(a, "build_start_agent", { projectId: "acme-storefront", prompt: "Add a blog [minutes=100000]" });
     const task = await startTask(cluster.url, "build_wait", { projectId: "acme-storefront", until: "agent" }, as(keyA));
     for (const replica of cluster.replicas) {
-      expect((await rpc2026(replica.url, "tasks/get", { taskId: task.taskId }, { headers: as(keyB), capabilities: TASKS })).body.error?.message).toMatch(/Task not found/);
-      expect((await rpc2026(replica.url, "tasks/get", { taskId: task.taskId }, { headers: as(keyA), capabilities: TASKS })).body.result?.status).toBe("working");
+      expect(
+        (await rpc2026(replica.url, "tasks/get", { taskId: task.taskId }, { headers: as(keyB), capabilities: TASKS }))
+          .body.error?.message,
+      ).toMatch(/Task not found/);
+      expect(
+        (await rpc2026(replica.url, "tasks/get", { taskId: task.taskId }, { headers: as(keyA), capabilities: TASKS }))
+          .body.result?.status,
+      ).toBe("working");
     }
-    await until(async () => heard.a, (n) => n >= 1, 15_000);
+    await until(
+      async () => heard.a,
+      (n) => n >= 1,
+      15_000,
+    );
     await sleep(INTERVAL * 4);
     expect(heard.b).toBe(0);
 
     // At rest: the task is sealed (its keys are inside), and no key appears anywhere in Redis.
     const dump = await cluster.redis.dump("*");
     const everything = JSON.stringify(dump);
-    const stored = Object.entries(dump).filter(([k]) => k.startsWith("sb:task:")).map(([, e]) => JSON.parse(String(e.value)) as Json);
+    const stored = Object.entries(dump)
+      .filter(([k]) => k.startsWith("sb:task:"))
+      .map(([, e]) => JSON.parse(String(e.value)) as Json);
     expect(stored.find((t) => t.taskId === task.taskId)?.sealed).toMatch(/^v1\./);
     for (const key of [keyA, keyB]) expect(everything).not.toContain(key);
 

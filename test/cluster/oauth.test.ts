@@ -13,7 +13,15 @@ import { startIdp, type Idp } from "../oauth/idp.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const URL_ELICITATION = { capabilities: { elicitation: { form: {}, url: {} } } };
 
@@ -29,13 +37,22 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     if (!haveChromium) return;
     const port = await freePort();
     publicUrl = `http://127.0.0.1:${port}/mcp`;
-    [idp, browser] = await Promise.all([startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl] }), chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS })]);
+    [idp, browser] = await Promise.all([
+      startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl] }),
+      chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }),
+    ]);
     cluster = await startTestCluster({
       replicas: 2,
       port,
       credentials: "caller",
       sandboxEnv: { SANDBOX_ACCOUNTS: "2" },
-      env: { MCP_CREDENTIALS: "linked", MCP_AUTH: "oauth", MCP_PUBLIC_URL: publicUrl, MCP_AUTH_ISSUER: idp.issuer, BUILD_CONFIRM_SPEND: "never" },
+      env: {
+        MCP_CREDENTIALS: "linked",
+        MCP_AUTH: "oauth",
+        MCP_PUBLIC_URL: publicUrl,
+        MCP_AUTH_ISSUER: idp.issuer,
+        BUILD_CONFIRM_SPEND: "never",
+      },
       logLevel: "debug",
     });
   });
@@ -46,7 +63,12 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     await idp?.close();
   });
 
-  async function user(name: string, era: "legacy" | "modern", key: string | undefined, provider = new TestOAuthProvider()) {
+  async function user(
+    name: string,
+    era: "legacy" | "modern",
+    key: string | undefined,
+    provider = new TestOAuthProvider(),
+  ) {
     const client = await connectWithOAuth(publicUrl, provider, browser, name, era, URL_ELICITATION);
     clients.push(client);
     const links: string[] = [];
@@ -77,15 +99,44 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     // Bob: no links, no way to read alice's account, none of her tasks.
     const bob = await user("bob", "legacy", undefined);
     const listed = await call(bob.client, "account_linked_services");
-    expect((listed.structuredContent as { services: Array<{ linked: boolean }> }).services.every((s) => !s.linked)).toBe(true);
+    expect(
+      (listed.structuredContent as { services: Array<{ linked: boolean }> }).services.every((s) => !s.linked),
+    ).toBe(true);
     const read = await bob.client.readResource({ uri: "build://account" }).catch((e: Error) => e);
-    expect(String(read instanceof Error ? read.message : JSON.stringify(read))).toMatch(/No project build service key is linked/);
+    expect(String(read instanceof Error ? read.message : JSON.stringify(read))).toMatch(
+      /No project build service key is linked/,
+    );
 
     const bearer = (p: TestOAuthProvider) => ({ authorization: `Bearer ${p.accessToken}` });
-    const task = (await rpc2026(publicUrl, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent", timeoutSeconds: 5 } }, { headers: bearer(alice.provider), capabilities: TASKS })).body.result;
+    const task = (
+      await rpc2026(
+        publicUrl,
+        "tools/call",
+        { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent", timeoutSeconds: 5 } },
+        { headers: bearer(alice.provider), capabilities: TASKS },
+      )
+    ).body.result;
     expect(task?.resultType).toBe("task");
-    expect((await rpc2026(publicUrl, "tasks/get", { taskId: task.taskId }, { headers: bearer(alice.provider), capabilities: TASKS })).body.result?.taskId).toBe(task.taskId);
-    expect((await rpc2026(publicUrl, "tasks/get", { taskId: task.taskId }, { headers: bearer(bob.provider), capabilities: TASKS })).body.error?.message).toMatch(/Task not found/);
+    expect(
+      (
+        await rpc2026(
+          publicUrl,
+          "tasks/get",
+          { taskId: task.taskId },
+          { headers: bearer(alice.provider), capabilities: TASKS },
+        )
+      ).body.result?.taskId,
+    ).toBe(task.taskId);
+    expect(
+      (
+        await rpc2026(
+          publicUrl,
+          "tasks/get",
+          { taskId: task.taskId },
+          { headers: bearer(bob.provider), capabilities: TASKS },
+        )
+      ).body.error?.message,
+    ).toMatch(/Task not found/);
   });
 
   it("lets a resource read on one replica use a key linked through another", async ({ skip }) => {
@@ -94,10 +145,19 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     const dora = await user("dora", "modern", undefined);
     const headers = { authorization: `Bearer ${dora.provider.accessToken}` };
     const [r1, r2] = cluster.replicas;
-    const readOn = async (replica: (typeof cluster.replicas)[number]) => (await rpc2026(replica.url, "resources/read", { uri: "build://account" }, { headers })).body;
+    const readOn = async (replica: (typeof cluster.replicas)[number]) =>
+      (await rpc2026(replica.url, "resources/read", { uri: "build://account" }, { headers })).body;
     // Both replicas know dora's tenant (without a key) before she links one.
-    for (const replica of [r1, r2]) expect(JSON.stringify(await readOn(replica))).toMatch(/No project build service key is linked/);
-    const asked = (await rpc2026(r1.url, "tools/call", { name: "build_get_account", arguments: {} }, { headers, capabilities: { elicitation: { url: {} } } })).body.result;
+    for (const replica of [r1, r2])
+      expect(JSON.stringify(await readOn(replica))).toMatch(/No project build service key is linked/);
+    const asked = (
+      await rpc2026(
+        r1.url,
+        "tools/call",
+        { name: "build_get_account", arguments: {} },
+        { headers, capabilities: { elicitation: { url: {} } } },
+      )
+    ).body.result;
     expect(asked?.resultType).toBe("input_required");
     const [request] = Object.values(asked.inputRequests as Record<string, { params: { mode: string; url: string } }>);
     expect(request.params.mode).toBe("url");
@@ -123,6 +183,7 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     const after = await user("carol", "modern", undefined, provider);
     const account = await call(after.client, "build_get_account");
     expect(account.isError, text(account)).toBeFalsy();
-    for (const replica of cluster.replicas) for (const key of cluster.sandbox!.buildKeys) expect(replica.output()).not.toContain(key);
+    for (const replica of cluster.replicas)
+      for (const key of cluster.sandbox!.buildKeys) expect(replica.output()).not.toContain(key);
   });
 });

@@ -34,13 +34,20 @@ describeCluster("two replicas, one Redis: a retried paid launch spends once", ()
       const gaveUp = new AbortController();
       const lines: string[] = [];
       const cut = first
-        .callTool({ name: "build_launch_project", arguments: args }, {
-          signal: gaveUp.signal,
-          onprogress: (p) => lines.push(p.message ?? ""),
-        })
+        .callTool(
+          { name: "build_launch_project", arguments: args },
+          {
+            signal: gaveUp.signal,
+            onprogress: (p) => lines.push(p.message ?? ""),
+          },
+        )
         .catch((err: unknown) => err);
       // The launch went through and the wait is on: the client's own timeout strikes now.
-      await until(async () => lines.length, (n) => n >= 2, 30_000);
+      await until(
+        async () => lines.length,
+        (n) => n >= 2,
+        30_000,
+      );
       gaveUp.abort("Request timed out");
       await cut;
       expect(await cluster.redis.keys("sb:spend:*")).not.toEqual([]);

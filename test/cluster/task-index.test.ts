@@ -30,14 +30,22 @@ describeCluster("the per-tenant task index on Redis (one replica, 2025 tasks)", 
     return (await client.request({ method: "tools/call", params }, CreateTaskResultSchema)).task;
   };
   const listed = async () => (await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
-  const found = (taskId: string) => client.experimental.tasks.getTask(taskId).then(() => true, () => false);
+  const found = (taskId: string) =>
+    client.experimental.tasks.getTask(taskId).then(
+      () => true,
+      () => false,
+    );
 
   it("keeps a long task in tasks/list after a shorter one created later expires, and drops expired ids", async () => {
     const long = await createTask(LONG_TTL);
     const short = await createTask(SHORT_TTL);
     expect(await listed()).toEqual(expect.arrayContaining([long.taskId, short.taskId]));
     // Past the short task's end (and as long again), the long one is still listed.
-    await until(() => found(short.taskId), (there) => !there, 30_000);
+    await until(
+      () => found(short.taskId),
+      (there) => !there,
+      30_000,
+    );
     await sleep(SHORT_TTL);
     expect(await found(long.taskId)).toBe(true);
     expect(await listed()).toContain(long.taskId);

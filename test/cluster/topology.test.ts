@@ -60,7 +60,9 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     } finally {
       await client.close();
     }
-    const posts = accessLines(c.nginxLog!()).slice(before).filter((l) => l.method === "POST" && l.path === "/mcp");
+    const posts = accessLines(c.nginxLog!())
+      .slice(before)
+      .filter((l) => l.method === "POST" && l.path === "/mcp");
     expect(posts.length).toBeGreaterThanOrEqual(4);
     expect(posts.every((l) => l.group === "switchboard_replicas" && l.status === 200)).toBe(true);
     // Stateless requests are balanced (least_conn, ties in turn): more than one replica answered.
@@ -75,14 +77,26 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     const probe = await fetch(c.url, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "cluster-probe", version: "1.0.0" } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "cluster-probe", version: "1.0.0" },
+        },
+      }),
     });
     await probe.arrayBuffer();
     expect(probe.status).toBe(200);
     const probeId = probe.headers.get("mcp-session-id");
     expect(probeId).toBeTruthy();
     expect(replicaPrefix(probeId)).toMatch(/^r\d$/);
-    await fetch(c.url, { method: "DELETE", headers: { "mcp-session-id": probeId!, "mcp-protocol-version": "2025-11-25" } });
+    await fetch(c.url, {
+      method: "DELETE",
+      headers: { "mcp-session-id": probeId!, "mcp-protocol-version": "2025-11-25" },
+    });
 
     const transport = new StreamableHTTPClientTransport(new URL(c.url));
     const client = newClient({}, "legacy");
@@ -90,7 +104,10 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     try {
       const sessionId = transport.sessionId;
       const replica = c.replicaFor(sessionId);
-      expect(replica, `session id ${sessionId} names no replica of ${c.replicas.map((r) => r.id).join(", ")}`).toBeDefined();
+      expect(
+        replica,
+        `session id ${sessionId} names no replica of ${c.replicas.map((r) => r.id).join(", ")}`,
+      ).toBeDefined();
       await ok(client, "drones_list_drones");
       await ok(client, "drones_list_drones", { status: "active" });
       await ok(client, "drones_list_drones", { maxBattery: 50 });
@@ -108,12 +125,40 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     const asHost = async (host: string) => {
       const { port } = new URL(c.url);
       return new Promise<number>((resolve, reject) => {
-        const req = httpRequest({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { host, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = httpRequest(
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/mcp",
+            method: "POST",
+            headers: {
+              host,
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              "mcp-protocol-version": "2026-07-28",
+              "mcp-method": "tools/list",
+            },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on("error", reject);
-        req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } } }));
+        req.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/list",
+            params: {
+              _meta: {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+                "io.modelcontextprotocol/clientCapabilities": {},
+              },
+            },
+          }),
+        );
       });
     };
     expect(await asHost("mcp.example.test")).toBe(200);
@@ -156,7 +201,11 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     expect(pids.every(processAlive)).toBe(true);
     cluster = undefined;
     await c.stop();
-    await until(async () => pids.filter(processAlive), (alive) => alive.length === 0, 5000);
+    await until(
+      async () => pids.filter(processAlive),
+      (alive) => alive.length === 0,
+      5000,
+    );
   });
 });
 

@@ -35,18 +35,26 @@ describe("build service over stdio", () => {
     expect(text(list)).toMatch(/^2 of 5 project\(s\)/);
     expect(text(list)).toMatch(/More: call again with skip 2\./);
 
-    const search = await ok<{ projects: Array<{ projectId: string }> }>(conn.client, "build_list_projects", { search: "BOOKING" });
+    const search = await ok<{ projects: Array<{ projectId: string }> }>(conn.client, "build_list_projects", {
+      search: "BOOKING",
+    });
     expect(search.projects.map((p) => p.projectId)).toEqual(["booking-app"]);
 
     const details = await call(conn.client, "build_get_project", { projectId: "acme-storefront" });
-    expect(details.structuredContent).toMatchObject({ projectId: "acme-storefront", deployment: { status: "success" } });
+    expect(details.structuredContent).toMatchObject({
+      projectId: "acme-storefront",
+      deployment: { status: "success" },
+    });
     expect(text(details)).toMatch(/Deployment: success/);
     expect(text(details)).toMatch(/Custom domain: shop\.acme-demo\.com/);
   });
 
   it("creates a project, charging CREATE_PROJECT; a taken id answers 409 and costs nothing", async () => {
     const before = sandbox.build.balance().credits;
-    const created = await ok<{ projectId: string }>(conn.client, "build_create_project", { projectId: "e2e-empty", label: "E2E" });
+    const created = await ok<{ projectId: string }>(conn.client, "build_create_project", {
+      projectId: "e2e-empty",
+      label: "E2E",
+    });
     expect(created.projectId).toBe("e2e-empty");
     expect(sandbox.build.balance().credits).toBeCloseTo(before - 1);
 
@@ -78,7 +86,12 @@ describe("build service over stdio", () => {
       projectId: string;
       agent: { started: boolean };
       secrets: Array<{ secretName: string }>;
-      wait: { outcome: string; polls: number; creditsSpent: number; project: { agentProcessStatus: string; previewImageUrl?: string } };
+      wait: {
+        outcome: string;
+        polls: number;
+        creditsSpent: number;
+        project: { agentProcessStatus: string; previewImageUrl?: string };
+      };
     };
     expect(data.agent.started).toBe(true);
     expect(data.secrets[0].secretName).toBe("OPENAI_KEY");
@@ -100,7 +113,10 @@ describe("build service over stdio", () => {
   });
 
   it("starts an agent run, reads its status and conversation, and waits for it", async () => {
-    const started = await ok<{ status: string }>(conn.client, "build_start_agent", { projectId: "e2e-launch", prompt: "Add a search bar [minutes=20] [secrets]" });
+    const started = await ok<{ status: string }>(conn.client, "build_start_agent", {
+      projectId: "e2e-launch",
+      prompt: "Add a search bar [minutes=20] [secrets]",
+    });
     expect(started.status).toBe("init");
 
     const busy = await call(conn.client, "build_start_agent", { projectId: "e2e-launch", prompt: "another" });
@@ -109,14 +125,22 @@ describe("build service over stdio", () => {
     expect(text(busy)).toMatch(/Next step: .*build_wait/);
 
     const waited = await call(conn.client, "build_wait", { projectId: "e2e-launch", until: "agent" });
-    expect(waited.structuredContent).toMatchObject({ outcome: "done", until: "agent", project: { agentProcessStatus: "done" } });
+    expect(waited.structuredContent).toMatchObject({
+      outcome: "done",
+      until: "agent",
+      project: { agentProcessStatus: "done" },
+    });
     expect(text(waited)).toMatch(/The agent run has ended/);
 
     const status = await call(conn.client, "build_get_agent_status", { projectId: "e2e-launch" });
     expect(status.structuredContent).toMatchObject({ status: "done" });
     expect(text(status)).toMatch(/The agent needs secrets that are not set: STRIPE_API_KEY/);
 
-    const convo = await ok<{ conversation: Array<{ author: string; message: string }>; total: number }>(conn.client, "build_get_conversation", { projectId: "e2e-launch", limit: 5 });
+    const convo = await ok<{ conversation: Array<{ author: string; message: string }>; total: number }>(
+      conn.client,
+      "build_get_conversation",
+      { projectId: "e2e-launch", limit: 5 },
+    );
     expect(convo.total).toBeGreaterThan(5);
     expect(convo.conversation).toHaveLength(5);
   });
@@ -131,7 +155,11 @@ describe("build service over stdio", () => {
 
   it("reports a failed run as a tool error carrying the upstream's message", async () => {
     const before = sandbox.build.balance().credits;
-    const failed = await call(conn.client, "build_start_agent", { projectId: "e2e-launch", prompt: "Break it [fail] [minutes=10]", wait: true });
+    const failed = await call(conn.client, "build_start_agent", {
+      projectId: "e2e-launch",
+      prompt: "Break it [fail] [minutes=10]",
+      wait: true,
+    });
     expect(failed.isError).toBe(true);
     expect(text(failed)).toMatch(/The agent run failed: /);
     expect(failed.structuredContent).toMatchObject({ outcome: "failed" });
@@ -140,19 +168,30 @@ describe("build service over stdio", () => {
 
   it("deploys with wait: true and reads the deployment status", async () => {
     const progress: string[] = [];
-    const result = await conn.client.callTool({ name: "build_deploy", arguments: { projectId: "e2e-launch", wait: true } }, {
-      onprogress: (p) => progress.push(p.message ?? ""),
-    });
+    const result = await conn.client.callTool(
+      { name: "build_deploy", arguments: { projectId: "e2e-launch", wait: true } },
+      {
+        onprogress: (p) => progress.push(p.message ?? ""),
+      },
+    );
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ wait: { outcome: "done", project: { deployment: { status: "success" } } } });
+    expect(result.structuredContent).toMatchObject({
+      wait: { outcome: "done", project: { deployment: { status: "success" } } },
+    });
     expect(progress.some((m) => m.startsWith("Deploying"))).toBe(true);
     expect(text(result)).toMatch(/Production: https:\/\/e2e-launch\./);
-    const status = await ok<{ status: string }>(conn.client, "build_get_deployment_status", { projectId: "e2e-launch" });
+    const status = await ok<{ status: string }>(conn.client, "build_get_deployment_status", {
+      projectId: "e2e-launch",
+    });
     expect(status.status).toBe("success");
   });
 
   it("reports a failed deployment as a tool error", async () => {
-    await ok(conn.client, "build_start_agent", { projectId: "e2e-launch", prompt: "Risky change [deploy-fail] [minutes=5]", wait: true });
+    await ok(conn.client, "build_start_agent", {
+      projectId: "e2e-launch",
+      prompt: "Risky change [deploy-fail] [minutes=5]",
+      wait: true,
+    });
     const failed = await call(conn.client, "build_deploy", { projectId: "e2e-launch", wait: true });
     expect(failed.isError).toBe(true);
     expect(text(failed)).toMatch(/The deployment failed/);
@@ -162,11 +201,16 @@ describe("build service over stdio", () => {
     const r = await call(conn.client, "build_deploy", { projectId: "empty-sandbox" }); // archived server
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/HTTP 409, SERVER_NOT_READY/);
-    expect(text(r)).toMatch(/START_SERVER \(3 credits\) is already spent.*build_wait \{ until: "server" \}.*agentServerStatus Active/s);
+    expect(text(r)).toMatch(
+      /START_SERVER \(3 credits\) is already spent.*build_wait \{ until: "server" \}.*agentServerStatus Active/s,
+    );
   });
 
   it("lists versions and recovers one, waiting for the recovery", async () => {
-    const { versions, totalCount } = await ok<{ versions: Array<{ _id: string; prompt?: string }>; totalCount: number }>(conn.client, "build_list_versions", {
+    const { versions, totalCount } = await ok<{
+      versions: Array<{ _id: string; prompt?: string }>;
+      totalCount: number;
+    }>(conn.client, "build_list_versions", {
       projectId: "e2e-launch",
       limit: 2,
     });
@@ -174,23 +218,42 @@ describe("build service over stdio", () => {
     expect(totalCount).toBeGreaterThan(2);
     const before = sandbox.build.balance().credits;
     const good = versions.find((v) => !v.prompt?.includes("[recover-fail]"))!;
-    const recovered = await call(conn.client, "build_recover_version", { projectId: "e2e-launch", versionId: good._id, wait: true });
+    const recovered = await call(conn.client, "build_recover_version", {
+      projectId: "e2e-launch",
+      versionId: good._id,
+      wait: true,
+    });
     expect(recovered.isError).toBeFalsy();
     expect(recovered.structuredContent).toMatchObject({ wait: { outcome: "done", until: "versionRecovery" } });
     expect(sandbox.build.balance().credits).toBeCloseTo(before - 2);
   });
 
   it("reports a failed recovery with the upstream's errorMessage", async () => {
-    await ok(conn.client, "build_start_agent", { projectId: "e2e-launch", prompt: "Fragile [recover-fail] [minutes=5]", wait: true });
-    const { versions } = await ok<{ versions: Array<{ _id: string; prompt?: string }> }>(conn.client, "build_list_versions", { projectId: "e2e-launch", limit: 1 });
-    const r = await call(conn.client, "build_recover_version", { projectId: "e2e-launch", versionId: versions[0]._id, wait: true });
+    await ok(conn.client, "build_start_agent", {
+      projectId: "e2e-launch",
+      prompt: "Fragile [recover-fail] [minutes=5]",
+      wait: true,
+    });
+    const { versions } = await ok<{ versions: Array<{ _id: string; prompt?: string }> }>(
+      conn.client,
+      "build_list_versions",
+      { projectId: "e2e-launch", limit: 1 },
+    );
+    const r = await call(conn.client, "build_recover_version", {
+      projectId: "e2e-launch",
+      versionId: versions[0]._id,
+      wait: true,
+    });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/The version recovery failed: .+/);
   });
 
   it("waits for an import to end", async () => {
     sandbox.build.startImport("spring-campaign");
-    const r = await ok<{ outcome: string; project: { importInProgress: unknown } }>(conn.client, "build_wait", { projectId: "spring-campaign", until: "import" });
+    const r = await ok<{ outcome: string; project: { importInProgress: unknown } }>(conn.client, "build_wait", {
+      projectId: "spring-campaign",
+      until: "import",
+    });
     expect(r.outcome).toBe("done");
     expect(r.project.importInProgress).toBeNull();
   });
@@ -204,17 +267,30 @@ describe("build service over stdio", () => {
     await ok(conn.client, "build_restart_server", { projectId: "empty-sandbox" });
     expect(sandbox.build.balance().credits).toBeCloseTo(before - 3);
 
-    const secret = await call(conn.client, "build_set_secret", { projectId: "acme-storefront", secretName: "MAIL_TOKEN", secretValue: "canary-secret-value-xyz" });
+    const secret = await call(conn.client, "build_set_secret", {
+      projectId: "acme-storefront",
+      secretName: "MAIL_TOKEN",
+      secretValue: "canary-secret-value-xyz",
+    });
     expect(secret.isError).toBeFalsy();
     expect(JSON.stringify(secret)).not.toContain("canary-secret-value-xyz");
     expect(sandbox.build.storedSecretValue("acme-storefront", "MAIL_TOKEN")).toBe("canary-secret-value-xyz");
-    const project = await ok<{ secrets: Array<{ _id: string; secretName: string }> }>(conn.client, "build_get_project", { projectId: "acme-storefront" });
+    const project = await ok<{ secrets: Array<{ _id: string; secretName: string }> }>(
+      conn.client,
+      "build_get_project",
+      { projectId: "acme-storefront" },
+    );
     const id = project.secrets.find((s) => s.secretName === "MAIL_TOKEN")!._id;
-    expect(await ok(conn.client, "build_delete_secret", { projectId: "acme-storefront", secretId: id })).toMatchObject({ deleted: true });
+    expect(await ok(conn.client, "build_delete_secret", { projectId: "acme-storefront", secretId: id })).toMatchObject({
+      deleted: true,
+    });
     const missing = await call(conn.client, "build_delete_secret", { projectId: "acme-storefront", secretId: id });
     expect(text(missing)).toMatch(/HTTP 404, SECRET_NOT_FOUND/);
 
-    const domain = await call(conn.client, "build_set_domain", { projectId: "e2e-launch", hostname: "recipes.example.org" });
+    const domain = await call(conn.client, "build_set_domain", {
+      projectId: "e2e-launch",
+      hostname: "recipes.example.org",
+    });
     expect(domain.structuredContent).toMatchObject({ hostname: "recipes.example.org", status: "pending_validation" });
     expect(text(domain)).toMatch(/CNAME recipes -> e2e-launch\./);
     expect(await ok(conn.client, "build_remove_domain", { projectId: "e2e-launch" })).toMatchObject({ removed: true });
@@ -239,17 +315,22 @@ describe("build service over stdio", () => {
     const r = await call(conn.client, "build_wait", { projectId: "booking-app", until: "agent", timeoutSeconds: 1 });
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ outcome: "timed_out", project: { agentProcessStatus: "init" } });
-    expect(text(r)).toMatch(/goes on \(waited 1s\)\. Keep following it: build_wait \{ projectId: "booking-app", until: "agent" \}/);
+    expect(text(r)).toMatch(
+      /goes on \(waited 1s\)\. Keep following it: build_wait \{ projectId: "booking-app", until: "agent" \}/,
+    );
   });
 
   it("stops polling within one interval when the client cancels", async () => {
     const key = `GET ${API}/projects/:projectId/agent/status`;
     const controller = new AbortController();
     const progress: number[] = [];
-    const pending = conn.client.callTool({ name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } }, {
-      signal: controller.signal,
-      onprogress: (p) => progress.push(p.progress),
-    });
+    const pending = conn.client.callTool(
+      { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } },
+      {
+        signal: controller.signal,
+        onprogress: (p) => progress.push(p.progress),
+      },
+    );
     while (progress.length < 3) await sleep(20);
     controller.abort("user cancelled");
     await expect(pending).rejects.toThrow();
@@ -267,15 +348,55 @@ describe("build service over stdio", () => {
       [{ projectId: "good-name", prompt: "   " }, /prompt must not be empty/],
       [{ projectId: "good-name", prompt: "x", description: "d".repeat(501) }, /description must be at most 500/],
       [{ projectId: "good-name", prompt: "x", label: "l".repeat(81) }, /label must be at most 80/],
-      [{ projectId: "good-name", prompt: "x", files: Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, url: "https://x.example/a" })) }, /at most 10 files/],
-      [{ projectId: "good-name", prompt: "x", files: [{ name: "a", url: "https://x.example/a", content: "AAAA" }] }, /exactly one of url or content/],
+      [
+        {
+          projectId: "good-name",
+          prompt: "x",
+          files: Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, url: "https://x.example/a" })),
+        },
+        /at most 10 files/,
+      ],
+      [
+        { projectId: "good-name", prompt: "x", files: [{ name: "a", url: "https://x.example/a", content: "AAAA" }] },
+        /exactly one of url or content/,
+      ],
       [{ projectId: "good-name", prompt: "x", files: [{ name: "a" }] }, /exactly one of url or content/],
-      [{ projectId: "good-name", prompt: "x", files: [{ name: "a", content: "not base64!!" }] }, /content must be base64/],
+      [
+        { projectId: "good-name", prompt: "x", files: [{ name: "a", content: "not base64!!" }] },
+        /content must be base64/,
+      ],
       [{ projectId: "good-name", prompt: "x", files: [{ name: "a", url: "ftp://x" }] }, /public http\(s\) URL/],
-      [{ projectId: "good-name", prompt: "x", secrets: Array.from({ length: 51 }, (_, i) => ({ secretName: `S${i}`, secretValue: "v" })) }, /at most 50 secrets/],
-      [{ projectId: "good-name", prompt: "x", secrets: [{ secretName: "A", secretValue: "1" }, { secretName: "A", secretValue: "2" }] }, /secret names must be unique/],
-      [{ projectId: "good-name", prompt: "x", secrets: [{ secretName: "A", secretValue: "1", environment: "staging" }] }, /environment/],
-      [{ projectId: "good-name", prompt: "x", creditLimits: { maxDevelopmentCreditsPerMonth: -5 } }, /positive number or null/],
+      [
+        {
+          projectId: "good-name",
+          prompt: "x",
+          secrets: Array.from({ length: 51 }, (_, i) => ({ secretName: `S${i}`, secretValue: "v" })),
+        },
+        /at most 50 secrets/,
+      ],
+      [
+        {
+          projectId: "good-name",
+          prompt: "x",
+          secrets: [
+            { secretName: "A", secretValue: "1" },
+            { secretName: "A", secretValue: "2" },
+          ],
+        },
+        /secret names must be unique/,
+      ],
+      [
+        {
+          projectId: "good-name",
+          prompt: "x",
+          secrets: [{ secretName: "A", secretValue: "1", environment: "staging" }],
+        },
+        /environment/,
+      ],
+      [
+        { projectId: "good-name", prompt: "x", creditLimits: { maxDevelopmentCreditsPerMonth: -5 } },
+        /positive number or null/,
+      ],
       [{ projectId: "good-name", prompt: "x", figma: { token: "" } }, /figma.token is required/],
     ];
     for (const [args, message] of cases) {
@@ -290,7 +411,13 @@ describe("build service over stdio", () => {
 
   it("passes launch warnings and the Figma connection through, never the token", async () => {
     const token = "figd_valid_personal_token_canary_0001";
-    const r = await call(conn.client, "build_launch_project", { projectId: "e2e-design", prompt: "Landing page [minutes=5]", model: "sonnet", fastMode: true, figma: { token } });
+    const r = await call(conn.client, "build_launch_project", {
+      projectId: "e2e-design",
+      prompt: "Landing page [minutes=5]",
+      model: "sonnet",
+      fastMode: true,
+      figma: { token },
+    });
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ figma: { connected: true }, agent: { started: true } });
     expect(text(r)).toMatch(/Agent warning: .*fastMode/i);
@@ -299,28 +426,54 @@ describe("build service over stdio", () => {
   });
 
   it("turns every upstream error the server cannot pre-check into a clear tool error", async () => {
-    const launch = (args: Record<string, unknown>) => call(conn.client, "build_launch_project", { prompt: "x", ...args });
+    const launch = (args: Record<string, unknown>) =>
+      call(conn.client, "build_launch_project", { prompt: "x", ...args });
     const expectError = async (p: Promise<unknown>, status: number, code: string) => {
       const r = (await p) as { isError?: boolean };
       expect(r.isError, code).toBe(true);
       expect(text(r), code).toContain(`HTTP ${status}, ${code}`);
       expect(text(r), code).toMatch(/Next step: /);
     };
-    await expectError(launch({ projectId: "figma-bad", figma: { token: "not a figma token" } }), 400, "FIGMA_TOKEN_MALFORMED");
-    await expectError(launch({ projectId: "figma-bad", figma: { token: "figd_invalid_token_abcdefgh" } }), 400, "FIGMA_TOKEN_INVALID");
-    await expectError(launch({ projectId: "figma-bad", figma: { token: "figd_noscope_token_abcdefgh" } }), 400, "FIGMA_TOKEN_FORBIDDEN");
-    await expectError(launch({ projectId: "figma-bad", figma: { token: "figd_unreachable_token_abcd" } }), 400, "FIGMA_UNREACHABLE");
-    await expectError(launch({ projectId: "figma-bad", figma: { token: "figd_ratelimited_token_abcd" } }), 400, "FIGMA_RATE_LIMITED");
+    await expectError(
+      launch({ projectId: "figma-bad", figma: { token: "not a figma token" } }),
+      400,
+      "FIGMA_TOKEN_MALFORMED",
+    );
+    await expectError(
+      launch({ projectId: "figma-bad", figma: { token: "figd_invalid_token_abcdefgh" } }),
+      400,
+      "FIGMA_TOKEN_INVALID",
+    );
+    await expectError(
+      launch({ projectId: "figma-bad", figma: { token: "figd_noscope_token_abcdefgh" } }),
+      400,
+      "FIGMA_TOKEN_FORBIDDEN",
+    );
+    await expectError(
+      launch({ projectId: "figma-bad", figma: { token: "figd_unreachable_token_abcd" } }),
+      400,
+      "FIGMA_UNREACHABLE",
+    );
+    await expectError(
+      launch({ projectId: "figma-bad", figma: { token: "figd_ratelimited_token_abcd" } }),
+      400,
+      "FIGMA_RATE_LIMITED",
+    );
     await expectError(launch({ projectId: "group-bad", groupId: "grp_nope" }), 400, "INVALID_PROJECT_GROUP");
     await expectError(launch({ projectId: "group-full", groupId: "grp_internal" }), 400, "INVALID_PROJECT_GROUP");
 
     // Launch tries the id and six suffixed candidates, then answers 409; create answers 409 at once.
-    for (let i = 0; i < 7; i++) await ok(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Again [minutes=1]" });
+    for (let i = 0; i < 7; i++)
+      await ok(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Again [minutes=1]" });
     const crowded = call(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Once more" });
     await expectError(crowded, 409, "PROJECT_ALREADY_EXISTS");
     // §3 lists five suffix lengths for "six" candidates: the hint claims no count (issue 23 item 15).
     expect(text(await crowded)).toMatch(/Next step: the id is taken \(launch also tried its suffixed variants\)/);
-    await expectError(call(conn.client, "build_create_project", { projectId: "crowded-name" }), 409, "PROJECT_ALREADY_EXISTS");
+    await expectError(
+      call(conn.client, "build_create_project", { projectId: "crowded-name" }),
+      409,
+      "PROJECT_ALREADY_EXISTS",
+    );
 
     // Internal errors of the read operations (the sandbox only produces them on demand).
     for (const [path, code] of [
@@ -332,7 +485,10 @@ describe("build service over stdio", () => {
         method: "GET",
         path: `${API}${path}`,
         times: 1,
-        action: { kind: "respond", response: { status: 400, body: { errors: { errorCode: code, errorMessage: "internal error" }, data: null } } },
+        action: {
+          kind: "respond",
+          response: { status: 400, body: { errors: { errorCode: code, errorMessage: "internal error" }, data: null } },
+        },
       });
     }
     await expectError(call(conn.client, "build_get_account"), 400, "GET_ACCOUNT_ERROR");
@@ -341,7 +497,13 @@ describe("build service over stdio", () => {
     sandbox.build.router.injectFault({
       method: "POST",
       path: `${API}/projects/launch`,
-      action: { kind: "respond", response: { status: 400, body: { errors: { errorCode: "LAUNCH_PROJECT_ERROR", errorMessage: "storage unavailable" }, data: null } } },
+      action: {
+        kind: "respond",
+        response: {
+          status: 400,
+          body: { errors: { errorCode: "LAUNCH_PROJECT_ERROR", errorMessage: "storage unavailable" }, data: null },
+        },
+      },
     });
     await expectError(launch({ projectId: "launch-error" }), 400, "LAUNCH_PROJECT_ERROR");
 
@@ -361,7 +523,9 @@ describe("build service over stdio", () => {
       const creates = hits(`POST ${API}/projects`);
       const refused = await call(conn.client, "build_create_project", { projectId: "too-poor" });
       expect(refused.isError).toBe(true);
-      expect(text(refused)).toMatch(/Not enough credits: Create project too-poor costs 1 credit \(CREATE_PROJECT 1\) and the balance is 0/);
+      expect(text(refused)).toMatch(
+        /Not enough credits: Create project too-poor costs 1 credit \(CREATE_PROJECT 1\) and the balance is 0/,
+      );
       expect(hits(`POST ${API}/projects`)).toBe(creates);
       // An agent run has no fixed price, so only the upstream can refuse it.
       const r = await call(conn.client, "build_start_agent", { projectId: "acme-storefront", prompt: "More features" });
@@ -375,13 +539,20 @@ describe("build service over stdio", () => {
 
   it("exposes account, credit costs and projects as resources with completion", async () => {
     const { resources } = await conn.client.listResources();
-    expect(resources.map((r) => r.uri)).toEqual(expect.arrayContaining(["build://account", "build://credit-costs", "build://projects/acme-storefront"]));
+    expect(resources.map((r) => r.uri)).toEqual(
+      expect.arrayContaining(["build://account", "build://credit-costs", "build://projects/acme-storefront"]),
+    );
     const account = await conn.client.readResource({ uri: "build://account" });
     expect(account.contents[0].mimeType).toBe("application/json");
-    expect(JSON.parse(String((account.contents[0] as { text: string }).text)).credits).toBe(sandbox.build.balance().credits);
+    expect(JSON.parse(String((account.contents[0] as { text: string }).text)).credits).toBe(
+      sandbox.build.balance().credits,
+    );
     const project = await conn.client.readResource({ uri: "build://projects/acme-storefront" });
     expect(JSON.parse(String((project.contents[0] as { text: string }).text)).projectId).toBe("acme-storefront");
-    const completion = await conn.client.complete({ ref: { type: "ref/resource", uri: "build://projects/{projectId}" }, argument: { name: "projectId", value: "acm" } });
+    const completion = await conn.client.complete({
+      ref: { type: "ref/resource", uri: "build://projects/{projectId}" },
+      argument: { name: "projectId", value: "acm" },
+    });
     expect(completion.completion.values).toEqual(["acme-storefront"]);
     const templates = await conn.client.listResourceTemplates();
     expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toContain("build://projects/{projectId}");

@@ -28,7 +28,10 @@ describe("build_billing: credit caps and spending analytics", () => {
     sandbox = await testSandbox({ timeScale: 60 });
     conn = await retryStart(() => connectStdio(sandboxEnv(sandbox)));
     await ok(conn.client, "build_create_project", { projectId: "e2e-caps" });
-    await ok(conn.client, "build_add_webhook", { url: "https://hooks.example.com/caps", event: "project.credit_limit.reached" });
+    await ok(conn.client, "build_add_webhook", {
+      url: "https://hooks.example.com/caps",
+      event: "project.credit_limit.reached",
+    });
   });
   afterAll(async () => {
     await conn?.close();
@@ -36,11 +39,22 @@ describe("build_billing: credit caps and spending analytics", () => {
   });
 
   it("sets one cap and keeps the other; null removes a cap", async () => {
-    const dev = await call(conn.client, "build_set_credit_limits", { projectId: "e2e-caps", maxDevelopmentCreditsPerMonth: 2 });
-    expect(dev.structuredContent).toMatchObject({ projectId: "e2e-caps", creditLimits: { maxDevelopmentCreditsPerMonth: 2, maxInfrastructureCreditsPerMonth: 250 } });
-    expect(text(dev)).toBe("Monthly credit caps of e2e-caps: development 2 credits/month, infrastructure 250 credits/month. Caps reset on the 1st of each month.");
+    const dev = await call(conn.client, "build_set_credit_limits", {
+      projectId: "e2e-caps",
+      maxDevelopmentCreditsPerMonth: 2,
+    });
+    expect(dev.structuredContent).toMatchObject({
+      projectId: "e2e-caps",
+      creditLimits: { maxDevelopmentCreditsPerMonth: 2, maxInfrastructureCreditsPerMonth: 250 },
+    });
+    expect(text(dev)).toBe(
+      "Monthly credit caps of e2e-caps: development 2 credits/month, infrastructure 250 credits/month. Caps reset on the 1st of each month.",
+    );
 
-    const infra = await ok<Limits>(conn.client, "build_set_credit_limits", { projectId: "e2e-caps", maxInfrastructureCreditsPerMonth: null });
+    const infra = await ok<Limits>(conn.client, "build_set_credit_limits", {
+      projectId: "e2e-caps",
+      maxInfrastructureCreditsPerMonth: null,
+    });
     expect(infra.creditLimits).toEqual({ maxDevelopmentCreditsPerMonth: 2, maxInfrastructureCreditsPerMonth: null });
     expect(sandbox.build.project("e2e-caps")?.creditLimits).toEqual(infra.creditLimits);
   });
@@ -49,10 +63,20 @@ describe("build_billing: credit caps and spending analytics", () => {
     const before = hits(PATCH);
     const none = await call(conn.client, "build_set_credit_limits", { projectId: "e2e-caps" });
     expect(none.isError).toBe(true);
-    expect(text(none)).toMatch(/Invalid arguments for build_set_credit_limits: give maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth or both .*Nothing was sent upstream/);
-    const zero = await call(conn.client, "build_set_credit_limits", { projectId: "e2e-caps", maxDevelopmentCreditsPerMonth: 0 });
-    expect(text(zero)).toMatch(/maxDevelopmentCreditsPerMonth: maxDevelopmentCreditsPerMonth must be a positive number, or null to remove the cap/);
-    const quoted = await call(conn.client, "build_set_credit_limits", { projectId: "e2e-caps", maxInfrastructureCreditsPerMonth: "100" });
+    expect(text(none)).toMatch(
+      /Invalid arguments for build_set_credit_limits: give maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth or both .*Nothing was sent upstream/,
+    );
+    const zero = await call(conn.client, "build_set_credit_limits", {
+      projectId: "e2e-caps",
+      maxDevelopmentCreditsPerMonth: 0,
+    });
+    expect(text(zero)).toMatch(
+      /maxDevelopmentCreditsPerMonth: maxDevelopmentCreditsPerMonth must be a positive number, or null to remove the cap/,
+    );
+    const quoted = await call(conn.client, "build_set_credit_limits", {
+      projectId: "e2e-caps",
+      maxInfrastructureCreditsPerMonth: "100",
+    });
     expect(text(quoted)).toMatch(/maxInfrastructureCreditsPerMonth/);
     expect(hits(PATCH)).toBe(before);
   });
@@ -65,7 +89,12 @@ describe("build_billing: credit caps and spending analytics", () => {
     expect(sandbox.build.balance().credits).toBe(balance);
     await call(conn.client, "build_restart_server", { projectId: "e2e-caps" });
     const fired = sandbox.build.webhookDeliveries().filter((d) => d.body.event === "project.credit_limit.reached");
-    expect(fired).toEqual([expect.objectContaining({ url: "https://hooks.example.com/caps", body: expect.objectContaining({ data: { projectId: "e2e-caps", category: "development", limit: 2, spent: 1 } }) })]);
+    expect(fired).toEqual([
+      expect.objectContaining({
+        url: "https://hooks.example.com/caps",
+        body: expect.objectContaining({ data: { projectId: "e2e-caps", category: "development", limit: 2, spent: 1 } }),
+      }),
+    ]);
 
     await ok(conn.client, "build_set_credit_limits", { projectId: "e2e-caps", maxDevelopmentCreditsPerMonth: null });
     await ok(conn.client, "build_restart_server", { projectId: "e2e-caps" });
@@ -83,14 +112,27 @@ describe("build_billing: credit caps and spending analytics", () => {
 
   it("reports a project's spending by day and type from the service's own ledger", async () => {
     const before = hits(ANALYTICS);
-    const result = await call(conn.client, "build_get_spending", { from: simDay(-2), to: simDay(1), projectId: "e2e-caps" });
+    const result = await call(conn.client, "build_get_spending", {
+      from: simDay(-2),
+      to: simDay(1),
+      projectId: "e2e-caps",
+    });
     expect(result.isError).toBeFalsy();
     expect(hits(ANALYTICS)).toBe(before + 1); // outside /api/v1/vcaas
     const data = result.structuredContent as unknown as Spending;
     expect(data.daily).toHaveLength(4);
-    expect(data.totals).toMatchObject({ development: 3, infrastructure: 0.9, total: 3.9, byType: { start_server: 3, email: 0.9 } });
+    expect(data.totals).toMatchObject({
+      development: 3,
+      infrastructure: 0.9,
+      total: 3.9,
+      byType: { start_server: 3, email: 0.9 },
+    });
     expect(data.projects).toEqual(["e2e-caps"]);
-    expect(text(result)).toMatch(new RegExp(`^Spent ${simDay(-2)} to ${simDay(1)} for e2e-caps: 3\\.9 credits \\(development 3, infrastructure 0\\.9\\)\\.\\nBy type: start_server 3, email 0\\.9\\.\\nBusiest days: `));
+    expect(text(result)).toMatch(
+      new RegExp(
+        `^Spent ${simDay(-2)} to ${simDay(1)} for e2e-caps: 3\\.9 credits \\(development 3, infrastructure 0\\.9\\)\\.\\nBy type: start_server 3, email 0\\.9\\.\\nBusiest days: `,
+      ),
+    );
   });
 
   it("covers the whole account, demo history included", async () => {
@@ -110,7 +152,9 @@ describe("build_billing: credit caps and spending analytics", () => {
     expect(text(reversed)).toMatch(/from must not be after to\. Nothing was sent upstream/);
     const long = await call(conn.client, "build_get_spending", { from: "2025-01-01", to: "2025-04-02" });
     expect(text(long)).toMatch(/from must be at most 90 days before to \(it is 91\)/);
-    expect((await call(conn.client, "build_get_spending", { from: "2025-01-01", to: "2025-04-01" })).isError).toBeFalsy();
+    expect(
+      (await call(conn.client, "build_get_spending", { from: "2025-01-01", to: "2025-04-01" })).isError,
+    ).toBeFalsy();
     expect(hits(ANALYTICS)).toBe(before + 1);
   });
 });

@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { call, connectStdio, MODERN, ok, retryStart, sandboxEnv, sleep, testSandbox, text, until, type StdioConnection } from "../harness.js";
+import {
+  call,
+  connectStdio,
+  MODERN,
+  ok,
+  retryStart,
+  sandboxEnv,
+  sleep,
+  testSandbox,
+  text,
+  until,
+  type StdioConnection,
+} from "../harness.js";
 
 /**
  * Issue 23: the build tools, waits and simulator against build-service-reference.md, end to end.
@@ -13,7 +25,10 @@ type Any = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function withProgress(conn: StdioConnection, name: string, args: Record<string, unknown>) {
   const progress: string[] = [];
-  const result = (await conn.client.callTool({ name, arguments: args }, { onprogress: (p: { message?: string }) => progress.push(p.message ?? ""), timeout: 90_000 })) as CallToolResult;
+  const result = (await conn.client.callTool(
+    { name, arguments: args },
+    { onprogress: (p: { message?: string }) => progress.push(p.message ?? ""), timeout: 90_000 },
+  )) as CallToolResult;
   return { result, progress, data: result.structuredContent as Record<string, Any> };
 }
 
@@ -23,7 +38,9 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
   const hits = (key: string) => sandbox.build.router.count(key);
 
   beforeAll(async () => {
-    sandbox = await testSandbox({ build: { credits: { recurrentCredits: 200, oneTimeCredits: 5000 }, runBudgetMinutes: 30 } });
+    sandbox = await testSandbox({
+      build: { credits: { recurrentCredits: 200, oneTimeCredits: 5000 }, runBudgetMinutes: 30 },
+    });
     conn = await retryStart(() => connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never" })));
   });
   afterAll(async () => {
@@ -37,15 +54,29 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     const { versions } = r.structuredContent as { versions: Array<{ _id: string; commitSha: string }> };
     expect(text(r)).toContain(`_id ${versions[0]._id} · commitSha ${versions[0].commitSha}`);
     expect(text(r)).toMatch(/_id is for build_recover_version, commitSha for build_get_version_diff/);
-    const diff = await call(conn.client, "build_get_version_diff", { projectId: "acme-storefront", commitSha: versions[0]._id });
+    const diff = await call(conn.client, "build_get_version_diff", {
+      projectId: "acme-storefront",
+      commitSha: versions[0]._id,
+    });
     expect(diff.isError).toBe(true);
     expect(text(diff)).toMatch(/probably a version's _id: version-diff takes the version's commitSha/);
-    expect((await call(conn.client, "build_get_version_diff", { projectId: "acme-storefront", commitSha: versions[0].commitSha })).isError).toBeFalsy();
+    expect(
+      (
+        await call(conn.client, "build_get_version_diff", {
+          projectId: "acme-storefront",
+          commitSha: versions[0].commitSha,
+        })
+      ).isError,
+    ).toBeFalsy();
   });
 
   // Item 6: an answer without data.versions[] was "Internal error … This is a bug".
   it("reports a versions answer of another shape as the upstream's, not as a bug", async () => {
-    sandbox.build.router.injectFault({ method: "GET", path: `${API}/projects/acme-storefront/versions`, action: { kind: "respond", response: { status: 200, body: { errors: null, data: { items: [] } } } } });
+    sandbox.build.router.injectFault({
+      method: "GET",
+      path: `${API}/projects/acme-storefront/versions`,
+      action: { kind: "respond", response: { status: 200, body: { errors: null, data: { items: [] } } } },
+    });
     const r = await call(conn.client, "build_list_versions", { projectId: "acme-storefront" });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/without the documented data\.versions array/);
@@ -95,7 +126,10 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
   // Item 5: the simulator accepted and charged a domain on a never-deployed project.
   it("answers NO_DEPLOYMENT for a domain on a project never deployed, charging nothing", async () => {
     const before = sandbox.build.balance().credits;
-    const r = await call(conn.client, "build_set_domain", { projectId: "spring-campaign", hostname: "www.spring-demo.com" });
+    const r = await call(conn.client, "build_set_domain", {
+      projectId: "spring-campaign",
+      hostname: "www.spring-demo.com",
+    });
     expect(text(r)).toMatch(/HTTP 404, NO_DEPLOYMENT/);
     expect(text(r)).toMatch(/deploy it first \(build_deploy\)/);
     expect(sandbox.build.balance().credits).toBe(before);
@@ -105,36 +139,63 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
   it("shows production only once deployed, and the live preview the details name", async () => {
     const never = text(await call(conn.client, "build_get_project", { projectId: "spring-campaign" }));
     expect(never).not.toMatch(/^Production: /m);
-    expect(never).toMatch(/^Production address \(serves only after a successful deployment\): https:\/\/spring-campaign\./m);
+    expect(never).toMatch(
+      /^Production address \(serves only after a successful deployment\): https:\/\/spring-campaign\./m,
+    );
     expect(never).toMatch(/^Preview: https:\/\/spring-campaign\.dev\./m);
     expect(never).toMatch(/^Screenshot: https:\/\/previews\./m);
     const asleep = text(await call(conn.client, "build_get_project", { projectId: "empty-sandbox" }));
     expect(asleep).toMatch(/^Preview: https:\/\/previews\.sandbox-apps\.example\/empty-sandbox\/cached\//m);
-    expect(text(await call(conn.client, "build_get_project", { projectId: "acme-storefront" }))).toMatch(/^Production: https:\/\/shop\.acme-demo\.com/m);
+    expect(text(await call(conn.client, "build_get_project", { projectId: "acme-storefront" }))).toMatch(
+      /^Production: https:\/\/shop\.acme-demo\.com/m,
+    );
   });
 
   // Item 20: a launch whose agent did not start relayed the service's raw HTTP path as the next step.
   it("steers a launch whose agent did not start to build_start_agent with the same prompt", async () => {
-    const r = await call(conn.client, "build_launch_project", { projectId: "capped-start", prompt: "Build it [minutes=1]", creditLimits: { maxDevelopmentCreditsPerMonth: 5 } });
+    const r = await call(conn.client, "build_launch_project", {
+      projectId: "capped-start",
+      prompt: "Build it [minutes=1]",
+      creditLimits: { maxDevelopmentCreditsPerMonth: 5 },
+    });
     expect(r.isError).toBeFalsy();
-    expect(text(r)).toMatch(/Agent NOT started \(PROJECT_CREDIT_LIMIT_REACHED\)\. Next step: .*build_start_agent \{ projectId: "capped-start" \} with the same prompt/);
-    expect(text(r).split("\n").find((l) => l.startsWith("Agent NOT started"))).not.toMatch(/\/api\/v1/);
+    expect(text(r)).toMatch(
+      /Agent NOT started \(PROJECT_CREDIT_LIMIT_REACHED\)\. Next step: .*build_start_agent \{ projectId: "capped-start" \} with the same prompt/,
+    );
+    expect(
+      text(r)
+        .split("\n")
+        .find((l) => l.startsWith("Agent NOT started")),
+    ).not.toMatch(/\/api\/v1/);
     expect(text(r)).toMatch(/Retry only this step with build_start_agent/);
   });
 
   // Item 4: isProvided is practically always false; the tools trusted it, so a set secret stayed "needed".
   it("compares the secrets a run asks for with the project's secrets", async () => {
     const secrets = [{ secretName: "STRIPE_API_KEY", secretValue: "sk_test_fidelity_canary" }];
-    await ok(conn.client, "build_launch_project", { projectId: "keys-set", prompt: "Checkout [secrets] [minutes=5]", secrets, wait: true });
+    await ok(conn.client, "build_launch_project", {
+      projectId: "keys-set",
+      prompt: "Checkout [secrets] [minutes=5]",
+      secrets,
+      wait: true,
+    });
     const set = await call(conn.client, "build_get_agent_status", { projectId: "keys-set" });
     expect(set.structuredContent).toMatchObject({ secretsMissing: [] });
     expect(text(set)).not.toMatch(/needs secrets/);
     const waited = await ok<{ message: string }>(conn.client, "build_wait", { projectId: "keys-set", until: "agent" });
     expect(waited.message).not.toMatch(/asked for secrets/);
 
-    await ok(conn.client, "build_launch_project", { projectId: "keys-unset", prompt: "Checkout [secrets] [minutes=5]", wait: true });
-    expect(text(await call(conn.client, "build_get_agent_status", { projectId: "keys-unset" }))).toMatch(/needs secrets that are not set: STRIPE_API_KEY/);
-    expect((await ok<{ message: string }>(conn.client, "build_wait", { projectId: "keys-unset", until: "agent" })).message).toMatch(/asked for secrets that are not set: STRIPE_API_KEY/);
+    await ok(conn.client, "build_launch_project", {
+      projectId: "keys-unset",
+      prompt: "Checkout [secrets] [minutes=5]",
+      wait: true,
+    });
+    expect(text(await call(conn.client, "build_get_agent_status", { projectId: "keys-unset" }))).toMatch(
+      /needs secrets that are not set: STRIPE_API_KEY/,
+    );
+    expect(
+      (await ok<{ message: string }>(conn.client, "build_wait", { projectId: "keys-unset", until: "agent" })).message,
+    ).toMatch(/asked for secrets that are not set: STRIPE_API_KEY/);
   });
 
   // Item 15: stopping nothing was "correct the argument".
@@ -147,7 +208,11 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
 
   // Item 15: a run stopped at its time budget (billed flat 50/60) said "fix and try again".
   it("warns that a retry of a run stopped at its time budget is billed flat again", async () => {
-    const r = await call(conn.client, "build_start_agent", { projectId: "keys-set", prompt: "Endless [minutes=1000]", wait: true });
+    const r = await call(conn.client, "build_start_agent", {
+      projectId: "keys-set",
+      prompt: "Endless [minutes=1000]",
+      wait: true,
+    });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/billed a flat 50 or 60 credits; a retry is billed the same way/);
     expect(text(r)).not.toMatch(/fix and try again/);
@@ -155,16 +220,30 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
 
   // Item 15: AUTO_EXECUTION_ALREADY_ACTIVE had no hint; a deploy whose answer was lost did not say to compare createdAt (T4).
   it("advises on a batch still in flight and on a deploy whose outcome is unknown", async () => {
-    await ok(conn.client, "build_start_agent", { projectId: "booking-app", multiPrompt: { prompts: ["Long [minutes=100000]"] } });
+    await ok(conn.client, "build_start_agent", {
+      projectId: "booking-app",
+      multiPrompt: { prompts: ["Long [minutes=100000]"] },
+    });
     const busy = await call(conn.client, "build_start_agent", { projectId: "booking-app", prompt: "More" });
     expect(text(busy)).toMatch(/HTTP 409, AUTO_EXECUTION_ALREADY_ACTIVE/);
-    expect(text(busy)).toMatch(/Next step: an earlier multi-prompt batch is still executing.*No cancel endpoint is documented/);
+    expect(text(busy)).toMatch(
+      /Next step: an earlier multi-prompt batch is still executing.*No cancel endpoint is documented/,
+    );
     await ok(conn.client, "build_stop_agent", { projectId: "booking-app" });
 
-    sandbox.build.router.injectFault({ method: "POST", path: `${API}/projects/acme-storefront/deployments/deploy`, action: { kind: "respond", response: { status: 502, raw: "<html>Bad Gateway</html>", headers: { "content-type": "text/html" } } } });
+    sandbox.build.router.injectFault({
+      method: "POST",
+      path: `${API}/projects/acme-storefront/deployments/deploy`,
+      action: {
+        kind: "respond",
+        response: { status: 502, raw: "<html>Bad Gateway</html>", headers: { "content-type": "text/html" } },
+      },
+    });
     const lost = await call(conn.client, "build_deploy", { projectId: "acme-storefront" });
     expect(lost.isError).toBe(true);
-    expect(text(lost)).toMatch(/call build_get_deployment_status for "acme-storefront" and compare its createdAt with the time of your call/);
+    expect(text(lost)).toMatch(
+      /call build_get_deployment_status for "acme-storefront" and compare its createdAt with the time of your call/,
+    );
   });
 
   // Item 18: documented operators gave 0 rows in the simulator, and _count / _aggregate never reached the text.
@@ -176,16 +255,27 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     });
     expect(paid.structuredContent).toMatchObject({ count: 2, _count: { _total: 12 } });
     expect(text(paid)).toMatch(/^12 record\(s\) match before paging\./);
-    const sums = await call(conn.client, "build_query_database", { projectId: "acme-storefront", tableName: "orders", queryOptions: { _aggregate: { _count: true }, _groupBy: "status" } });
+    const sums = await call(conn.client, "build_query_database", {
+      projectId: "acme-storefront",
+      tableName: "orders",
+      queryOptions: { _aggregate: { _count: true }, _groupBy: "status" },
+    });
     expect(text(sums)).toMatch(/Also in the answer: \{"aggregations":\[/);
-    expect(text(await call(conn.client, "build_get_database_schema", { projectId: "acme-storefront" }))).toMatch(/- orders \("Orders"\): customer, total, status/);
+    expect(text(await call(conn.client, "build_get_database_schema", { projectId: "acme-storefront" }))).toMatch(
+      /- orders \("Orders"\): customer, total, status/,
+    );
   });
 
   // Item 11: PLAN_LIMIT_REACHED (a plan quota) was retried: 3 requests per call.
   it("sends a production-log request once when the plan's log limit answers 429", async () => {
     const path = `${API}/projects/acme-storefront/backend/prod/logs`;
     const body = { errors: { errorCode: "PLAN_LIMIT_REACHED", errorMessage: "Plan limit reached" }, data: null };
-    sandbox.build.router.injectFault({ method: "GET", path, times: 3, action: { kind: "respond", response: { status: 429, body } } });
+    sandbox.build.router.injectFault({
+      method: "GET",
+      path,
+      times: 3,
+      action: { kind: "respond", response: { status: 429, body } },
+    });
     const before = sandbox.build.router.received.get(`GET ${path}`) ?? 0;
     const r = await call(conn.client, "build_get_production_logs", { projectId: "acme-storefront" });
     expect(text(r)).toMatch(/HTTP 429, PLAN_LIMIT_REACHED/);
@@ -197,7 +287,10 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
   it("follows a suffixed project id over 35 characters", async () => {
     const requested = "subscribe-to-a-very-long-project-1";
     await ok(conn.client, "build_create_project", { projectId: requested });
-    const { projectId } = await ok<{ projectId: string }>(conn.client, "build_launch_project", { projectId: requested, prompt: "Tiny [minutes=5]" });
+    const { projectId } = await ok<{ projectId: string }>(conn.client, "build_launch_project", {
+      projectId: requested,
+      prompt: "Tiny [minutes=5]",
+    });
     expect(projectId.length).toBeGreaterThan(35);
     await ok(conn.client, "build_wait", { projectId, until: "agent" });
     const updates: string[] = [];
@@ -208,7 +301,11 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     try {
       await sleep(200); // the poller takes its baseline
       await ok(conn.client, "build_start_agent", { projectId, prompt: "More [minutes=5]" });
-      await until(async () => updates.length, (n) => n >= 1, 15_000);
+      await until(
+        async () => updates.length,
+        (n) => n >= 1,
+        15_000,
+      );
       expect(updates).toContain(uri);
     } finally {
       if (subscription) await subscription.close();
@@ -224,7 +321,10 @@ describe("build fidelity: stale reads (details cached, the previous state shown 
 
   beforeAll(async () => {
     // 400×: a recovery takes 0.3 s and an import 0.6 s, both inside the 1 s start lag; a server boots in 0.15 s.
-    sandbox = await testSandbox({ timeScale: 400, build: { detailsCacheMs: 2500, startLagMs: 1000, credits: { recurrentCredits: 200, oneTimeCredits: 5000 } } });
+    sandbox = await testSandbox({
+      timeScale: 400,
+      build: { detailsCacheMs: 2500, startLagMs: 1000, credits: { recurrentCredits: 200, oneTimeCredits: 5000 } },
+    });
     conn = await retryStart(() => connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never" })));
   });
   afterAll(async () => {
@@ -235,16 +335,29 @@ describe("build fidelity: stale reads (details cached, the previous state shown 
   // Item 1: the tool re-read the cached details and rendered no records (or the old domain's).
   it("shows the DNS records the PUT answered, even with a cached details snapshot", async () => {
     await ok(conn.client, "build_get_project", { projectId: "acme-storefront" });
-    const r = await call(conn.client, "build_set_domain", { projectId: "acme-storefront", hostname: "app.acme-new.com" });
+    const r = await call(conn.client, "build_set_domain", {
+      projectId: "acme-storefront",
+      hostname: "app.acme-new.com",
+    });
     expect(r.isError, text(r)).toBeFalsy();
-    expect(r.structuredContent).toMatchObject({ hostname: "app.acme-new.com", status: "pending_validation", dnsRecordsToAdd: [{ type: "CNAME", name: "app" }, { type: "TXT", name: "_cf-custom-hostname.app" }] });
+    expect(r.structuredContent).toMatchObject({
+      hostname: "app.acme-new.com",
+      status: "pending_validation",
+      dnsRecordsToAdd: [
+        { type: "CNAME", name: "app" },
+        { type: "TXT", name: "_cf-custom-hostname.app" },
+      ],
+    });
     expect(text(r)).toMatch(/^- CNAME app -> acme-storefront\./m);
     expect(text(r)).toMatch(/^- TXT _cf-custom-hostname\.app -> [0-9a-f]{32}$/m);
   });
 
   // Item 2: after SERVER_NOT_READY (3 credits spent) the wait read the cached "Archived" and steered to a second paid start.
   it("waits for the server a deploy's SERVER_NOT_READY is starting, through a cached Archived", async () => {
-    expect((await ok<{ agentServerStatus: string }>(conn.client, "build_get_project", { projectId: "empty-sandbox" })).agentServerStatus).toBe("Archived");
+    expect(
+      (await ok<{ agentServerStatus: string }>(conn.client, "build_get_project", { projectId: "empty-sandbox" }))
+        .agentServerStatus,
+    ).toBe("Archived");
     const before = sandbox.build.balance().credits;
     const deploy = await call(conn.client, "build_deploy", { projectId: "empty-sandbox" });
     expect(text(deploy)).toMatch(/SERVER_NOT_READY/);
@@ -257,21 +370,37 @@ describe("build fidelity: stale reads (details cached, the previous state shown 
   });
 
   // Item 16 (T2): a recovery that ended inside the read lag was "nothing to wait for".
-  it("confirms a recovery that ended before its lock showed by its recoveredVersionId", { timeout: 90_000 }, async () => {
-    const { versions } = await ok<{ versions: Array<{ _id: string }> }>(conn.client, "build_list_versions", { projectId: "acme-storefront" });
-    const { result, data } = await withProgress(conn, "build_recover_version", { projectId: "acme-storefront", versionId: versions[1]._id, wait: true });
+  it("confirms a recovery that ended before its lock showed by its recoveredVersionId", {
+    timeout: 90_000,
+  }, async () => {
+    const { versions } = await ok<{ versions: Array<{ _id: string }> }>(conn.client, "build_list_versions", {
+      projectId: "acme-storefront",
+    });
+    const { result, data } = await withProgress(conn, "build_recover_version", {
+      projectId: "acme-storefront",
+      versionId: versions[1]._id,
+      wait: true,
+    });
     expect(result.isError, text(result)).toBeFalsy();
     expect(data.wait).toMatchObject({ outcome: "done", until: "versionRecovery" });
     expect(data.wait.message).toMatch(/has ended/);
-    const after = await ok<{ versions: Array<{ recoveredVersionId?: string }> }>(conn.client, "build_list_versions", { projectId: "acme-storefront" });
+    const after = await ok<{ versions: Array<{ recoveredVersionId?: string }> }>(conn.client, "build_list_versions", {
+      projectId: "acme-storefront",
+    });
     expect(after.versions.some((v) => v.recoveredVersionId === versions[1]._id)).toBe(true);
   });
 
   // Item 16 (T2, T3): an import that ended inside the read lag was "nothing to wait for".
-  it("confirms an import that ended before its lock showed by a version, an Active server and a preview", { timeout: 90_000 }, async () => {
+  it("confirms an import that ended before its lock showed by a version, an Active server and a preview", {
+    timeout: 90_000,
+  }, async () => {
     const since = new Date().toISOString();
     sandbox.build.startImport("booking-app");
-    const { result, data } = await withProgress(conn, "build_wait", { projectId: "booking-app", until: "import", since });
+    const { result, data } = await withProgress(conn, "build_wait", {
+      projectId: "booking-app",
+      until: "import",
+      since,
+    });
     expect(result.isError, text(result)).toBeFalsy();
     expect(data).toMatchObject({ outcome: "done", project: { importInProgress: null, agentServerStatus: "Active" } });
   });

@@ -27,7 +27,14 @@ describe("build_figma: connect, status, disconnect, validate", () => {
 
   it("is off by default and lists its four tools when enabled", async () => {
     const names = (await conn.client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(["build_connect_figma", "build_get_figma_status", "build_disconnect_figma", "build_validate_figma_token"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "build_connect_figma",
+        "build_get_figma_status",
+        "build_disconnect_figma",
+        "build_validate_figma_token",
+      ]),
+    );
     const defaults = await retryStart(() => connectStdio(sandboxEnv(sandbox), ["--toolsets", "build"]));
     try {
       expect((await defaults.client.listTools()).tools.map((t) => t.name)).not.toContain("build_connect_figma");
@@ -40,14 +47,20 @@ describe("build_figma: connect, status, disconnect, validate", () => {
     const result = await call(conn.client, "build_connect_figma", { projectId: "spring-campaign", token: GOOD });
     expect(result.isError).toBeFalsy();
     expectNoToken(result, GOOD);
-    expect(result.structuredContent).toMatchObject({ projectId: "spring-campaign", connected: true, account: { handle: expect.stringMatching(/^designer-/) } });
+    expect(result.structuredContent).toMatchObject({
+      projectId: "spring-campaign",
+      connected: true,
+      account: { handle: expect.stringMatching(/^designer-/) },
+    });
     expect(text(result)).toMatch(/Figma connected to spring-campaign as "designer-/);
     expect(sandbox.build.project("spring-campaign")?.figma?.handle).toMatch(/^designer-/);
 
     const status = await call(conn.client, "build_get_figma_status", { projectId: "spring-campaign" });
     expect(status.structuredContent).toMatchObject({ connected: true, connectedAt: expect.any(String) });
     expect(status.structuredContent).not.toHaveProperty("tokenValid");
-    expect(text(status)).toMatch(/^Figma is connected to spring-campaign as "designer-[^"]+" \(designer-.*@example\.com\) since /);
+    expect(text(status)).toMatch(
+      /^Figma is connected to spring-campaign as "designer-[^"]+" \(designer-.*@example\.com\) since /,
+    );
   });
 
   it("re-checks the token live only when asked; a failed check leaves it connected", async () => {
@@ -57,15 +70,24 @@ describe("build_figma: connect, status, disconnect, validate", () => {
     await ok(conn.client, "build_connect_figma", { projectId: "booking-app", token: EXPIRING });
     const failed = await call(conn.client, "build_get_figma_status", { projectId: "booking-app", verify: true });
     expect(failed.isError).toBeFalsy();
-    expect(failed.structuredContent).toMatchObject({ connected: true, tokenValid: false, tokenError: expect.stringMatching(/expired/) });
-    expect(text(failed)).toMatch(/live check failed: ".*expired".*still connected; reconnect with a new token \(build_connect_figma\)/);
+    expect(failed.structuredContent).toMatchObject({
+      connected: true,
+      tokenValid: false,
+      tokenError: expect.stringMatching(/expired/),
+    });
+    expect(text(failed)).toMatch(
+      /live check failed: ".*expired".*still connected; reconnect with a new token \(build_connect_figma\)/,
+    );
     expectNoToken(failed, EXPIRING);
     expect(sandbox.build.project("booking-app")?.figma).toBeDefined();
   });
 
   it("refuses a token with whitespace or a URL before anything is sent", async () => {
     const before = hits(CONNECT);
-    const spaced = await call(conn.client, "build_connect_figma", { projectId: "spring-campaign", token: "figd_abc def_0123456789" });
+    const spaced = await call(conn.client, "build_connect_figma", {
+      projectId: "spring-campaign",
+      token: "figd_abc def_0123456789",
+    });
     expect(spaced.isError).toBe(true);
     expect(text(spaced)).toMatch(/Invalid arguments for build_connect_figma: token: token must not contain whitespace/);
     const url = await call(conn.client, "build_validate_figma_token", { token: "https://www.figma.com/file/abc" });
@@ -86,11 +108,15 @@ describe("build_figma: connect, status, disconnect, validate", () => {
     expect(text(invalid)).toMatch(/FIGMA_TOKEN_INVALID[\s\S]*create a new personal access token/);
     expectNoToken(invalid, revoked);
     // A failed connect changes nothing: the first account stays.
-    expect(await ok(conn.client, "build_get_figma_status", { projectId: "spring-campaign" })).toMatchObject({ connected: true });
+    expect(await ok(conn.client, "build_get_figma_status", { projectId: "spring-campaign" })).toMatchObject({
+      connected: true,
+    });
   });
 
   it("disconnects, and disconnecting again is fine", async () => {
-    expect(await ok(conn.client, "build_disconnect_figma", { projectId: "spring-campaign" })).toMatchObject({ disconnected: true });
+    expect(await ok(conn.client, "build_disconnect_figma", { projectId: "spring-campaign" })).toMatchObject({
+      disconnected: true,
+    });
     const again = await call(conn.client, "build_disconnect_figma", { projectId: "spring-campaign" });
     expect(again.isError).toBeFalsy();
     expect(text(again)).toBe("Figma is disconnected from spring-campaign.");
@@ -124,6 +150,8 @@ describe("build_figma: connect, status, disconnect, validate", () => {
     // A live status check shares the limit; a plain status read is not a check.
     const status = await call(conn.client, "build_get_figma_status", { projectId: "booking-app", verify: true });
     expect(text(status)).toMatch(/RATE_LIMITED/);
-    expect(await ok(conn.client, "build_get_figma_status", { projectId: "booking-app" })).toMatchObject({ connected: true });
+    expect(await ok(conn.client, "build_get_figma_status", { projectId: "booking-app" })).toMatchObject({
+      connected: true,
+    });
   });
 });

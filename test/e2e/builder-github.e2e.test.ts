@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { call, connectStdio, ok, retryStart, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "../harness.js";
+import {
+  call,
+  connectStdio,
+  ok,
+  retryStart,
+  sandboxEnv,
+  sleep,
+  testSandbox,
+  text,
+  type StdioConnection,
+} from "../harness.js";
 
 const API = "/api/v1/vcaas";
 const P = `${API}/projects/:projectId`;
@@ -25,27 +35,60 @@ describe("build_github: connection, pulls and environment names", () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get("build_get_env_names")!.annotations).toMatchObject({ readOnlyHint: true });
     expect(byName.get("build_disconnect_github")!.annotations).toMatchObject({ destructiveHint: true });
-    expect(byName.get("build_connect_github")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
-    for (const name of ["build_get_github_status", "build_pull_github", "build_get_github_pull_status"]) expect(byName.has(name), name).toBe(true);
+    expect(byName.get("build_connect_github")!.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+    });
+    for (const name of ["build_get_github_status", "build_pull_github", "build_get_github_pull_status"])
+      expect(byName.has(name), name).toBe(true);
   });
 
   it("refuses malformed connections locally and never echoes the token", async () => {
     const connects = hits(`POST ${P}/github/connect`);
-    const classic = await call(conn.client, "build_connect_github", { projectId: "acme-storefront", token: "ghp_classicTokenValue0123456789", repositoryFullName: "acme/site" });
-    expect(text(classic)).toMatch(/token: token must be a fine-grained personal access token \(github_pat_…\)\. Nothing was sent upstream/);
+    const classic = await call(conn.client, "build_connect_github", {
+      projectId: "acme-storefront",
+      token: "ghp_classicTokenValue0123456789",
+      repositoryFullName: "acme/site",
+    });
+    expect(text(classic)).toMatch(
+      /token: token must be a fine-grained personal access token \(github_pat_…\)\. Nothing was sent upstream/,
+    );
     expect(text(classic)).not.toContain("ghp_classicTokenValue0123456789");
-    const repo = await call(conn.client, "build_connect_github", { projectId: "acme-storefront", token: TOKEN, repositoryFullName: "just-a-name" });
+    const repo = await call(conn.client, "build_connect_github", {
+      projectId: "acme-storefront",
+      token: TOKEN,
+      repositoryFullName: "just-a-name",
+    });
     expect(text(repo)).toMatch(/repositoryFullName: repositoryFullName must be owner\/repo/);
-    const direction = await call(conn.client, "build_connect_github", { projectId: "acme-storefront", token: TOKEN, repositoryFullName: "acme/site", syncDirection: "both" });
+    const direction = await call(conn.client, "build_connect_github", {
+      projectId: "acme-storefront",
+      token: TOKEN,
+      repositoryFullName: "acme/site",
+      syncDirection: "both",
+    });
     expect(text(direction)).toMatch(/syncDirection: /);
     expect(hits(`POST ${P}/github/connect`)).toBe(connects);
 
     const noPerm = "github_pat_noperm_0123456789abcdefghijkl";
-    const refused = await call(conn.client, "build_connect_github", { projectId: "acme-storefront", token: noPerm, repositoryFullName: "acme/site" });
-    expect(text(refused)).toMatch(/HTTP 400, GITHUB_VALIDATION_FAILED[\s\S]*Next step: GitHub refused the token or repository/);
-    const missing = await call(conn.client, "build_connect_github", { projectId: "acme-storefront", token: TOKEN, repositoryFullName: "acme/missing-repo" });
+    const refused = await call(conn.client, "build_connect_github", {
+      projectId: "acme-storefront",
+      token: noPerm,
+      repositoryFullName: "acme/site",
+    });
+    expect(text(refused)).toMatch(
+      /HTTP 400, GITHUB_VALIDATION_FAILED[\s\S]*Next step: GitHub refused the token or repository/,
+    );
+    const missing = await call(conn.client, "build_connect_github", {
+      projectId: "acme-storefront",
+      token: TOKEN,
+      repositoryFullName: "acme/missing-repo",
+    });
     expect(text(missing)).toMatch(/HTTP 400, GITHUB_VALIDATION_FAILED/);
-    const noBranches = await call(conn.client, "build_connect_github", { projectId: "acme-storefront", token: TOKEN, repositoryFullName: "acme/nobranches" });
+    const noBranches = await call(conn.client, "build_connect_github", {
+      projectId: "acme-storefront",
+      token: TOKEN,
+      repositoryFullName: "acme/nobranches",
+    });
     expect(text(noBranches)).toMatch(/HTTP 400, GITHUB_SYNC_FAILED[\s\S]*develop and main/);
     expect(conn.stderr()).not.toContain(noPerm);
 
@@ -54,9 +97,19 @@ describe("build_github: connection, pulls and environment names", () => {
     sandbox.build.router.injectFault({
       method: "POST",
       path: `${API}/projects/acme-storefront/github/connect`,
-      action: { kind: "respond", response: { status: 400, body: { errors: { errorCode: "GITHUB_VALIDATION_FAILED", errorMessage: `bad token ${echoed}` }, data: null } } },
+      action: {
+        kind: "respond",
+        response: {
+          status: 400,
+          body: { errors: { errorCode: "GITHUB_VALIDATION_FAILED", errorMessage: `bad token ${echoed}` }, data: null },
+        },
+      },
     });
-    const quoted = await call(conn.client, "build_connect_github", { projectId: "acme-storefront", token: echoed, repositoryFullName: "acme/site" });
+    const quoted = await call(conn.client, "build_connect_github", {
+      projectId: "acme-storefront",
+      token: echoed,
+      repositoryFullName: "acme/site",
+    });
     expect(text(quoted)).toMatch(/bad token \[redacted\]/);
     expect(JSON.stringify(quoted) + conn.stderr()).not.toContain(echoed);
   });
@@ -66,36 +119,66 @@ describe("build_github: connection, pulls and environment names", () => {
     expect(before.structuredContent).toMatchObject({ connected: false, tokenExpired: false });
     expect(text(before)).toBe("acme-storefront is not connected to GitHub.");
 
-    const connected = await call(conn.client, "build_connect_github", { projectId: "acme-storefront", token: TOKEN, repositoryFullName: "acme/storefront" });
+    const connected = await call(conn.client, "build_connect_github", {
+      projectId: "acme-storefront",
+      token: TOKEN,
+      repositoryFullName: "acme/storefront",
+    });
     expect(connected.isError).toBeFalsy();
-    expect(connected.structuredContent).toMatchObject({ connected: true, repositoryFullName: "acme/storefront", syncAction: "push_new", repoHasContent: false, requiresRebuild: false });
+    expect(connected.structuredContent).toMatchObject({
+      connected: true,
+      repositoryFullName: "acme/storefront",
+      syncAction: "push_new",
+      repoHasContent: false,
+      requiresRebuild: false,
+    });
     expect(text(connected)).toBe("Connected acme/storefront to acme-storefront (push_new).");
     expect(JSON.stringify(connected)).not.toContain(TOKEN);
 
     const status = await call(conn.client, "build_get_github_status", { projectId: "acme-storefront" });
-    expect(status.structuredContent).toMatchObject({ connected: true, tokenValid: true, developBranch: "develop", productionBranch: "main" });
-    expect(text(status)).toMatch(/connected to acme\/storefront \(token valid; develop = development, main = production\)/);
+    expect(status.structuredContent).toMatchObject({
+      connected: true,
+      tokenValid: true,
+      developBranch: "develop",
+      productionBranch: "main",
+    });
+    expect(text(status)).toMatch(
+      /connected to acme\/storefront \(token valid; develop = development, main = production\)/,
+    );
 
     const nothing = await call(conn.client, "build_pull_github", { projectId: "acme-storefront", wait: true });
     expect(nothing.structuredContent).toMatchObject({ status: "no_changes", filesUpdated: 0 });
     expect(nothing.structuredContent).not.toHaveProperty("wait");
-    expect(text(nothing)).toMatch(/^No changes on develop to pull into acme-storefront\. "develop has no new commits"$/);
-    const none = await ok<{ status: string | null }>(conn.client, "build_get_github_pull_status", { projectId: "acme-storefront" });
+    expect(text(nothing)).toMatch(
+      /^No changes on develop to pull into acme-storefront\. "develop has no new commits"$/,
+    );
+    const none = await ok<{ status: string | null }>(conn.client, "build_get_github_pull_status", {
+      projectId: "acme-storefront",
+    });
     expect(none.status).toBeNull();
 
     const versions = sandbox.build.project("acme-storefront")!.versions.length;
-    sandbox.build.pushToGithub("acme-storefront", { "src/app/about/page.tsx": "export default function About() { return <p>About us</p>; }\n" });
+    sandbox.build.pushToGithub("acme-storefront", {
+      "src/app/about/page.tsx": "export default function About() { return <p>About us</p>; }\n",
+    });
     const progress: string[] = [];
     const pulled = await conn.client.callTool(
       { name: "build_pull_github", arguments: { projectId: "acme-storefront", wait: true } },
       { onprogress: (p) => progress.push(p.message ?? ""), timeout: 20_000 },
     );
     expect(pulled.isError).toBeFalsy();
-    expect(pulled.structuredContent).toMatchObject({ status: "pulling", filesUpdated: 1, wait: { outcome: "done", until: "githubPull", lastStatus: { status: "success" } } });
+    expect(pulled.structuredContent).toMatchObject({
+      status: "pulling",
+      filesUpdated: 1,
+      wait: { outcome: "done", until: "githubPull", lastStatus: { status: "success" } },
+    });
     expect(text(pulled)).toMatch(/^The GitHub pull has ended\./);
     expect(progress.at(-1)).toMatch(/^Pulled and rebuilt · \d+s$/);
     expect(sandbox.build.project("acme-storefront")!.versions.length).toBe(versions + 1);
-    const file = await ok<{ content: string }>(conn.client, "build_read_file", { projectId: "acme-storefront", path: "src/app/about/page.tsx" });
+    const file = await ok<{ content: string }>(conn.client, "build_read_file", {
+      projectId: "acme-storefront",
+      path: "src/app/about/page.tsx",
+    });
     expect(file.content).toContain("About us");
     const pullStatus = await call(conn.client, "build_get_github_pull_status", { projectId: "acme-storefront" });
     expect(text(pullStatus)).toMatch(/^GitHub pull of acme-storefront: success \(started \S+\)\.$/);
@@ -114,27 +197,50 @@ describe("build_github: connection, pulls and environment names", () => {
   });
 
   it("follows the rebuild of a connection that replaced the project code, with build_wait", async () => {
-    const connected = await ok<{ requiresRebuild: boolean; syncAction: string; startedAt: string }>(conn.client, "build_connect_github", {
-      projectId: "booking-app",
-      token: TOKEN,
-      repositoryFullName: "salon/unrelated-app",
-      syncDirection: "github_to_totalum",
-    });
+    const connected = await ok<{ requiresRebuild: boolean; syncAction: string; startedAt: string }>(
+      conn.client,
+      "build_connect_github",
+      {
+        projectId: "booking-app",
+        token: TOKEN,
+        repositoryFullName: "salon/unrelated-app",
+        syncDirection: "github_to_totalum",
+      },
+    );
     expect(connected).toMatchObject({ requiresRebuild: true, syncAction: "pull" });
     const rendered = await call(conn.client, "build_get_github_pull_status", { projectId: "booking-app" });
     expect(rendered.structuredContent).toMatchObject({ status: expect.stringMatching(/^(pulling|success)$/) });
-    const waited = await ok<{ outcome: string; until: string }>(conn.client, "build_wait", { projectId: "booking-app", until: "githubPull", since: connected.startedAt });
+    const waited = await ok<{ outcome: string; until: string }>(conn.client, "build_wait", {
+      projectId: "booking-app",
+      until: "githubPull",
+      since: connected.startedAt,
+    });
     expect(waited).toMatchObject({ outcome: "done", until: "githubPull" });
   });
 
   it("reports an expired token, and a server that must start first", async () => {
-    await ok(conn.client, "build_connect_github", { projectId: "spring-campaign", token: "github_pat_expiring_0123456789abcdefghij", repositoryFullName: "acme/spring" });
+    await ok(conn.client, "build_connect_github", {
+      projectId: "spring-campaign",
+      token: "github_pat_expiring_0123456789abcdefghij",
+      repositoryFullName: "acme/spring",
+    });
     await sleep(1500); // an hour of simulated time
     const status = await call(conn.client, "build_get_github_status", { projectId: "spring-campaign" });
-    expect(status.structuredContent).toMatchObject({ connected: false, tokenValid: false, tokenExpired: true, repositoryFullName: "acme/spring" });
-    expect(text(status)).toMatch(/token of spring-campaign expired \(repo acme\/spring\); the credentials were deleted\. Reconnect/);
+    expect(status.structuredContent).toMatchObject({
+      connected: false,
+      tokenValid: false,
+      tokenExpired: true,
+      repositoryFullName: "acme/spring",
+    });
+    expect(text(status)).toMatch(
+      /token of spring-campaign expired \(repo acme\/spring\); the credentials were deleted\. Reconnect/,
+    );
 
-    const asleep = await call(conn.client, "build_connect_github", { projectId: "empty-sandbox", token: TOKEN, repositoryFullName: "acme/empty" });
+    const asleep = await call(conn.client, "build_connect_github", {
+      projectId: "empty-sandbox",
+      token: TOKEN,
+      repositoryFullName: "acme/empty",
+    });
     expect(text(asleep)).toMatch(/HTTP 409, SERVER_NOT_READY/);
   });
 
@@ -143,17 +249,30 @@ describe("build_github: connection, pulls and environment names", () => {
     expect(r.isError).toBeFalsy();
     const data = r.structuredContent as { development: string[]; production: string[] };
     expect(data.development).toEqual(["NODE_ENV", "NEXT_PUBLIC_APP_URL", "TOTALUM_API_KEY", "DATABASE_URL"]);
-    expect(data.production).toEqual(["NODE_ENV", "NEXT_PUBLIC_APP_URL", "TOTALUM_API_KEY", "DATABASE_URL", "SENDGRID_API_KEY"]);
+    expect(data.production).toEqual([
+      "NODE_ENV",
+      "NEXT_PUBLIC_APP_URL",
+      "TOTALUM_API_KEY",
+      "DATABASE_URL",
+      "SENDGRID_API_KEY",
+    ]);
     expect(text(r)).toMatch(/names only; values are not shown/);
     const all = JSON.stringify(r) + conn.stderr();
-    for (const value of ["postgres://demo:demo@db/sales", "SG.demo-secret-value", "tlm_app_"]) expect(all).not.toContain(value);
+    for (const value of ["postgres://demo:demo@db/sales", "SG.demo-secret-value", "tlm_app_"])
+      expect(all).not.toContain(value);
 
     // A value that later shows up anywhere (here: in an upstream error message) is scrubbed.
     const dev = sandbox.build.storedSecretValue("internal-dashboard", "DATABASE_URL")!;
     sandbox.build.router.injectFault({
       method: "GET",
       path: `${API}/projects/internal-dashboard/github/status`,
-      action: { kind: "respond", response: { status: 400, body: { errors: { errorCode: "GITHUB_STATUS_ERROR", errorMessage: `could not parse ${dev}` }, data: null } } },
+      action: {
+        kind: "respond",
+        response: {
+          status: 400,
+          body: { errors: { errorCode: "GITHUB_STATUS_ERROR", errorMessage: `could not parse ${dev}` }, data: null },
+        },
+      },
     });
     const leaked = await call(conn.client, "build_get_github_status", { projectId: "internal-dashboard" });
     expect(text(leaked)).toMatch(/GITHUB_STATUS_ERROR/);

@@ -58,14 +58,25 @@ describe("build_groups and build_update_project", () => {
 
   it("moves a project into a group, renames the group, and deletes it keeping the project", async () => {
     await ok(conn.client, "build_get_project", { projectId: "booking-app" }); // a cached snapshot without the group
-    const moved = await call(conn.client, "build_update_project", { projectId: "booking-app", groupId: clients.groupId });
+    const moved = await call(conn.client, "build_update_project", {
+      projectId: "booking-app",
+      groupId: clients.groupId,
+    });
     expect(moved.structuredContent).toMatchObject({ projectId: "booking-app", groupId: clients.groupId });
     // The PATCH discards the cached details: an immediate read-back shows the group.
-    expect(await ok(conn.client, "build_get_project", { projectId: "booking-app" })).toMatchObject({ groupId: clients.groupId });
-    const listed = await ok<{ projects: Array<{ projectId: string }> }>(conn.client, "build_list_projects", { groupId: clients.groupId });
+    expect(await ok(conn.client, "build_get_project", { projectId: "booking-app" })).toMatchObject({
+      groupId: clients.groupId,
+    });
+    const listed = await ok<{ projects: Array<{ projectId: string }> }>(conn.client, "build_list_projects", {
+      groupId: clients.groupId,
+    });
     expect(listed.projects.map((p) => p.projectId)).toEqual(["booking-app"]);
 
-    const renamed = await call(conn.client, "build_update_group", { groupId: clients.groupId, name: "Key clients", description: "" });
+    const renamed = await call(conn.client, "build_update_group", {
+      groupId: clients.groupId,
+      name: "Key clients",
+      description: "",
+    });
     expect(renamed.structuredContent).toMatchObject({ name: "Key clients", description: "", projectCount: 1 });
     expect(text(renamed)).toBe(`Updated group ${clients.groupId}: "Key clients" (1 project)`);
 
@@ -88,11 +99,19 @@ describe("build_groups and build_update_project", () => {
     expect(hits(PATCH_PROJECT)).toBe(1);
 
     const long = "L".repeat(100);
-    const relabelled = await call(conn.client, "build_update_project", { projectId: "acme-storefront", label: long, description: "  Outdoor gear shop  " });
+    const relabelled = await call(conn.client, "build_update_project", {
+      projectId: "acme-storefront",
+      label: long,
+      description: "  Outdoor gear shop  ",
+    });
     expect(relabelled.structuredContent).toMatchObject({ label: "L".repeat(80), description: "Outdoor gear shop" });
     expect(text(relabelled)).toMatch(/The service kept only the first 80 characters of the label\./);
 
-    const cleared = await ok<{ label?: string; description: string; groupId?: string }>(conn.client, "build_update_project", { projectId: "spring-campaign", label: null, groupId: null });
+    const cleared = await ok<{ label?: string; description: string; groupId?: string }>(
+      conn.client,
+      "build_update_project",
+      { projectId: "spring-campaign", label: null, groupId: null },
+    );
     expect(cleared.label).toBeUndefined();
     expect(cleared.groupId).toBeUndefined();
     expect(cleared.description).toBe("Landing page for the spring marketing campaign");

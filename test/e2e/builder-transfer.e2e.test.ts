@@ -31,7 +31,9 @@ describe("build_transfer: export, then import into a fresh project", () => {
 
   it("clones a project with its records for 9 credits, following the import to the end", async () => {
     const start = sandbox.build.balance().credits;
-    const exported = record(await call(conn.client, "build_export_project", { projectId: "acme-storefront", includeRecords: true }));
+    const exported = record(
+      await call(conn.client, "build_export_project", { projectId: "acme-storefront", includeRecords: true }),
+    );
     expect(exported.isError).toBeFalsy();
     const data = exported.structuredContent as { transferId: string; expiresAt: string; includeRecords: boolean };
     expect(data.transferId).toMatch(/^tr_[0-9a-f]{32}$/);
@@ -49,13 +51,21 @@ describe("build_transfer: export, then import into a fresh project", () => {
       ),
     );
     expect(imported.isError).toBeFalsy();
-    expect(imported.structuredContent).toMatchObject({ projectId: "acme-clone", status: "importing", wait: { outcome: "done", until: "import", project: { importInProgress: null, agentServerStatus: "Active" } } });
+    expect(imported.structuredContent).toMatchObject({
+      projectId: "acme-clone",
+      status: "importing",
+      wait: { outcome: "done", until: "import", project: { importInProgress: null, agentServerStatus: "Active" } },
+    });
     // The lock was seen while the import ran, then released with a live server.
     expect(progress.some((m) => /^Importing and rebuilding/.test(m))).toBe(true);
     expect(progress.at(-1)).toMatch(/^Import finished/);
     expect(sandbox.build.balance().credits).toBeCloseTo(start - 9); // export 2 + create 1 + import 6
 
-    const customers = await ok<{ count: number }>(conn.client, "build_query_database", { projectId: "acme-clone", tableName: "customers", queryOptions: { _limit: 100 } });
+    const customers = await ok<{ count: number }>(conn.client, "build_query_database", {
+      projectId: "acme-clone",
+      tableName: "customers",
+      queryOptions: { _limit: 100 },
+    });
     expect(customers.count).toBe(30);
   });
 
@@ -74,7 +84,9 @@ describe("build_transfer: export, then import into a fresh project", () => {
 
     // The same transferId serves again; the import allowance (1 per minute) is what refuses it.
     await ok(conn.client, "build_create_project", { projectId: "acme-clone-two" });
-    const limited = record(await call(conn.client, "build_import_project", { projectId: "acme-clone-two", transferId }));
+    const limited = record(
+      await call(conn.client, "build_import_project", { projectId: "acme-clone-two", transferId }),
+    );
     expect(text(limited)).toMatch(/HTTP 400, PROJECT_IMPORT_LIMIT_REACHED/);
     expect(hits(IMPORT)).toBe(3);
     expect(sandbox.build.balance().credits).toBeCloseTo(balance - 1); // only the second create
@@ -83,13 +95,19 @@ describe("build_transfer: export, then import into a fresh project", () => {
   it("takes exactly one of transferId or importCode, and keeps a caller's code secret", async () => {
     const before = hits(IMPORT);
     const neither = record(await call(conn.client, "build_import_project", { projectId: "acme-clone-two" }));
-    expect(text(neither)).toMatch(/^Invalid arguments for build_import_project: pass exactly one of transferId or importCode/);
-    const unknown = record(await call(conn.client, "build_import_project", { projectId: "acme-clone-two", transferId: "tr_0000" }));
+    expect(text(neither)).toMatch(
+      /^Invalid arguments for build_import_project: pass exactly one of transferId or importCode/,
+    );
+    const unknown = record(
+      await call(conn.client, "build_import_project", { projectId: "acme-clone-two", transferId: "tr_0000" }),
+    );
     expect(text(unknown)).toMatch(/transferId tr_0000 is unknown or expired/);
     expect(hits(IMPORT)).toBe(before);
 
     const foreign = "other-account-export-project-0123456789abcdef0123456789abcdef.zip";
-    const refused = record(await call(conn.client, "build_import_project", { projectId: "acme-clone-two", importCode: foreign }));
+    const refused = record(
+      await call(conn.client, "build_import_project", { projectId: "acme-clone-two", importCode: foreign }),
+    );
     expect(refused.isError).toBe(true);
     expect(text(refused)).toMatch(/INVALID_IMPORT_CODE/);
     expect(hits(IMPORT)).toBe(before + 1);

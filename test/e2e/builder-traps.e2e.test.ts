@@ -15,7 +15,10 @@ type Progress = { progress: number; message?: string };
 
 async function withProgress(conn: StdioConnection, name: string, args: Record<string, unknown>) {
   const progress: string[] = [];
-  const result = (await conn.client.callTool({ name, arguments: args }, { onprogress: (p: Progress) => progress.push(p.message ?? ""), timeout: 60_000 })) as CallToolResult;
+  const result = (await conn.client.callTool(
+    { name, arguments: args },
+    { onprogress: (p: Progress) => progress.push(p.message ?? ""), timeout: 60_000 },
+  )) as CallToolResult;
   return { result, progress, data: result.structuredContent as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
@@ -36,7 +39,10 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
   // Old: idle counted as done ("No agent process... done"), so a wait on a project that never ran ended "done".
   it("answers outcome idle for an agent wait on a project that never ran", async () => {
     await ok(conn.client, "build_create_project", { projectId: "never-ran" });
-    const r = await ok<{ outcome: string; message: string }>(conn.client, "build_wait", { projectId: "never-ran", until: "agent" });
+    const r = await ok<{ outcome: string; message: string }>(conn.client, "build_wait", {
+      projectId: "never-ran",
+      until: "agent",
+    });
     expect(r.outcome).toBe("idle");
     expect(r.message).toMatch(/never happened|nothing to wait for/);
   });
@@ -47,11 +53,19 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
     expect(requested).toHaveLength(35);
     // wait: true so both runs are billed before the next test reads the balance.
     await ok(conn.client, "build_launch_project", { projectId: requested, prompt: "First [minutes=1]", wait: true });
-    const second = await ok<{ projectId: string; requestedProjectId: string }>(conn.client, "build_launch_project", { projectId: requested, prompt: "Second [minutes=1]", wait: true });
+    const second = await ok<{ projectId: string; requestedProjectId: string }>(conn.client, "build_launch_project", {
+      projectId: requested,
+      prompt: "Second [minutes=1]",
+      wait: true,
+    });
     expect(second.requestedProjectId).toBe(requested);
     expect(second.projectId.length).toBeGreaterThanOrEqual(38);
-    expect(await ok(conn.client, "build_get_project", { projectId: second.projectId })).toMatchObject({ projectId: second.projectId });
-    expect(await ok(conn.client, "build_get_agent_status", { projectId: second.projectId })).toMatchObject({ projectId: second.projectId });
+    expect(await ok(conn.client, "build_get_project", { projectId: second.projectId })).toMatchObject({
+      projectId: second.projectId,
+    });
+    expect(await ok(conn.client, "build_get_agent_status", { projectId: second.projectId })).toMatchObject({
+      projectId: second.projectId,
+    });
   });
 
   // Old: the hint said "wait a minute, then deploy again" and nothing about the 3 credits already spent.
@@ -68,7 +82,11 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
 
   // Old: errorDetails were dropped; the SANDBOX_NOT_REACHABLE reason never reached the caller.
   it("shows SANDBOX_NOT_REACHABLE's errorDetails and the advice for its reason", async () => {
-    await ok(conn.client, "build_start_agent", { projectId: "spring-campaign", prompt: "Break it [app-error] [minutes=1]", wait: true });
+    await ok(conn.client, "build_start_agent", {
+      projectId: "spring-campaign",
+      prompt: "Break it [app-error] [minutes=1]",
+      wait: true,
+    });
     const r = await call(conn.client, "build_deploy", { projectId: "spring-campaign" });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/SANDBOX_NOT_REACHABLE/);
@@ -79,7 +97,11 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
   // Old: the tool sent `design`, so the service never saw the Figma token.
   it("sends figma.token as `figma`, registers the token as a secret and never echoes it", async () => {
     const token = "figd_e2e_personal_token_canary_4711";
-    const r = await call(conn.client, "build_launch_project", { projectId: "figma-launch", prompt: "From my Figma file [minutes=1]", figma: { token } });
+    const r = await call(conn.client, "build_launch_project", {
+      projectId: "figma-launch",
+      prompt: "From my Figma file [minutes=1]",
+      figma: { token },
+    });
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ figma: { connected: true } });
     expect(sandbox.build.project("figma-launch")!.figma).toMatchObject({ handle: expect.any(String) });
@@ -89,7 +111,12 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
 
   // Old: model and effort were zod enums, so an unknown value was refused instead of reaching the service.
   it("passes an unknown model and effort on; the service answers with agent.warnings", async () => {
-    const r = await call(conn.client, "build_launch_project", { projectId: "odd-options", prompt: "Tiny [minutes=1]", model: "gpt-9", effort: "ultra" });
+    const r = await call(conn.client, "build_launch_project", {
+      projectId: "odd-options",
+      prompt: "Tiny [minutes=1]",
+      model: "gpt-9",
+      effort: "ultra",
+    });
     expect(r.isError).toBeFalsy();
     const data = r.structuredContent as { agent: { started: boolean; warnings: string[] } };
     expect(data.agent.started).toBe(true);
@@ -104,16 +131,31 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
     await ok(conn.client, "build_launch_project", { projectId: "untrimmed", prompt: first, wait: true });
     const next = "\tAdd a leaderboard [minutes=1] ";
     await ok(conn.client, "build_start_agent", { projectId: "untrimmed", prompt: next });
-    const prompts = sandbox.build.project("untrimmed")!.conversation.filter((m) => m.author === "user").map((m) => m.message);
+    const prompts = sandbox.build
+      .project("untrimmed")!
+      .conversation.filter((m) => m.author === "user")
+      .map((m) => m.message);
     expect(prompts).toEqual([first, next]);
   });
 
   // Old: the simulator replaced a secret by name (and the tool said "create or replace"); the service only creates.
   it("creates a second secret when build_set_secret is called twice with one name", async () => {
-    await ok(conn.client, "build_set_secret", { projectId: "acme-storefront", secretName: "TWICE_SET", secretValue: "first-value-canary-1" });
-    const again = await call(conn.client, "build_set_secret", { projectId: "acme-storefront", secretName: "TWICE_SET", secretValue: "second-value-canary-2" });
+    await ok(conn.client, "build_set_secret", {
+      projectId: "acme-storefront",
+      secretName: "TWICE_SET",
+      secretValue: "first-value-canary-1",
+    });
+    const again = await call(conn.client, "build_set_secret", {
+      projectId: "acme-storefront",
+      secretName: "TWICE_SET",
+      secretValue: "second-value-canary-2",
+    });
     expect(again.isError).toBeFalsy();
-    const project = await ok<{ secrets: Array<{ _id: string; secretName: string }> }>(conn.client, "build_get_project", { projectId: "acme-storefront" });
+    const project = await ok<{ secrets: Array<{ _id: string; secretName: string }> }>(
+      conn.client,
+      "build_get_project",
+      { projectId: "acme-storefront" },
+    );
     const twice = project.secrets.filter((s) => s.secretName === "TWICE_SET");
     expect(twice).toHaveLength(2);
     expect(new Set(twice.map((s) => s._id)).size).toBe(2);
@@ -130,7 +172,11 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
     expect(rows.count).toBe(30);
     const names = rows.results.map((r) => r.name);
     expect(names).toEqual([...names].sort((a, b) => b.localeCompare(a)));
-    const bad = await call(conn.client, "build_query_database", { projectId: "acme-storefront", tableName: "customers", queryOptions: { _limit: 1001 } });
+    const bad = await call(conn.client, "build_query_database", {
+      projectId: "acme-storefront",
+      tableName: "customers",
+      queryOptions: { _limit: 1001 },
+    });
     expect(text(bad)).toMatch(/_limit must be 1-1000/);
   });
 
@@ -147,11 +193,21 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
 
   // Old: list_versions said "Default 50" and refused a limit over 100; the service pages 20 by default and states no maximum.
   it("lists 20 versions by default and takes a limit over 100", async () => {
-    for (let i = 0; i < 20; i++) await ok(conn.client, "build_start_agent", { projectId: "untrimmed", prompt: `More ${i} [minutes=1]`, wait: true });
-    const page = await ok<{ versions: unknown[]; totalCount: number }>(conn.client, "build_list_versions", { projectId: "untrimmed" });
+    for (let i = 0; i < 20; i++)
+      await ok(conn.client, "build_start_agent", {
+        projectId: "untrimmed",
+        prompt: `More ${i} [minutes=1]`,
+        wait: true,
+      });
+    const page = await ok<{ versions: unknown[]; totalCount: number }>(conn.client, "build_list_versions", {
+      projectId: "untrimmed",
+    });
     expect(page.totalCount).toBeGreaterThan(20);
     expect(page.versions).toHaveLength(20);
-    const all = await ok<{ versions: unknown[]; totalCount: number }>(conn.client, "build_list_versions", { projectId: "untrimmed", limit: 150 });
+    const all = await ok<{ versions: unknown[]; totalCount: number }>(conn.client, "build_list_versions", {
+      projectId: "untrimmed",
+      limit: 150,
+    });
     expect(all.versions).toHaveLength(all.totalCount);
     expect(hits(`GET ${API}/projects/:projectId/versions`)).toBe(2);
   });
@@ -176,7 +232,10 @@ describe("build traps: stale reads (details cached, the previous state shown aft
   it("does not end a deploy wait on the previous deployment's success", async () => {
     const previous = sandbox.build.project("acme-storefront")!.deployment!;
     expect(previous.status).toBe("success");
-    const { result, progress, data } = await withProgress(conn, "build_deploy", { projectId: "acme-storefront", wait: true });
+    const { result, progress, data } = await withProgress(conn, "build_deploy", {
+      projectId: "acme-storefront",
+      wait: true,
+    });
     expect(result.isError, text(result)).toBeFalsy();
     expect(data.wait.outcome).toBe("done");
     expect(Date.parse(data.wait.project.deployment.createdAt)).toBeGreaterThan(previous.createdAt);
@@ -186,22 +245,37 @@ describe("build traps: stale reads (details cached, the previous state shown aft
 
   // Old (T2): versionRecovery null on the first read ended the wait while the recovery was still running.
   it("does not end a recovery wait on the null read before the lock shows", async () => {
-    const { versions, totalCount } = await ok<{ versions: Array<{ _id: string }>; totalCount: number }>(conn.client, "build_list_versions", { projectId: "acme-storefront" });
-    const { result, progress, data } = await withProgress(conn, "build_recover_version", { projectId: "acme-storefront", versionId: versions[1]._id, wait: true });
+    const { versions, totalCount } = await ok<{ versions: Array<{ _id: string }>; totalCount: number }>(
+      conn.client,
+      "build_list_versions",
+      { projectId: "acme-storefront" },
+    );
+    const { result, progress, data } = await withProgress(conn, "build_recover_version", {
+      projectId: "acme-storefront",
+      versionId: versions[1]._id,
+      wait: true,
+    });
     expect(result.isError, text(result)).toBeFalsy();
     expect(data.wait).toMatchObject({ outcome: "done", project: { versionRecovery: null } });
     expect(progress.some((m) => /Waiting for the recovery to show/.test(m))).toBe(true);
     expect(progress.some((m) => /Recovering version/.test(m))).toBe(true);
     // The recovery really ended: its new version is there as soon as the wait returns.
     expect(sandbox.build.project("acme-storefront")!.recovery).toBeNull();
-    expect((await ok<{ totalCount: number }>(conn.client, "build_list_versions", { projectId: "acme-storefront" })).totalCount).toBe(totalCount + 1);
+    expect(
+      (await ok<{ totalCount: number }>(conn.client, "build_list_versions", { projectId: "acme-storefront" }))
+        .totalCount,
+    ).toBe(totalCount + 1);
   });
 
   // Old (T2, T3): importInProgress null on the first read ended the wait at once, "done".
   it("does not end an import wait on the null read before the lock shows", async () => {
     const since = new Date().toISOString();
     sandbox.build.startImport("spring-campaign");
-    const { result, progress, data } = await withProgress(conn, "build_wait", { projectId: "spring-campaign", until: "import", since });
+    const { result, progress, data } = await withProgress(conn, "build_wait", {
+      projectId: "spring-campaign",
+      until: "import",
+      since,
+    });
     expect(result.isError, text(result)).toBeFalsy();
     expect(data).toMatchObject({ outcome: "done", project: { importInProgress: null, agentServerStatus: "Active" } });
     expect(progress.some((m) => /Importing and rebuilding/.test(m))).toBe(true);
@@ -212,20 +286,32 @@ describe("build traps: stale reads (details cached, the previous state shown aft
   // The asleep case below waits 20 s for a start to show (a cached Archived after SERVER_NOT_READY, issue 23 item 2).
   it("waits for a restarted server through the reads that still say Active", { timeout: 90_000 }, async () => {
     const before = sandbox.build.balance().credits;
-    const { result, progress, data } = await withProgress(conn, "build_restart_server", { projectId: "acme-storefront", wait: true });
+    const { result, progress, data } = await withProgress(conn, "build_restart_server", {
+      projectId: "acme-storefront",
+      wait: true,
+    });
     expect(result.isError, text(result)).toBeFalsy();
     expect(data.startedAt).toEqual(expect.any(String));
     expect(data.wait).toMatchObject({ outcome: "done", until: "server", project: { agentServerStatus: "Active" } });
-    expect(progress.some((m) => /Waiting for the restart to show \(the server still reads Active\)/.test(m))).toBe(true);
+    expect(progress.some((m) => /Waiting for the restart to show \(the server still reads Active\)/.test(m))).toBe(
+      true,
+    );
     expect(progress.some((m) => /Server Starting/.test(m))).toBe(true);
     expect(sandbox.build.balance().credits).toBe(before - 3);
 
     // Without a since, an Active server is simply done; a sleeping one nobody starts is idle.
-    expect(await ok(conn.client, "build_wait", { projectId: "acme-storefront", until: "server" })).toMatchObject({ outcome: "done" });
+    expect(await ok(conn.client, "build_wait", { projectId: "acme-storefront", until: "server" })).toMatchObject({
+      outcome: "done",
+    });
     sandbox.build.project("empty-sandbox")!.server.status = "Archived";
-    const asleep = await ok<{ outcome: string; message: string }>(conn.client, "build_wait", { projectId: "empty-sandbox", until: "server" });
+    const asleep = await ok<{ outcome: string; message: string }>(conn.client, "build_wait", {
+      projectId: "empty-sandbox",
+      until: "server",
+    });
     expect(asleep.outcome).toBe("idle");
-    expect(asleep.message).toMatch(/If a deploy or recovery answered SERVER_NOT_READY, its start \(3 credits\) is already paid: wait again/);
+    expect(asleep.message).toMatch(
+      /If a deploy or recovery answered SERVER_NOT_READY, its start \(3 credits\) is already paid: wait again/,
+    );
   });
 });
 
@@ -248,26 +334,51 @@ describe("build traps: agent runs, batches and their price", () => {
     // 4 minutes each (400 ms at 600x, under the 5-minute budget): under load a 40 ms poll can still miss
     // one prompt's window, so the progress check asks for some running prompt, not prompt 1 in particular.
     const prompts = ["One [minutes=4]", "Two [minutes=4]", "Three [minutes=4]"];
-    const { result, progress, data } = await withProgress(conn, "build_start_agent", { projectId: "booking-app", multiPrompt: { prompts }, wait: true });
+    const { result, progress, data } = await withProgress(conn, "build_start_agent", {
+      projectId: "booking-app",
+      multiPrompt: { prompts },
+      wait: true,
+    });
     expect(result.isError, text(result)).toBeFalsy();
     expect(data.multiPrompt).toMatchObject({ totalPrompts: 3 });
     expect(data.wait.outcome).toBe("done");
     expect(data.wait.project.multiPrompt).toMatchObject({ status: "done", totalPrompts: 3 });
-    expect(data.wait.project.multiPrompt.prompts.map((p: { status: string }) => p.status)).toEqual(["done", "done", "done"]);
-    expect(progress.some((m) => /prompt [123] of 3 running/.test(m)), progress.join("\n")).toBe(true);
+    expect(data.wait.project.multiPrompt.prompts.map((p: { status: string }) => p.status)).toEqual([
+      "done",
+      "done",
+      "done",
+    ]);
+    expect(
+      progress.some((m) => /prompt [123] of 3 running/.test(m)),
+      progress.join("\n"),
+    ).toBe(true);
     expect(progress.some((m) => /prompt 3 of 3/.test(m))).toBe(true);
-    expect(sandbox.build.project("booking-app")!.conversation.filter((m) => m.author === "user").slice(-3).map((m) => m.message)).toEqual(prompts);
+    expect(
+      sandbox.build
+        .project("booking-app")!
+        .conversation.filter((m) => m.author === "user")
+        .slice(-3)
+        .map((m) => m.message),
+    ).toEqual(prompts);
     expect(text(result)).toMatch(/Multi-prompt batch: done, at prompt 3 of 3 \(3 done of 3\)/);
-    expect(text(await call(conn.client, "build_get_agent_status", { projectId: "booking-app" }))).toMatch(/Multi-prompt batch: done/);
+    expect(text(await call(conn.client, "build_get_agent_status", { projectId: "booking-app" }))).toMatch(
+      /Multi-prompt batch: done/,
+    );
   });
 
   it("refuses a malformed multiPrompt before any upstream request", async () => {
     const starts = sandbox.build.router.count(`POST ${API}/projects/:projectId/agent/start`);
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ multiPrompt: { prompts: [] } }, /multiPrompt.prompts needs 1-50 prompts/],
-      [{ multiPrompt: { prompts: Array.from({ length: 51 }, (_, i) => `p${i}`) } }, /multiPrompt.prompts needs 1-50 prompts/],
+      [
+        { multiPrompt: { prompts: Array.from({ length: 51 }, (_, i) => `p${i}`) } },
+        /multiPrompt.prompts needs 1-50 prompts/,
+      ],
       [{ multiPrompt: { prompts: ["ok", "   "] } }, /multiPrompt\.prompts\.1: prompt must not be empty/],
-      [{ prompt: "goal", multiPrompt: { prompts: ["a"], letTotalumDecide: true } }, /exactly one of prompts or letTotalumDecide/],
+      [
+        { prompt: "goal", multiPrompt: { prompts: ["a"], letTotalumDecide: true } },
+        /exactly one of prompts or letTotalumDecide/,
+      ],
       [{ multiPrompt: { letTotalumDecide: true } }, /prompt: required unless multiPrompt.prompts/],
       [{}, /prompt: required unless multiPrompt.prompts/],
     ];
@@ -282,7 +393,11 @@ describe("build traps: agent runs, batches and their price", () => {
   // Old: the simulator charged a run's price as it went and never billed the time budget's flat 60.
   it("bills a run that uses its whole time budget the 60 credits the guard counts", async () => {
     const before = sandbox.build.balance().credits;
-    const r = await call(conn.client, "build_start_agent", { projectId: "internal-dashboard", prompt: "Endless [minutes=1000]", wait: true });
+    const r = await call(conn.client, "build_start_agent", {
+      projectId: "internal-dashboard",
+      prompt: "Endless [minutes=1000]",
+      wait: true,
+    });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/time limit \(5 minutes\).*billed 60 credits/);
     expect(r.structuredContent).toMatchObject({ outcome: "failed", creditsSpent: 60 });
@@ -298,7 +413,9 @@ describe("build traps: the credit guard and plan limits", () => {
   beforeAll(async () => {
     sandbox = await testSandbox({ build: { maxProjects: 2 } });
     // Ask above 50 credits, and decline: nothing may be sent.
-    conn = await retryStart(() => connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "50" }), [], { capabilities: { elicitation: {} } }));
+    conn = await retryStart(() =>
+      connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "50" }), [], { capabilities: { elicitation: {} } }),
+    );
     conn.client.setRequestHandler("elicitation/create", async (req) => {
       asked.push(req.params.message);
       return { action: "decline" };
@@ -316,12 +433,19 @@ describe("build traps: the credit guard and plan limits", () => {
     expect(single.isError).toBe(true);
     expect(text(single)).toMatch(/did not approve/);
     expect(asked).toHaveLength(1);
-    expect(asked[0]).toMatch(/Start an agent run on booking-app: has no fixed price: the agent run \(typically 10-40 credits.*at most 60/);
+    expect(asked[0]).toMatch(
+      /Start an agent run on booking-app: has no fixed price: the agent run \(typically 10-40 credits.*at most 60/,
+    );
 
-    const batch = await call(conn.client, "build_start_agent", { projectId: "booking-app", multiPrompt: { prompts: ["a", "b", "c"] } });
+    const batch = await call(conn.client, "build_start_agent", {
+      projectId: "booking-app",
+      multiPrompt: { prompts: ["a", "b", "c"] },
+    });
     expect(batch.isError).toBe(true);
     expect(asked).toHaveLength(2);
-    expect(asked[1]).toMatch(/Start a multi-prompt batch on booking-app: .*a batch of 3 prompts, each billed as an agent run/);
+    expect(asked[1]).toMatch(
+      /Start a multi-prompt batch on booking-app: .*a batch of 3 prompts, each billed as an agent run/,
+    );
     expect(sandbox.build.router.count(`POST ${API}/projects/:projectId/agent/start`)).toBe(starts);
   });
 

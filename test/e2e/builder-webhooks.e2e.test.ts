@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { call, connectStdio, ok, retryStart, sandboxEnv, testSandbox, text, until, type StdioConnection } from "../harness.js";
+import {
+  call,
+  connectStdio,
+  ok,
+  retryStart,
+  sandboxEnv,
+  testSandbox,
+  text,
+  until,
+  type StdioConnection,
+} from "../harness.js";
 
 const API = "/api/v1/vcaas";
 const PUT = `PUT ${API}/webhooks`;
@@ -48,33 +58,70 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
     expect(result.isError).toBeFalsy();
     expectNoHeaderValues(result);
     finished = result.structuredContent as unknown as WebhookView;
-    expect(finished).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{24}$/), event: "agent.prompt.finished", url: "https://hooks.example.com/build", headerNames: ["Authorization", "X-Tag"] });
-    expect(text(result)).toBe(`Webhook ${finished.id} added: agent.prompt.finished -> "https://hooks.example.com/build" with headers Authorization, X-Tag (values not shown).`);
+    expect(finished).toMatchObject({
+      id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      event: "agent.prompt.finished",
+      url: "https://hooks.example.com/build",
+      headerNames: ["Authorization", "X-Tag"],
+    });
+    expect(text(result)).toBe(
+      `Webhook ${finished.id} added: agent.prompt.finished -> "https://hooks.example.com/build" with headers Authorization, X-Tag (values not shown).`,
+    );
 
     const list = await call(conn.client, "build_list_webhooks");
     expectNoHeaderValues(list);
-    expect((list.structuredContent as { webhooks: WebhookView[] }).webhooks).toEqual([expect.objectContaining({ id: finished.id, headerNames: ["Authorization", "X-Tag"], createdAt: expect.any(String) })]);
-    expect(text(list)).toMatch(/^1 webhook\(s\):\n- [0-9a-f]{24}: agent\.prompt\.finished -> "https:\/\/hooks\.example\.com\/build" \(headers: Authorization, X-Tag\)/);
+    expect((list.structuredContent as { webhooks: WebhookView[] }).webhooks).toEqual([
+      expect.objectContaining({
+        id: finished.id,
+        headerNames: ["Authorization", "X-Tag"],
+        createdAt: expect.any(String),
+      }),
+    ]);
+    expect(text(list)).toMatch(
+      /^1 webhook\(s\):\n- [0-9a-f]{24}: agent\.prompt\.finished -> "https:\/\/hooks\.example\.com\/build" \(headers: Authorization, X-Tag\)/,
+    );
   });
 
   it("refuses plain http, unknown events and bad header names before anything is sent", async () => {
     const before = hits(PUT);
-    const http = await call(conn.client, "build_add_webhook", { url: "http://hooks.example.com/x", event: "project.credit_limit.reached" });
-    expect(text(http)).toMatch(/Invalid arguments for build_add_webhook: url: url must be an https:\/\/ URL \(HTTPS only\)/);
-    const event = await call(conn.client, "build_add_webhook", { url: "https://hooks.example.com/x", event: "project.deleted" });
+    const http = await call(conn.client, "build_add_webhook", {
+      url: "http://hooks.example.com/x",
+      event: "project.credit_limit.reached",
+    });
+    expect(text(http)).toMatch(
+      /Invalid arguments for build_add_webhook: url: url must be an https:\/\/ URL \(HTTPS only\)/,
+    );
+    const event = await call(conn.client, "build_add_webhook", {
+      url: "https://hooks.example.com/x",
+      event: "project.deleted",
+    });
     expect(text(event)).toMatch(/event: /);
-    const header = await call(conn.client, "build_add_webhook", { url: "https://hooks.example.com/x", event: "project.credit_limit.reached", headers: { "Bad Header": "v" } });
+    const header = await call(conn.client, "build_add_webhook", {
+      url: "https://hooks.example.com/x",
+      event: "project.credit_limit.reached",
+      headers: { "Bad Header": "v" },
+    });
     expect(text(header)).toMatch(/headers: each name must be an HTTP header name/);
     expect(text(header)).not.toContain("Bad Header");
-    const newline = await call(conn.client, "build_add_webhook", { url: "https://hooks.example.com/x", event: "project.credit_limit.reached", headers: { "X-A": "a\r\nX-B: b" } });
+    const newline = await call(conn.client, "build_add_webhook", {
+      url: "https://hooks.example.com/x",
+      event: "project.credit_limit.reached",
+      headers: { "X-A": "a\r\nX-B: b" },
+    });
     expect(text(newline)).toMatch(/values must not contain line breaks/);
     expect(hits(PUT)).toBe(before);
   });
 
   it("explains a second webhook for the same event", async () => {
-    const again = await call(conn.client, "build_add_webhook", { url: "https://other.example.com/hook", event: "agent.prompt.finished", headers: { "X-Tag": SHORT_SECRET } });
+    const again = await call(conn.client, "build_add_webhook", {
+      url: "https://other.example.com/hook",
+      event: "agent.prompt.finished",
+      headers: { "X-Tag": SHORT_SECRET },
+    });
     expect(again.isError).toBe(true);
-    expect(text(again)).toMatch(/409[\s\S]*WEBHOOK_EVENT_ALREADY_EXISTS[\s\S]*build_list_webhooks[\s\S]*delete it \(build_delete_webhook\), then add it again/);
+    expect(text(again)).toMatch(
+      /409[\s\S]*WEBHOOK_EVENT_ALREADY_EXISTS[\s\S]*build_list_webhooks[\s\S]*delete it \(build_delete_webhook\), then add it again/,
+    );
     expectNoHeaderValues(again);
   });
 
@@ -90,7 +137,11 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
         webhookId: finished.id,
         url: "https://hooks.example.com/build",
         headers: { Authorization: LONG_SECRET, "X-Tag": SHORT_SECRET },
-        body: { event: "agent.prompt.finished", timestamp: expect.any(String), data: { projectId: "spring-campaign", status: "done", prompt } },
+        body: {
+          event: "agent.prompt.finished",
+          timestamp: expect.any(String),
+          data: { projectId: "spring-campaign", status: "done", prompt },
+        },
       },
     ]);
   });
@@ -108,9 +159,14 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
     expect(hits(DELETE)).toBe(before + 1);
 
     // The reference client's shape: {deleted: boolean}.
-    const answer = (deletedFlag: boolean) => ({ kind: "respond" as const, response: { status: 200, body: { errors: null, data: { deleted: deletedFlag } } } });
+    const answer = (deletedFlag: boolean) => ({
+      kind: "respond" as const,
+      response: { status: 200, body: { errors: null, data: { deleted: deletedFlag } } },
+    });
     sandbox.build.router.injectFault({ method: "DELETE", path: /\/webhooks\/[^/]+$/, action: answer(true) });
-    expect(await ok(conn.client, "build_delete_webhook", { webhookId: "0123456789abcdef01234567" })).toMatchObject({ deleted: true });
+    expect(await ok(conn.client, "build_delete_webhook", { webhookId: "0123456789abcdef01234567" })).toMatchObject({
+      deleted: true,
+    });
     sandbox.build.router.injectFault({ method: "DELETE", path: /\/webhooks\/[^/]+$/, action: answer(false) });
     const unconfirmed = await call(conn.client, "build_delete_webhook", { webhookId: "0123456789abcdef01234567" });
     expect(unconfirmed.structuredContent).toMatchObject({ deleted: false });
@@ -118,7 +174,10 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
   });
 
   it("lets a new URL take the event once the old webhook is gone", async () => {
-    const fresh = await ok<WebhookView>(conn.client, "build_add_webhook", { url: "https://new.example.com/hook", event: "agent.prompt.finished" });
+    const fresh = await ok<WebhookView>(conn.client, "build_add_webhook", {
+      url: "https://new.example.com/hook",
+      event: "agent.prompt.finished",
+    });
     expect(fresh).toMatchObject({ url: "https://new.example.com/hook", headerNames: [] });
     expect(fresh.id).not.toBe(finished.id);
   });

@@ -15,10 +15,26 @@ import { LOG_LEVEL_META_KEY, type CallToolResult, type Client, type Tool } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox, SandboxOptions } from "../../src/sandbox/index.js";
 import { API_KEYS } from "../../src/sandbox/simulators/drones/index.js";
-import { connectHttp, connectStdio, MODERN, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection, retryStart } from "../harness.js";
+import {
+  connectHttp,
+  connectStdio,
+  MODERN,
+  sandboxEnv,
+  sleep,
+  spawnHttpServer,
+  testSandbox,
+  text,
+  type HttpServerProcess,
+  type StdioConnection,
+  retryStart,
+} from "../harness.js";
 import { keepWireOrder } from "./in-order.js";
 
-const KEYS = { build: "tlm_sk_CANARY_BUILD_7d1e9a", sizing: "CANARY_SIZING_KEY_55b2", drones: "dfk_live_CANARY_DRONES_c0ffee" };
+const KEYS = {
+  build: "tlm_sk_CANARY_BUILD_7d1e9a",
+  sizing: "CANARY_SIZING_KEY_55b2",
+  drones: "dfk_live_CANARY_DRONES_c0ffee",
+};
 const HTTP_TOKEN = "CANARY_HTTP_TOKEN_31337";
 const SECRET_VALUE = "CANARY_SECRET_VALUE_9f8e7d";
 const SET_SECRET_VALUE = "CANARY_SET_SECRET_VALUE_42";
@@ -34,7 +50,11 @@ const MALFORMED_FIGMA_TOKEN = "CANARY MALFORMED FIGMA TOKEN 99";
 const WEBHOOK_HEADER_SECRET = "CANARY_WEBHOOK_HEADER_SECRET_5150";
 const GITHUB_TOKEN = "github_pat_CANARY_GITHUB_TOKEN_0123456789ab";
 const IMPORT_CODE = "acme-storefront-export-project-c0ffeec0ffeec0ffeec0ffeec0ffeec0.zip";
-const WRONG_KEYS = { build: "tlm_sk_CANARY_WRONG_BUILD_0bad", sizing: "CANARY_WRONG_SIZING_0bad", drones: "dfk_live_CANARY_WRONG_DRONES_0bad" };
+const WRONG_KEYS = {
+  build: "tlm_sk_CANARY_WRONG_BUILD_0bad",
+  sizing: "CANARY_WRONG_SIZING_0bad",
+  drones: "dfk_live_CANARY_WRONG_DRONES_0bad",
+};
 const WRONG_HTTP_TOKEN = "CANARY_WRONG_HTTP_TOKEN_0bad";
 
 const CANARIES = [
@@ -101,20 +121,35 @@ class Collector {
     this.record(`${label} server info`, client.getServerVersion());
   }
 
-  async call(client: Client, label: string, name: string, args: Record<string, unknown>, options: { progress?: boolean } = {}): Promise<CallToolResult> {
+  async call(
+    client: Client,
+    label: string,
+    name: string,
+    args: Record<string, unknown>,
+    options: { progress?: boolean } = {},
+  ): Promise<CallToolResult> {
     this.calls.set(name, (this.calls.get(name) ?? 0) + 1);
     let n = 0;
-    const result = (await client.callTool({ name, arguments: args, ...(MODERN ? { _meta: { [LOG_LEVEL_META_KEY]: "debug" as const } } : {}) }, {
-      timeout: 30_000,
-      ...(options.progress ? { onprogress: (p) => this.record(`${label} ${name} progress ${n++}`, p) } : {}),
-    })) as CallToolResult;
+    const result = (await client.callTool(
+      { name, arguments: args, ...(MODERN ? { _meta: { [LOG_LEVEL_META_KEY]: "debug" as const } } : {}) },
+      {
+        timeout: 30_000,
+        ...(options.progress ? { onprogress: (p) => this.record(`${label} ${name} progress ${n++}`, p) } : {}),
+      },
+    )) as CallToolResult;
     this.record(`${label} ${name} result`, result);
     if (!result.isError) this.successes.set(name, (this.successes.get(name) ?? 0) + 1);
     return result;
   }
 
   /** Calls a tool that must succeed and returns its structured content. */
-  async ok<T = Record<string, unknown>>(client: Client, label: string, name: string, args: Record<string, unknown>, options: { progress?: boolean } = {}): Promise<T> {
+  async ok<T = Record<string, unknown>>(
+    client: Client,
+    label: string,
+    name: string,
+    args: Record<string, unknown>,
+    options: { progress?: boolean } = {},
+  ): Promise<T> {
     const r = await this.call(client, label, name, args, options);
     if (r.isError) throw new Error(`${label} ${name} failed: ${text(r)}`);
     return r.structuredContent as T;
@@ -127,7 +162,9 @@ class Collector {
       for (const secret of [...CANARIES, ...DRONE_API_KEY_VALUES]) {
         if (item.text.includes(secret)) {
           const at = item.text.indexOf(secret);
-          found.push(`${item.where} contains ${secret}: …${item.text.slice(Math.max(0, at - 80), at + secret.length + 40)}…`);
+          found.push(
+            `${item.where} contains ${secret}: …${item.text.slice(Math.max(0, at - 80), at + secret.length + 40)}…`,
+          );
         }
       }
     }
@@ -153,7 +190,14 @@ const TASKS = "io.modelcontextprotocol/tasks";
 type Json = Record<string, any>;
 
 /** One 2026-07-28 request over HTTP declaring the tasks extension, at log level debug; answered as JSON or SSE. */
-async function rpc(url: string, token: string, method: string, params: Json, col: Collector, label: string): Promise<Json> {
+async function rpc(
+  url: string,
+  token: string,
+  method: string,
+  params: Json,
+  col: Collector,
+  label: string,
+): Promise<Json> {
   const id = Math.floor(Math.random() * 1e9);
   const message = {
     jsonrpc: "2.0",
@@ -197,7 +241,14 @@ async function rpc(url: string, token: string, method: string, params: Json, col
 }
 
 /** A launch carrying the secrets and a build_wait, both as tasks: creation, statuses and results are collected. */
-async function driveModernTasks(url: string, token: string, label: string, prefix: string, col: Collector, sandbox: Sandbox): Promise<void> {
+async function driveModernTasks(
+  url: string,
+  token: string,
+  label: string,
+  prefix: string,
+  col: Collector,
+  sandbox: Sandbox,
+): Promise<void> {
   const projectId = `${prefix}-task-launch`;
   const runTask = async (name: string, args: Json) => {
     const created = await rpc(url, token, "tools/call", { name, arguments: args }, col, label);
@@ -219,7 +270,14 @@ async function driveModernTasks(url: string, token: string, label: string, prefi
   });
   expect(launched.structuredContent).toMatchObject({ projectId, wait: { outcome: "done" } });
   expect(sandbox.build.storedSecretValue(projectId, "CANARY_SECRET")).toBe(SECRET_VALUE); // not vacuous
-  await rpc(url, token, "tools/call", { name: "build_start_agent", arguments: { projectId, prompt: "Small fix [minutes=5]" } }, col, label);
+  await rpc(
+    url,
+    token,
+    "tools/call",
+    { name: "build_start_agent", arguments: { projectId, prompt: "Small fix [minutes=5]" } },
+    col,
+    label,
+  );
   const waited = await runTask("build_wait", { projectId, until: "agent" });
   expect(waited.structuredContent).toMatchObject({ outcome: "done", until: "agent" });
 }
@@ -233,7 +291,11 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   const emptyId = `${prefix}-empty`;
 
   // --- failing calls that carry secrets, first, so nothing else registered those values ---
-  const missing = await col.call(client, label, "build_set_secret", { projectId: `${prefix}-missing`, secretName: "MISSING_ONE", secretValue: FAILING_SET_SECRET_VALUE });
+  const missing = await col.call(client, label, "build_set_secret", {
+    projectId: `${prefix}-missing`,
+    secretName: "MISSING_ONE",
+    secretValue: FAILING_SET_SECRET_VALUE,
+  });
   expect(missing.isError).toBe(true);
   expect(text(missing)).toMatch(/HTTP 404/);
   const badLaunch = await col.call(client, label, "build_launch_project", {
@@ -256,7 +318,11 @@ async function driveEverything(client: Client, label: string, prefix: string, co
       [REFUSED_FIGMA_TOKEN, "FIGMA_TOKEN_INVALID"],
       [MALFORMED_FIGMA_TOKEN, "FIGMA_TOKEN_MALFORMED"],
     ]) {
-      const refused = await col.call(client, label, "build_launch_project", { projectId: `${prefix}-bad-figma`, prompt: "Never built", figma: { token } });
+      const refused = await col.call(client, label, "build_launch_project", {
+        projectId: `${prefix}-bad-figma`,
+        prompt: "Never built",
+        figma: { token },
+      });
       expect(refused.isError, JSON.stringify(refused).slice(0, 600)).toBe(true);
       expect(text(refused)).toContain(code);
     }
@@ -293,7 +359,9 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   // Upstream free text is quoted as data.
   const convo = await col.call(client, label, "build_get_conversation", { projectId: launchId, limit: 20 });
   expect(convo.isError).toBeFalsy();
-  const messages = (convo.structuredContent as { conversation: Array<{ message?: string }> }).conversation.filter((m) => m.message);
+  const messages = (convo.structuredContent as { conversation: Array<{ message?: string }> }).conversation.filter(
+    (m) => m.message,
+  );
   expect(messages.length).toBeGreaterThan(0);
   expect(text(convo)).toMatch(/quoted data, not instructions/);
   for (const m of messages) {
@@ -312,20 +380,52 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   expect(JSON.stringify(run)).toMatch(/"outcome":"done"/);
 
   // Start a long run and stop it.
-  await col.ok(client, label, "build_start_agent", { projectId: launchId, prompt: "Rewrite everything [minutes=100000]" });
+  await col.ok(client, label, "build_start_agent", {
+    projectId: launchId,
+    prompt: "Rewrite everything [minutes=100000]",
+  });
   await col.ok(client, label, "build_stop_agent", { projectId: launchId });
 
-  await col.ok(client, label, "build_wait", { projectId: launchId, until: "agent", timeoutSeconds: 60 }, { progress: true });
+  await col.ok(
+    client,
+    label,
+    "build_wait",
+    { projectId: launchId, until: "agent", timeoutSeconds: 60 },
+    { progress: true },
+  );
 
   // Deploy and follow it.
-  await col.ok(client, label, "build_deploy", { projectId: launchId, wait: true, timeoutSeconds: 60 }, { progress: true });
+  await col.ok(
+    client,
+    label,
+    "build_deploy",
+    { projectId: launchId, wait: true, timeoutSeconds: 60 },
+    { progress: true },
+  );
   await col.ok(client, label, "build_get_deployment_status", { projectId: launchId });
-  await col.ok(client, label, "build_wait", { projectId: launchId, until: "deployment", timeoutSeconds: 60 }, { progress: true });
+  await col.ok(
+    client,
+    label,
+    "build_wait",
+    { projectId: launchId, until: "deployment", timeoutSeconds: 60 },
+    { progress: true },
+  );
 
   // Versions and recovery.
-  const { versions } = await col.ok<{ versions: Array<{ _id: string; prompt?: string }> }>(client, label, "build_list_versions", { projectId: launchId, limit: 10 });
+  const { versions } = await col.ok<{ versions: Array<{ _id: string; prompt?: string }> }>(
+    client,
+    label,
+    "build_list_versions",
+    { projectId: launchId, limit: 10 },
+  );
   const version = versions.find((v) => !v.prompt?.includes("[recover-fail]"))!;
-  await col.ok(client, label, "build_recover_version", { projectId: launchId, versionId: version._id, wait: true, timeoutSeconds: 60 }, { progress: true });
+  await col.ok(
+    client,
+    label,
+    "build_recover_version",
+    { projectId: launchId, versionId: version._id, wait: true, timeoutSeconds: 60 },
+    { progress: true },
+  );
 
   // Logs are delimited as server output.
   const logs = await col.call(client, label, "build_get_logs", { projectId: launchId });
@@ -336,10 +436,20 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   await col.ok(client, label, "build_restart_server", { projectId: launchId });
 
   // Secrets: set (value never echoed), find its id, delete.
-  const set = await col.call(client, label, "build_set_secret", { projectId: launchId, secretName: "CANARY_SET", secretValue: SET_SECRET_VALUE, environment: "production" });
+  const set = await col.call(client, label, "build_set_secret", {
+    projectId: launchId,
+    secretName: "CANARY_SET",
+    secretValue: SET_SECRET_VALUE,
+    environment: "production",
+  });
   expect(set.isError).toBeFalsy();
   expect(text(set)).toMatch(/value is not shown/);
-  const details = await col.ok<{ secrets?: Array<{ _id: string; secretName: string }> }>(client, label, "build_get_project", { projectId: launchId });
+  const details = await col.ok<{ secrets?: Array<{ _id: string; secretName: string }> }>(
+    client,
+    label,
+    "build_get_project",
+    { projectId: launchId },
+  );
   const secretId = details.secrets?.find((s) => s.secretName === "CANARY_SET")?._id;
   expect(secretId).toBeTruthy();
   await col.ok(client, label, "build_delete_secret", { projectId: launchId, secretId: secretId! });
@@ -347,34 +457,59 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   await col.ok(client, label, "build_set_domain", { projectId: launchId, hostname: `${prefix}.canary.example.org` });
   await col.ok(client, label, "build_remove_domain", { projectId: launchId });
   await col.ok(client, label, "build_get_database_schema", { projectId: "acme-storefront" });
-  await col.ok(client, label, "build_query_database", { projectId: "acme-storefront", tableName: "customers", queryOptions: { _limit: 3 } });
+  await col.ok(client, label, "build_query_database", {
+    projectId: "acme-storefront",
+    tableName: "customers",
+    queryOptions: { _limit: 3 },
+  });
   await col.ok(client, label, "build_create_project", { projectId: emptyId, label: "Empty canary" });
   await col.ok(client, label, "build_delete_project", { projectId: emptyId });
 
   // --- the rest of the build API (toolsets off by default): secrets in tokens, headers and .env text ---
   await col.ok(client, label, "build_update_project", { projectId: launchId, label: `Canary ${prefix}` });
   await col.ok(client, label, "build_get_production_logs", { projectId: "acme-storefront", limit: 3 });
-  const acmeVersions = await col.ok<{ versions: Array<{ commitSha?: string }> }>(client, label, "build_list_versions", { projectId: "acme-storefront" });
+  const acmeVersions = await col.ok<{ versions: Array<{ commitSha?: string }> }>(client, label, "build_list_versions", {
+    projectId: "acme-storefront",
+  });
   const sha = acmeVersions.versions.find((v) => v.commitSha)?.commitSha;
   if (sha) await col.ok(client, label, "build_get_version_diff", { projectId: "acme-storefront", commitSha: sha });
   await col.ok(client, label, "build_validate_figma_token", { token: FIGMA_TOKEN });
   await col.ok(client, label, "build_connect_figma", { projectId: launchId, token: FIGMA_TOKEN });
   await col.ok(client, label, "build_get_figma_status", { projectId: launchId });
   await col.ok(client, label, "build_disconnect_figma", { projectId: launchId });
-  const hook = await col.ok<{ id: string }>(client, label, "build_add_webhook", { url: `https://hooks.example.com/${prefix}`, event: "agent.prompt.finished", headers: { "x-signature": WEBHOOK_HEADER_SECRET } });
+  const hook = await col.ok<{ id: string }>(client, label, "build_add_webhook", {
+    url: `https://hooks.example.com/${prefix}`,
+    event: "agent.prompt.finished",
+    headers: { "x-signature": WEBHOOK_HEADER_SECRET },
+  });
   await col.ok(client, label, "build_list_webhooks", {});
   await col.ok(client, label, "build_delete_webhook", { webhookId: hook.id });
-  await col.ok(client, label, "build_set_credit_limits", { projectId: launchId, maxInfrastructureCreditsPerMonth: 500 });
+  await col.ok(client, label, "build_set_credit_limits", {
+    projectId: launchId,
+    maxInfrastructureCreditsPerMonth: 500,
+  });
   const today = new Date().toISOString().slice(0, 10);
   await col.ok(client, label, "build_get_spending", { from: today, to: today });
   await col.ok(client, label, "build_get_source_code", { projectId: "acme-storefront" });
-  await col.ok(client, label, "build_upload_file", { projectId: "acme-storefront", name: "canary.txt", content: Buffer.from(`note ${prefix}`).toString("base64") });
+  await col.ok(client, label, "build_upload_file", {
+    projectId: "acme-storefront",
+    name: "canary.txt",
+    content: Buffer.from(`note ${prefix}`).toString("base64"),
+  });
   await col.ok(client, label, "build_list_files", { projectId: "acme-storefront", limit: 20 });
   await col.ok(client, label, "build_read_file", { projectId: "acme-storefront", path: "src/app/page.tsx" });
-  await col.ok(client, label, "build_write_file", { projectId: "acme-storefront", path: `src/${prefix}.txt`, content: "canary file" });
+  await col.ok(client, label, "build_write_file", {
+    projectId: "acme-storefront",
+    path: `src/${prefix}.txt`,
+    content: "canary file",
+  });
   await col.ok(client, label, "build_rebuild", { projectId: "acme-storefront", wait: true }, { progress: true });
   await col.ok(client, label, "build_get_rebuild_status", { projectId: "acme-storefront" });
-  await col.ok(client, label, "build_connect_github", { projectId: launchId, token: GITHUB_TOKEN, repositoryFullName: `canary/${prefix}` });
+  await col.ok(client, label, "build_connect_github", {
+    projectId: launchId,
+    token: GITHUB_TOKEN,
+    repositoryFullName: `canary/${prefix}`,
+  });
   await col.ok(client, label, "build_get_github_status", { projectId: launchId });
   await col.ok(client, label, "build_pull_github", { projectId: launchId, wait: true });
   await col.ok(client, label, "build_get_github_pull_status", { projectId: launchId });
@@ -382,11 +517,36 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   await col.ok(client, label, "build_disconnect_github", { projectId: launchId });
   // A secret value is scrubbed from its own project's outputs, not from data the caller writes into
   // another project (issue 18 item 12: kept process-wide, any word a caller used as a secret censored everyone).
-  const record = await col.ok<{ _id: string }>(client, label, "build_create_record", { projectId: "acme-storefront", tableName: "customers", data: { name: `Canary ${prefix}`, note: "canary record" } });
-  await col.ok(client, label, "build_update_record", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, data: { vip: true } });
-  await col.ok(client, label, "build_link_records", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, propertyId: "not-many-to-many", referenceId: "none" });
-  await col.ok(client, label, "build_unlink_records", { projectId: "acme-storefront", tableName: "customers", recordId: record._id, propertyId: "not-many-to-many", referenceId: "none" });
-  await col.ok(client, label, "build_delete_record", { projectId: "acme-storefront", tableName: "customers", recordId: record._id });
+  const record = await col.ok<{ _id: string }>(client, label, "build_create_record", {
+    projectId: "acme-storefront",
+    tableName: "customers",
+    data: { name: `Canary ${prefix}`, note: "canary record" },
+  });
+  await col.ok(client, label, "build_update_record", {
+    projectId: "acme-storefront",
+    tableName: "customers",
+    recordId: record._id,
+    data: { vip: true },
+  });
+  await col.ok(client, label, "build_link_records", {
+    projectId: "acme-storefront",
+    tableName: "customers",
+    recordId: record._id,
+    propertyId: "not-many-to-many",
+    referenceId: "none",
+  });
+  await col.ok(client, label, "build_unlink_records", {
+    projectId: "acme-storefront",
+    tableName: "customers",
+    recordId: record._id,
+    propertyId: "not-many-to-many",
+    referenceId: "none",
+  });
+  await col.ok(client, label, "build_delete_record", {
+    projectId: "acme-storefront",
+    tableName: "customers",
+    recordId: record._id,
+  });
   const group = await col.ok<{ groupId: string }>(client, label, "build_create_group", { name: `Canary ${prefix}` });
   await col.ok(client, label, "build_list_groups", {});
   await col.ok(client, label, "build_get_group", { groupId: group.groupId });
@@ -397,23 +557,42 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   if (!exported.isError) {
     await col.ok(client, label, "build_create_project", { projectId: `${prefix}-clone` });
     const transferId = (exported.structuredContent as { transferId: string }).transferId;
-    await col.ok(client, label, "build_import_project", { projectId: `${prefix}-clone`, transferId, wait: true }, { progress: true });
+    await col.ok(
+      client,
+      label,
+      "build_import_project",
+      { projectId: `${prefix}-clone`, transferId, wait: true },
+      { progress: true },
+    );
   } else {
     expect(text(exported)).toMatch(/PROJECT_EXPORT_LIMIT_REACHED/);
-    const refused = await col.call(client, label, "build_import_project", { projectId: `${prefix}-clone-missing`, importCode: IMPORT_CODE });
+    const refused = await col.call(client, label, "build_import_project", {
+      projectId: `${prefix}-clone-missing`,
+      importCode: IMPORT_CODE,
+    });
     expect(refused.isError).toBe(true);
   }
 
   // --- sizing ---
   const catalog = await col.ok<{ items: Array<{ _id: string }> }>(client, label, "sizing_get_catalog", { limit: 5 });
   const item = catalog.items[0]._id;
-  await col.ok(client, label, "sizing_recommend_size", { clothing_item_id: item, measurements: { chest: 96, waist: 82, hips: 100 }, preferred_fit: "regular" });
-  await col.ok(client, label, "sizing_create_try_on", { clothing_item_id: item, user_id: `${prefix}-customer`, measurements: { chest: 96, waist: 82, hips: 100 } });
+  await col.ok(client, label, "sizing_recommend_size", {
+    clothing_item_id: item,
+    measurements: { chest: 96, waist: 82, hips: 100 },
+    preferred_fit: "regular",
+  });
+  await col.ok(client, label, "sizing_create_try_on", {
+    clothing_item_id: item,
+    user_id: `${prefix}-customer`,
+    measurements: { chest: 96, waist: 82, hips: 100 },
+  });
 
   // --- drones ---
   const drones = await col.ok<{ drones: Array<{ _id: string }> }>(client, label, "drones_list_drones", { limit: 5 });
   await col.ok(client, label, "drones_get_drone", { id: drones.drones[0]._id });
-  const missions = await col.ok<{ missions: Array<{ _id: string }> }>(client, label, "drones_list_missions", { limit: 5 });
+  const missions = await col.ok<{ missions: Array<{ _id: string }> }>(client, label, "drones_list_missions", {
+    limit: 5,
+  });
   await col.ok(client, label, "drones_get_mission", { id: missions.missions[0]._id });
   const alerts = await col.ok<{ alerts: Array<{ _id: string }> }>(client, label, "drones_list_alerts", { limit: 5 });
   await col.ok(client, label, "drones_get_alert", { id: alerts.alerts[0]._id });
@@ -431,7 +610,13 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   const templates = await client.listResourceTemplates();
   col.record(`${label} resources/templates/list`, templates);
   expect(templates.resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual(
-    ["build://projects/{projectId}", "drones://alerts/{id}", "drones://drones/{id}", "drones://missions/{id}", "sizing://catalog/{id}"].sort(),
+    [
+      "build://projects/{projectId}",
+      "drones://alerts/{id}",
+      "drones://drones/{id}",
+      "drones://missions/{id}",
+      "sizing://catalog/{id}",
+    ].sort(),
   );
   const uris = new Set(["build://account", "build://credit-costs", ...listed.resources.map((r) => r.uri)]);
   uris.add(`build://projects/${launchId}`);
@@ -441,12 +626,17 @@ async function driveEverything(client: Client, label: string, prefix: string, co
     const read = await client.readResource({ uri });
     col.record(`${label} read ${uri}`, read);
     // MCP Apps views (ui://) are HTML; every data resource is JSON.
-    expect(read.contents[0]?.mimeType, uri).toBe(uri.startsWith("ui://") ? "text/html;profile=mcp-app" : "application/json");
+    expect(read.contents[0]?.mimeType, uri).toBe(
+      uri.startsWith("ui://") ? "text/html;profile=mcp-app" : "application/json",
+    );
   }
   for (const t of templates.resourceTemplates) {
     const variable = /\{(\w+)\}/.exec(t.uriTemplate)![1];
     for (const value of ["", "a", "6", "c"]) {
-      const completion = await client.complete({ ref: { type: "ref/resource", uri: t.uriTemplate }, argument: { name: variable, value } });
+      const completion = await client.complete({
+        ref: { type: "ref/resource", uri: t.uriTemplate },
+        argument: { name: variable, value },
+      });
       col.record(`${label} complete ${t.uriTemplate} ${value}`, completion);
     }
   }
@@ -454,9 +644,16 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   // --- prompts ---
   const prompts = await client.listPrompts();
   col.record(`${label} prompts/list`, prompts);
-  expect(prompts.prompts.map((p) => p.name).sort()).toEqual(["fitting_room", "fleet_status_report", "launch_and_track"]);
+  expect(prompts.prompts.map((p) => p.name).sort()).toEqual([
+    "fitting_room",
+    "fleet_status_report",
+    "launch_and_track",
+  ]);
   const promptArgs: Record<string, Array<Record<string, string>>> = {
-    launch_and_track: [{ idea: "a canary bakery site" }, { idea: "a canary bakery site", projectId: `${prefix}-bakery` }],
+    launch_and_track: [
+      { idea: "a canary bakery site" },
+      { idea: "a canary bakery site", projectId: `${prefix}-bakery` },
+    ],
     fitting_room: [{}, { item: "Classic Tee", category: "tops" }, { category: "dresses" }],
     fleet_status_report: [{}, { lowBatteryThreshold: "25", near: "40.4168, -3.7038" }],
   };
@@ -481,7 +678,6 @@ function expectEveryToolCalled(tools: Tool[], col: Collector, allowRefused = fal
   expect(neverSucceeded, `tools that never succeeded: ${neverSucceeded.join(", ")}`).toEqual([]);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Tests
 // ---------------------------------------------------------------------------------------------
@@ -498,7 +694,12 @@ describe("secrets never leak", () => {
   beforeAll(async () => {
     // SandboxOptions types `keys` as the literal demo keys, so custom keys need a cast.
     sandbox = await testSandbox({ keys: KEYS as unknown as SandboxOptions["keys"], timeScale: 20_000 });
-    env = sandboxEnv(sandbox, { LOG_LEVEL: "debug", MCP_HTTP_TOKEN: HTTP_TOKEN, BUILD_POLL_INTERVAL_MS: "20", BUILD_CONFIRM_SPEND: "always" });
+    env = sandboxEnv(sandbox, {
+      LOG_LEVEL: "debug",
+      MCP_HTTP_TOKEN: HTTP_TOKEN,
+      BUILD_POLL_INTERVAL_MS: "20",
+      BUILD_CONFIRM_SPEND: "always",
+    });
     // The stdio client can be asked (and says yes), so the spend confirmations are exercised too
     // (2025: elicitation/create from the server; 2026-07-28: input_required, fulfilled by the same handler).
     conn = await retryStart(() => connectStdio(env, [], { capabilities: { elicitation: {} } }));
@@ -537,7 +738,9 @@ describe("secrets never leak", () => {
     expect(col.seen.some((s) => s.where.includes(" log"))).toBe(true);
   });
 
-  it("drives every tool, resource, completion and prompt over HTTP with the bearer token", { timeout: 60_000 }, async () => {
+  it("drives every tool, resource, completion and prompt over HTTP with the bearer token", {
+    timeout: 60_000,
+  }, async () => {
     const client = await connectHttp(http.url, { Authorization: `Bearer ${HTTP_TOKEN}` });
     keepWireOrder(client);
     const httpCol = new Collector();
@@ -563,13 +766,32 @@ describe("secrets never leak", () => {
             jsonrpc: "2.0",
             id: 1,
             method: "server/discover",
-            params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "x", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } },
+            params: {
+              _meta: {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": { name: "x", version: "1" },
+                "io.modelcontextprotocol/clientCapabilities": {},
+              },
+            },
           },
         }
-      : { headers: {} as Record<string, string>, body: { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } } };
+      : {
+          headers: {} as Record<string, string>,
+          body: {
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+          },
+        };
     const res = await fetch(http.url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${WRONG_HTTP_TOKEN}`, ...opening.headers },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${WRONG_HTTP_TOKEN}`,
+        ...opening.headers,
+      },
       body: JSON.stringify(opening.body),
     });
     expect(res.status).toBe(401);
@@ -585,13 +807,26 @@ describe("secrets never leak", () => {
   });
 
   it("names the rejected key's variable on a 401 without echoing the wrong keys", { timeout: 30_000 }, async () => {
-    const wrong = await retryStart(() => connectStdio(sandboxEnv(sandbox, { LOG_LEVEL: "debug", BUILD_API_KEY: WRONG_KEYS.build, SIZING_API_KEY: WRONG_KEYS.sizing, DRONES_API_KEY: WRONG_KEYS.drones })));
+    const wrong = await retryStart(() =>
+      connectStdio(
+        sandboxEnv(sandbox, {
+          LOG_LEVEL: "debug",
+          BUILD_API_KEY: WRONG_KEYS.build,
+          SIZING_API_KEY: WRONG_KEYS.sizing,
+          DRONES_API_KEY: WRONG_KEYS.drones,
+        }),
+      ),
+    );
     try {
       const wcol = new Collector();
       await wcol.attach(wrong.client, "wrong-key");
       for (const [name, args, variable] of [
         ["build_get_account", {}, "BUILD_API_KEY"],
-        ["build_launch_project", { projectId: "cnry-wrong-key", prompt: "x", secrets: [{ secretName: "S", secretValue: SECRET_VALUE }] }, "BUILD_API_KEY"],
+        [
+          "build_launch_project",
+          { projectId: "cnry-wrong-key", prompt: "x", secrets: [{ secretName: "S", secretValue: SECRET_VALUE }] },
+          "BUILD_API_KEY",
+        ],
         ["sizing_get_catalog", {}, "SIZING_API_KEY"],
         ["drones_list_drones", {}, "DRONES_API_KEY"],
         ["drones_list_api_keys", {}, "DRONES_API_KEY"],
@@ -623,7 +858,11 @@ describe("secrets never leak", () => {
 
   it("leaks no canary and no full upstream key anywhere the clients or the logs can see", async () => {
     await sleep(100);
-    const all = [...stderrs, { where: "stdio server stderr", text: conn.stderr() }, { where: "http server stderr", text: http.stderr() }];
+    const all = [
+      ...stderrs,
+      { where: "stdio server stderr", text: conn.stderr() },
+      { where: "http server stderr", text: http.stderr() },
+    ];
     // The logs were really at debug level and the collection is not empty.
     expect(conn.stderr()).toMatch(/"level":"debug"/);
     expect(col.seen.length).toBeGreaterThan(200);

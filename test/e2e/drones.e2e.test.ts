@@ -1,8 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { ALERTS, API_KEYS, CITIES, FLEET, LIVE_KEY_PREFIX, MISSIONS, type Drone } from "../../src/sandbox/simulators/drones/index.js";
-import { call, connectHttp, connectStdio, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "../harness.js";
+import {
+  ALERTS,
+  API_KEYS,
+  CITIES,
+  FLEET,
+  LIVE_KEY_PREFIX,
+  MISSIONS,
+  type Drone,
+} from "../../src/sandbox/simulators/drones/index.js";
+import {
+  call,
+  connectHttp,
+  connectStdio,
+  ok,
+  sandboxEnv,
+  spawnHttpServer,
+  testSandbox,
+  text,
+  type HttpServerProcess,
+  type StdioConnection,
+} from "../harness.js";
 
 /** The JSON body of a text resource content (fails on a blob). */
 function body(content: { text: string } | { blob: string }): unknown {
@@ -26,7 +45,9 @@ const DRONE_TOOLS = [
 /** The test's own great-circle distance (haversine, mean Earth radius), independent of src/. */
 function km(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }): number {
   const rad = (d: number) => (d * Math.PI) / 180;
-  const h = Math.sin(rad(b.latitude - a.latitude) / 2) ** 2 + Math.cos(rad(a.latitude)) * Math.cos(rad(b.latitude)) * Math.sin(rad(b.longitude - a.longitude) / 2) ** 2;
+  const h =
+    Math.sin(rad(b.latitude - a.latitude) / 2) ** 2 +
+    Math.cos(rad(a.latitude)) * Math.cos(rad(b.latitude)) * Math.sin(rad(b.longitude - a.longitude) / 2) ** 2;
   return 2 * 6371.0088 * Math.asin(Math.sqrt(h));
 }
 
@@ -79,18 +100,28 @@ describe("drone fleet over stdio", () => {
     const all = await call(conn.client, "drones_list_drones");
     expect(all.isError).toBeFalsy();
     const page = all.structuredContent as unknown as DronePage;
-    expect(page).toMatchObject({ total: FLEET.length, matched: FLEET.length, count: FLEET.length, offset: 0, omitted: 0 });
+    expect(page).toMatchObject({
+      total: FLEET.length,
+      matched: FLEET.length,
+      count: FLEET.length,
+      offset: 0,
+      omitted: 0,
+    });
     expect(page.drones).toEqual(FLEET);
     expect(text(all)).toMatch(new RegExp(`^${FLEET.length} drone\\(s\\), showing 1-${FLEET.length}\\.`));
     const falcon = FLEET[0];
-    expect(text(all)).toContain(`- ${falcon._id} "${falcon.name}": ${falcon.status}, battery ${falcon.battery_level}%, at ${falcon.latitude}, ${falcon.longitude}`);
+    expect(text(all)).toContain(
+      `- ${falcon._id} "${falcon.name}": ${falcon.status}, battery ${falcon.battery_level}%, at ${falcon.latitude}, ${falcon.longitude}`,
+    );
 
     const upstreamBefore = hits("GET /api/drones");
     const charging = FLEET.filter((d) => d.status === "charging");
     const byStatus = await call(conn.client, "drones_list_drones", { status: "Charging" }); // case-insensitive
     expect(ids((byStatus.structuredContent as unknown as DronePage).drones)).toEqual(ids(charging));
     expect(byStatus.structuredContent).toMatchObject({ total: FLEET.length, matched: charging.length });
-    expect(text(byStatus)).toMatch(new RegExp(`^${charging.length} drone\\(s\\) matching status Charging \\(of ${FLEET.length}\\)`));
+    expect(text(byStatus)).toMatch(
+      new RegExp(`^${charging.length} drone\\(s\\) matching status Charging \\(of ${FLEET.length}\\)`),
+    );
     // The filter is local: the upstream was asked for the plain list, once.
     expect(hits("GET /api/drones")).toBe(upstreamBefore + 1);
 
@@ -115,7 +146,9 @@ describe("drone fleet over stdio", () => {
     // A status that matches nothing names the statuses the fleet has.
     const statuses = [...new Set(FLEET.map((d) => d.status))].sort();
     expect(none.structuredContent).toMatchObject({ drones: [], matched: 0, statusesInFleet: statuses });
-    expect(text(none)).toBe(`No drones matching status crashed (of ${FLEET.length}). The fleet's statuses are: ${statuses.join(", ")}.`);
+    expect(text(none)).toBe(
+      `No drones matching status crashed (of ${FLEET.length}). The fleet's statuses are: ${statuses.join(", ")}.`,
+    );
   });
 
   it("reads one drone with every field", async () => {
@@ -154,10 +187,17 @@ describe("drone fleet over stdio", () => {
     expect(s.averageBatteryPercent).toBe(average);
     expect(s.lowBatteryThresholdPercent).toBe(20);
     expect(s.lowBatteryCount).toBe(low.length);
-    expect(s.lowBattery).toEqual(low.map((d) => ({ _id: d._id, name: d.name, status: d.status, battery_level: d.battery_level })));
+    expect(s.lowBattery).toEqual(
+      low.map((d) => ({ _id: d._id, name: d.name, status: d.status, battery_level: d.battery_level })),
+    );
     // Heron-06 sits at exactly 20%: not strictly below the threshold.
     expect(s.lowBattery.map((d) => d.name)).not.toContain("Heron-06");
-    expect(s.boundingBox).toEqual({ minLatitude: Math.min(...lats), maxLatitude: Math.max(...lats), minLongitude: Math.min(...lons), maxLongitude: Math.max(...lons) });
+    expect(s.boundingBox).toEqual({
+      minLatitude: Math.min(...lats),
+      maxLatitude: Math.max(...lats),
+      minLongitude: Math.min(...lons),
+      maxLongitude: Math.max(...lons),
+    });
     expect(s.dronesWithoutBattery).toBe(0);
     expect(s.dronesWithoutPosition).toBe(0);
 
@@ -165,10 +205,16 @@ describe("drone fleet over stdio", () => {
     expect(t).toMatch(new RegExp(`^${FLEET.length} drones: `));
     for (const [status, n] of Object.entries(counts)) expect(t).toContain(`${n} ${status}`);
     expect(t).toContain(`Average battery ${average}%.`);
-    expect(t).toContain(`${low.length} below 20% battery, lowest first: "${low[0].name}" ${low[0].battery_level}% (${low[0].status})`);
+    expect(t).toContain(
+      `${low.length} below 20% battery, lowest first: "${low[0].name}" ${low[0].battery_level}% (${low[0].status})`,
+    );
     expect(t).toMatch(/Area covered: latitude [\d.]+ to [\d.]+, longitude -[\d.]+ to [\d.]+ \(degrees\)\./);
 
-    const strict = await ok<{ lowBatteryCount: number; lowBattery: Array<{ _id: string }> }>(conn.client, "drones_fleet_summary", { lowBatteryThreshold: 10 });
+    const strict = await ok<{ lowBatteryCount: number; lowBattery: Array<{ _id: string }> }>(
+      conn.client,
+      "drones_fleet_summary",
+      { lowBatteryThreshold: 10 },
+    );
     const under10 = FLEET.filter((d) => d.battery_level < 10).sort((a, b) => a.battery_level - b.battery_level);
     expect(strict.lowBatteryCount).toBe(under10.length);
     expect(ids(strict.lowBattery)).toEqual(ids(under10));
@@ -190,37 +236,66 @@ describe("drone fleet over stdio", () => {
       expect(d.distanceKm).toBeCloseTo(km(CITIES.Madrid, d), 2);
     }
     const nearest = m.drones[0];
-    expect(text(fromMadrid)).toMatch(new RegExp(`^${madrid.length} nearest drone\\(s\\) to 40\\.4168, -3\\.7038 \\(great-circle distance, of ${FLEET.length} candidate\\(s\\)\\):`));
-    expect(text(fromMadrid)).toContain(`1. "${nearest.name}" (${nearest._id}): ${nearest.distanceKm.toFixed(2)} km, ${nearest.status}, battery ${nearest.battery_level}%`);
+    expect(text(fromMadrid)).toMatch(
+      new RegExp(
+        `^${madrid.length} nearest drone\\(s\\) to 40\\.4168, -3\\.7038 \\(great-circle distance, of ${FLEET.length} candidate\\(s\\)\\):`,
+      ),
+    );
+    expect(text(fromMadrid)).toContain(
+      `1. "${nearest.name}" (${nearest._id}): ${nearest.distanceKm.toFixed(2)} km, ${nearest.status}, battery ${nearest.battery_level}%`,
+    );
 
     // From Barcelona: its own drones first, and every Madrid drone about 505 km away.
-    const fromBarcelona = await ok<Nearest>(conn.client, "drones_find_nearest", { latitude: 41.3874, longitude: 2.1686, limit: 100 });
+    const fromBarcelona = await ok<Nearest>(conn.client, "drones_find_nearest", {
+      latitude: 41.3874,
+      longitude: 2.1686,
+      limit: 100,
+    });
     expect(fromBarcelona.count).toBe(FLEET.length);
     const barcelonaCount = FLEET.filter((d) => d.home_base === "Barcelona").length;
-    expect(new Set(fromBarcelona.drones.slice(0, barcelonaCount).map((d) => d.home_base))).toEqual(new Set(["Barcelona"]));
+    expect(new Set(fromBarcelona.drones.slice(0, barcelonaCount).map((d) => d.home_base))).toEqual(
+      new Set(["Barcelona"]),
+    );
     const madridFromBarcelona = fromBarcelona.drones.filter((d) => d.home_base === "Madrid");
     expect(madridFromBarcelona).toHaveLength(madrid.length);
     for (const d of madridFromBarcelona) {
       expect(d.distanceKm).toBeGreaterThan(495);
       expect(d.distanceKm).toBeLessThan(515);
     }
-    for (let i = 1; i < fromBarcelona.drones.length; i++) expect(fromBarcelona.drones[i].distanceKm).toBeGreaterThanOrEqual(fromBarcelona.drones[i - 1].distanceKm);
+    for (let i = 1; i < fromBarcelona.drones.length; i++)
+      expect(fromBarcelona.drones[i].distanceKm).toBeGreaterThanOrEqual(fromBarcelona.drones[i - 1].distanceKm);
 
     // From London: the two London drones, then Paris at about 344 km.
     const fromLondon = await call(conn.client, "drones_find_nearest", { ...CITIES.London, limit: 3 });
     const l = fromLondon.structuredContent as unknown as Nearest;
-    expect(l.drones.slice(0, 2).map((d) => d.name).sort()).toEqual(["Swift-01", "Swift-02"]);
+    expect(
+      l.drones
+        .slice(0, 2)
+        .map((d) => d.name)
+        .sort(),
+    ).toEqual(["Swift-01", "Swift-02"]);
     expect(l.drones[2].home_base).toBe("Paris");
     expect(l.drones[2].distanceKm).toBeGreaterThan(336);
     expect(l.drones[2].distanceKm).toBeLessThan(352);
     expect(text(fromLondon)).toMatch(/3\. "Osprey-\d\d" \(\w+\): 3\d\d\.\d km/);
 
     // Filters and a radius.
-    const activeCharged = FLEET.filter((d) => d.status === "active" && d.battery_level >= 50).sort((a, b) => km(CITIES.Lisbon, a) - km(CITIES.Lisbon, b));
-    const filtered = await ok<Nearest>(conn.client, "drones_find_nearest", { ...CITIES.Lisbon, status: "active", minBattery: 50, limit: 3 });
+    const activeCharged = FLEET.filter((d) => d.status === "active" && d.battery_level >= 50).sort(
+      (a, b) => km(CITIES.Lisbon, a) - km(CITIES.Lisbon, b),
+    );
+    const filtered = await ok<Nearest>(conn.client, "drones_find_nearest", {
+      ...CITIES.Lisbon,
+      status: "active",
+      minBattery: 50,
+      limit: 3,
+    });
     expect(ids(filtered.drones)).toEqual(ids(activeCharged.slice(0, 3)));
     expect(filtered.candidates).toBe(activeCharged.length);
-    const within = await ok<Nearest>(conn.client, "drones_find_nearest", { ...CITIES.Madrid, maxDistanceKm: 400, limit: 100 });
+    const within = await ok<Nearest>(conn.client, "drones_find_nearest", {
+      ...CITIES.Madrid,
+      maxDistanceKm: 400,
+      limit: 100,
+    });
     expect(new Set(ids(within.drones))).toEqual(new Set(ids(madrid)));
     const nothing = await call(conn.client, "drones_find_nearest", { latitude: 0, longitude: 0, maxDistanceKm: 100 });
     expect(nothing.isError).toBeFalsy();
@@ -234,11 +309,17 @@ describe("drone fleet over stdio", () => {
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ total: MISSIONS.length, matched: inProgress.length });
     expect(ids((r.structuredContent as { missions: Array<{ _id: string }> }).missions)).toEqual(ids(inProgress));
-    expect(text(r)).toMatch(new RegExp(`^${inProgress.length} mission\\(s\\) matching status in_progress \\(of ${MISSIONS.length}\\)`));
-    expect(text(r)).toContain(`- ${inProgress[0]._id} "${inProgress[0].name}": in_progress, ${inProgress[0].type}, drone ${inProgress[0].drone_id}`);
+    expect(text(r)).toMatch(
+      new RegExp(`^${inProgress.length} mission\\(s\\) matching status in_progress \\(of ${MISSIONS.length}\\)`),
+    );
+    expect(text(r)).toContain(
+      `- ${inProgress[0]._id} "${inProgress[0].name}": in_progress, ${inProgress[0].type}, drone ${inProgress[0].drone_id}`,
+    );
 
     const swift = byName("Swift-01");
-    const forDrone = await ok<{ missions: Array<{ _id: string }> }>(conn.client, "drones_list_missions", { drone_id: swift._id });
+    const forDrone = await ok<{ missions: Array<{ _id: string }> }>(conn.client, "drones_list_missions", {
+      drone_id: swift._id,
+    });
     expect(ids(forDrone.missions)).toEqual(ids(MISSIONS.filter((m) => m.drone_id === swift._id)));
 
     const mission = MISSIONS[3];
@@ -255,11 +336,19 @@ describe("drone fleet over stdio", () => {
     expect(r.isError).toBeFalsy();
     expect(ids((r.structuredContent as { alerts: Array<{ _id: string }> }).alerts)).toEqual(ids(openCritical));
     expect(r.structuredContent).toMatchObject({ total: ALERTS.length, matched: openCritical.length });
-    expect(text(r)).toMatch(new RegExp(`^${openCritical.length} alert\\(s\\) matching status open, severity critical \\(of ${ALERTS.length}\\)`));
-    expect(text(r)).toContain(`[critical] open ${openCritical[0].type} drone ${openCritical[0].drone_id}: "${openCritical[0].message}"`);
+    expect(text(r)).toMatch(
+      new RegExp(
+        `^${openCritical.length} alert\\(s\\) matching status open, severity critical \\(of ${ALERTS.length}\\)`,
+      ),
+    );
+    expect(text(r)).toContain(
+      `[critical] open ${openCritical[0].type} drone ${openCritical[0].drone_id}: "${openCritical[0].message}"`,
+    );
 
     const forDrone = ALERTS.filter((a) => a.drone_id === byName("Falcon-07")._id);
-    const f = await ok<{ alerts: Array<{ _id: string }> }>(conn.client, "drones_list_alerts", { drone_id: byName("Falcon-07")._id });
+    const f = await ok<{ alerts: Array<{ _id: string }> }>(conn.client, "drones_list_alerts", {
+      drone_id: byName("Falcon-07")._id,
+    });
     expect(ids(f.alerts)).toEqual(ids(forDrone));
   });
 
@@ -272,10 +361,18 @@ describe("drone fleet over stdio", () => {
     expect(text(shown)).toContain(`- status: "open"`);
 
     const puts = hits("PUT /api/alerts/:id");
-    const updated = await call(conn.client, "drones_update_alert", { id: alert._id, changes: { status: "acknowledged", acknowledged_by: "e2e-operator" } });
+    const updated = await call(conn.client, "drones_update_alert", {
+      id: alert._id,
+      changes: { status: "acknowledged", acknowledged_by: "e2e-operator" },
+    });
     expect(updated.isError).toBeFalsy();
     const u = updated.structuredContent as Record<string, unknown>;
-    expect(u).toMatchObject({ _id: alert._id, status: "acknowledged", acknowledged_by: "e2e-operator", message: alert.message });
+    expect(u).toMatchObject({
+      _id: alert._id,
+      status: "acknowledged",
+      acknowledged_by: "e2e-operator",
+      message: alert.message,
+    });
     expect(u.updated_at).not.toBe(alert.updated_at);
     expect(text(updated)).toContain(`Alert ${alert._id} updated at ${String(u.updated_at)}. Now:`);
     expect(text(updated)).toContain(`- status: "acknowledged"`);
@@ -283,14 +380,25 @@ describe("drone fleet over stdio", () => {
     expect(hits("PUT /api/alerts/:id")).toBe(puts + 1);
 
     const after = await call(conn.client, "drones_get_alert", { id: alert._id });
-    expect(after.structuredContent).toMatchObject({ status: "acknowledged", acknowledged_by: "e2e-operator", updated_at: u.updated_at });
+    expect(after.structuredContent).toMatchObject({
+      status: "acknowledged",
+      acknowledged_by: "e2e-operator",
+      updated_at: u.updated_at,
+    });
     expect(text(after)).toContain(`- status: "acknowledged"`);
 
     const resource = await conn.client.readResource({ uri: `drones://alerts/${alert._id}` });
     expect(resource.contents[0].mimeType).toBe("application/json");
-    expect(body(resource.contents[0])).toMatchObject({ _id: alert._id, status: "acknowledged", acknowledged_by: "e2e-operator" });
+    expect(body(resource.contents[0])).toMatchObject({
+      _id: alert._id,
+      status: "acknowledged",
+      acknowledged_by: "e2e-operator",
+    });
 
-    const stillOpen = await ok<{ alerts: Array<{ _id: string }> }>(conn.client, "drones_list_alerts", { status: "open", severity: "critical" });
+    const stillOpen = await ok<{ alerts: Array<{ _id: string }> }>(conn.client, "drones_list_alerts", {
+      status: "open",
+      severity: "critical",
+    });
     expect(ids(stillOpen.alerts)).not.toContain(alert._id);
 
     // The upstream's own validation comes back as a tool error, and nothing changes.
@@ -316,7 +424,17 @@ describe("drone fleet over stdio", () => {
       expect(conn.stderr()).not.toContain(secret);
     }
 
-    const listed = r.structuredContent as { api_keys: Array<{ _id: string; name: string; key: string; scopes: string[]; webhook?: { url: string; signing_secret: string; events: string[] } }>; count: number; maskedValues: number };
+    const listed = r.structuredContent as {
+      api_keys: Array<{
+        _id: string;
+        name: string;
+        key: string;
+        scopes: string[];
+        webhook?: { url: string; signing_secret: string; events: string[] };
+      }>;
+      count: number;
+      maskedValues: number;
+    };
     expect(listed.count).toBe(API_KEYS.length);
     expect(listed.maskedValues).toBe(secrets.length);
     API_KEYS.forEach((key, i) => {
@@ -335,7 +453,9 @@ describe("drone fleet over stdio", () => {
         expect(text(r)).toContain(`(signing secret whsec_…${key.webhook.signing_secret.slice(-4)})`);
       }
     });
-    expect(text(r)).toMatch(new RegExp(`^${API_KEYS.length} API key\\(s\\); secrets masked \\(${secrets.length} value\\(s\\)\\):`));
+    expect(text(r)).toMatch(
+      new RegExp(`^${API_KEYS.length} API key\\(s\\); secrets masked \\(${secrets.length} value\\(s\\)\\):`),
+    );
   });
 
   it("reports an unknown id as HTTP 404 NOT_FOUND", async () => {
@@ -345,10 +465,15 @@ describe("drone fleet over stdio", () => {
       expect(text(r), tool).toContain("HTTP 404, NOT_FOUND");
       expect(text(r), tool).toMatch(/Next step: no drone, mission or alert has that _id/);
     }
-    const update = await call(conn.client, "drones_update_alert", { id: "000000000000000000000000", changes: { status: "resolved" } });
+    const update = await call(conn.client, "drones_update_alert", {
+      id: "000000000000000000000000",
+      changes: { status: "resolved" },
+    });
     expect(update.isError).toBe(true);
     expect(text(update)).toContain("HTTP 404, NOT_FOUND");
-    await expect(conn.client.readResource({ uri: "drones://drones/000000000000000000000000" })).rejects.toThrow(/Resource not found/);
+    await expect(conn.client.readResource({ uri: "drones://drones/000000000000000000000000" })).rejects.toThrow(
+      /Resource not found/,
+    );
   });
 
   it("refuses invalid arguments before any upstream request, naming the field", async () => {
@@ -358,7 +483,11 @@ describe("drone fleet over stdio", () => {
       ["drones_find_nearest", { latitude: 40, longitude: 200 }, /longitude must be a number from -180 to 180/],
       ["drones_find_nearest", { latitude: "40.4", longitude: -3.7 }, /latitude/],
       ["drones_find_nearest", { longitude: -3.7 }, /latitude/],
-      ["drones_find_nearest", { latitude: 40, longitude: -3, minBattery: 101 }, /minBattery must be a number from 0 to 100/],
+      [
+        "drones_find_nearest",
+        { latitude: 40, longitude: -3, minBattery: 101 },
+        /minBattery must be a number from 0 to 100/,
+      ],
       ["drones_find_nearest", { latitude: 40, longitude: -3, maxDistanceKm: -5 }, /maxDistanceKm/],
       ["drones_list_drones", { minBattery: 101 }, /minBattery must be a number from 0 to 100/],
       ["drones_list_drones", { maxBattery: -1 }, /maxBattery/],
@@ -379,7 +508,9 @@ describe("drone fleet over stdio", () => {
 
   it("lists drones, missions and alerts as JSON resources, reads them, and completes their ids", async () => {
     const { resourceTemplates } = await conn.client.listResourceTemplates();
-    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(expect.arrayContaining(["drones://drones/{id}", "drones://missions/{id}", "drones://alerts/{id}"]));
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(
+      expect.arrayContaining(["drones://drones/{id}", "drones://missions/{id}", "drones://alerts/{id}"]),
+    );
 
     const { resources } = await conn.client.listResources();
     const of = (segment: string) => resources.filter((r) => r.uri.startsWith(`drones://${segment}/`));
@@ -387,7 +518,10 @@ describe("drone fleet over stdio", () => {
     expect(of("missions").map((r) => r.uri)).toEqual(MISSIONS.map((m) => `drones://missions/${m._id}`));
     expect(of("alerts").map((r) => r.uri)).toEqual(ALERTS.map((a) => `drones://alerts/${a._id}`));
     for (const r of [...of("drones"), ...of("missions"), ...of("alerts")]) expect(r.mimeType).toBe("application/json");
-    expect(of("drones")[0]).toMatchObject({ name: FLEET[0].name, description: `${FLEET[0].status}, battery ${FLEET[0].battery_level}%` });
+    expect(of("drones")[0]).toMatchObject({
+      name: FLEET[0].name,
+      description: `${FLEET[0].status}, battery ${FLEET[0].battery_level}%`,
+    });
 
     const drone = byName("Osprey-03");
     const d = await conn.client.readResource({ uri: `drones://drones/${drone._id}` });
@@ -402,25 +536,38 @@ describe("drone fleet over stdio", () => {
     expect(a.contents[0].mimeType).toBe("application/json");
     expect(body(a.contents[0])).toEqual(alert);
 
-    const complete = (template: string, value: string) => conn.client.complete({ ref: { type: "ref/resource", uri: template }, argument: { name: "id", value } }).then((c) => c.completion.values);
+    const complete = (template: string, value: string) =>
+      conn.client
+        .complete({ ref: { type: "ref/resource", uri: template }, argument: { name: "id", value } })
+        .then((c) => c.completion.values);
     // By id prefix, and by the record's name.
     const prefix = FLEET[0]._id.slice(0, 22);
     const byIdPrefix = await complete("drones://drones/{id}", prefix);
     expect(byIdPrefix).toEqual(ids(FLEET.filter((x) => x._id.startsWith(prefix))));
     expect(byIdPrefix.length).toBeGreaterThan(1);
-    expect(await complete("drones://drones/{id}", "heron")).toEqual(ids(FLEET.filter((x) => x.name.startsWith("Heron"))));
-    expect(await complete("drones://missions/{id}", "Tagus")).toEqual([MISSIONS.find((x) => x.name.startsWith("Tagus"))!._id]);
+    expect(await complete("drones://drones/{id}", "heron")).toEqual(
+      ids(FLEET.filter((x) => x.name.startsWith("Heron"))),
+    );
+    expect(await complete("drones://missions/{id}", "Tagus")).toEqual([
+      MISSIONS.find((x) => x.name.startsWith("Tagus"))!._id,
+    ]);
     expect(await complete("drones://missions/{id}", MISSIONS[4]._id)).toEqual([MISSIONS[4]._id]);
-    expect(await complete("drones://alerts/{id}", "critical signal")).toEqual(ids(ALERTS.filter((x) => x.severity === "critical" && x.type === "signal_loss")));
+    expect(await complete("drones://alerts/{id}", "critical signal")).toEqual(
+      ids(ALERTS.filter((x) => x.severity === "critical" && x.type === "signal_loss")),
+    );
     expect(await complete("drones://alerts/{id}", "nothing-like-this")).toEqual([]);
   });
 
   it("offers the fleet_status_report prompt, pointing at the fleet tools", async () => {
     const { prompts } = await conn.client.listPrompts();
     expect(prompts.map((p) => p.name)).toContain("fleet_status_report");
-    const prompt = await conn.client.getPrompt({ name: "fleet_status_report", arguments: { lowBatteryThreshold: "25", near: "Madrid" } });
+    const prompt = await conn.client.getPrompt({
+      name: "fleet_status_report",
+      arguments: { lowBatteryThreshold: "25", near: "Madrid" },
+    });
     const body = prompt.messages.map((msg) => (msg.content.type === "text" ? msg.content.text : "")).join("\n");
-    for (const tool of ["drones_fleet_summary", "drones_list_alerts", "drones_list_missions", "drones_find_nearest"]) expect(body).toContain(tool);
+    for (const tool of ["drones_fleet_summary", "drones_list_alerts", "drones_list_missions", "drones_find_nearest"])
+      expect(body).toContain(tool);
     expect(body).toContain("lowBatteryThreshold 25");
     expect(body).toContain('"Madrid"');
     const plain = await conn.client.getPrompt({ name: "fleet_status_report", arguments: {} });

@@ -24,7 +24,12 @@ describe("one way out: keys echoed by the upstream", () => {
   });
 
   const echo = (path: string | RegExp, data: unknown, times = 1) =>
-    sandbox.build.router.injectFault({ method: "GET", path, times, action: { kind: "respond", response: { status: 200, body: { errors: null, data } } } });
+    sandbox.build.router.injectFault({
+      method: "GET",
+      path,
+      times,
+      action: { kind: "respond", response: { status: 200, body: { errors: null, data } } },
+    });
 
   function expectClean(value: unknown): void {
     const wire = JSON.stringify(value);
@@ -44,7 +49,12 @@ describe("one way out: keys echoed by the upstream", () => {
 
   it("an HTML error page that carries the key across the snippet's cut", async () => {
     const page = `<html><body>${"x".repeat(150)}${KEY} gateway</body></html>`;
-    sandbox.build.router.injectFault({ method: "GET", path: `${API}/account`, times: 3, action: { kind: "respond", response: { status: 502, raw: page, headers: { "content-type": "text/html" } } } });
+    sandbox.build.router.injectFault({
+      method: "GET",
+      path: `${API}/account`,
+      times: 3,
+      action: { kind: "respond", response: { status: 502, raw: page, headers: { "content-type": "text/html" } } },
+    });
     const r = await call(conn.client, "build_get_account");
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/HTTP 502/);
@@ -53,7 +63,11 @@ describe("one way out: keys echoed by the upstream", () => {
 
   it("the configured key is still scrubbed after a caller set 1,000 secrets of its own", async () => {
     for (let i = 0; i < 1001; i++) {
-      await ok(conn.client, "build_set_secret", { projectId: "acme-storefront", secretName: `S_${i}`, secretValue: `caller-secret-value-${i}-${"z".repeat(8)}` });
+      await ok(conn.client, "build_set_secret", {
+        projectId: "acme-storefront",
+        secretName: `S_${i}`,
+        secretValue: `caller-secret-value-${i}-${"z".repeat(8)}`,
+      });
     }
     echo(`${API}/projects/acme-storefront`, { projectId: "acme-storefront", description: KEY });
     expectClean(await call(conn.client, "build_get_project", { projectId: "acme-storefront" }));
@@ -61,8 +75,16 @@ describe("one way out: keys echoed by the upstream", () => {
 
   it("a protocol error: a resources/read 404 whose message echoes the key comes back scrubbed", async () => {
     const droneKey = sandbox.keys.drones;
-    const missing = { status: 404, body: { ok: false, error: { code: "NOT_FOUND", message: `no drone for key ${droneKey}` } } };
-    sandbox.drones.router.injectFault({ method: "GET", path: /missing-drone/, times: 3, action: { kind: "respond", response: missing } });
+    const missing = {
+      status: 404,
+      body: { ok: false, error: { code: "NOT_FOUND", message: `no drone for key ${droneKey}` } },
+    };
+    sandbox.drones.router.injectFault({
+      method: "GET",
+      path: /missing-drone/,
+      times: 3,
+      action: { kind: "respond", response: missing },
+    });
     const err = (await conn.client.readResource({ uri: "drones://drones/missing-drone" }).then(
       () => undefined,
       (e: unknown) => e,

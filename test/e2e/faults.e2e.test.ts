@@ -6,7 +6,17 @@ import { FAULTS } from "../../src/sandbox/faults.js";
 import type { Fault, Router } from "../../src/sandbox/router.js";
 import { ALERTS, FLEET } from "../../src/sandbox/simulators/drones/index.js";
 import { CATALOG } from "../../src/sandbox/simulators/sizing/index.js";
-import { call, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "../harness.js";
+import {
+  call,
+  connectStdio,
+  MODERN,
+  ok,
+  sandboxEnv,
+  sleep,
+  testSandbox,
+  text,
+  type StdioConnection,
+} from "../harness.js";
 import { keepWireOrder } from "./in-order.js";
 
 /**
@@ -30,10 +40,28 @@ interface Read {
 }
 
 const READS = {
-  drone: (i: number): Read => ({ name: `drones_get_drone #${i}`, service: "drones", tool: "drones_get_drone", args: { id: FLEET[i]._id }, path: `/api/drones/${FLEET[i]._id}` }),
-  project: { name: "build_get_project", service: "build", tool: "build_get_project", args: { projectId: "acme-storefront" }, path: `${API}/projects/acme-storefront` },
+  drone: (i: number): Read => ({
+    name: `drones_get_drone #${i}`,
+    service: "drones",
+    tool: "drones_get_drone",
+    args: { id: FLEET[i]._id },
+    path: `/api/drones/${FLEET[i]._id}`,
+  }),
+  project: {
+    name: "build_get_project",
+    service: "build",
+    tool: "build_get_project",
+    args: { projectId: "acme-storefront" },
+    path: `${API}/projects/acme-storefront`,
+  },
   account: { name: "build_get_account", service: "build", tool: "build_get_account", args: {}, path: `${API}/account` },
-  catalog: { name: "sizing_get_catalog", service: "sizing", tool: "sizing_get_catalog", args: {}, path: "/api/retailer/catalog" },
+  catalog: {
+    name: "sizing_get_catalog",
+    service: "sizing",
+    tool: "sizing_get_catalog",
+    args: {},
+    path: "/api/retailer/catalog",
+  },
   alerts: { name: "drones_list_alerts", service: "drones", tool: "drones_list_alerts", args: {}, path: "/api/alerts" },
 } satisfies Record<string, Read | ((i: number) => Read)>;
 
@@ -55,7 +83,8 @@ const WRITES: Write[] = [
     method: "POST",
     path: `${API}/projects/launch`,
     args: (tag) => ({ projectId: `fault-${tag}`, prompt: "A landing page [minutes=5]" }),
-    verify: /Check first \(call build_list_projects with search "fault-[a-z0-9-]+" and look for "fault-[a-z0-9-]+" or "fault-[a-z0-9-]+-" followed by 2-6 letters or digits/,
+    verify:
+      /Check first \(call build_list_projects with search "fault-[a-z0-9-]+" and look for "fault-[a-z0-9-]+" or "fault-[a-z0-9-]+-" followed by 2-6 letters or digits/,
   },
   {
     tool: "drones_update_alert",
@@ -70,7 +99,11 @@ const WRITES: Write[] = [
     service: "sizing",
     method: "POST",
     path: "/api/retailer/try-on",
-    args: (tag) => ({ clothing_item_id: TEE._id, user_id: `cust-${tag}`, measurements: { chest: 95, waist: 80, hips: 100 } }),
+    args: (tag) => ({
+      clothing_item_id: TEE._id,
+      user_id: `cust-${tag}`,
+      measurements: { chest: 95, waist: 80, hips: 100 },
+    }),
     verify: /Check first \(try-on sessions cannot be listed through this API; a retry stores another session/,
   },
 ];
@@ -103,8 +136,10 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
   let fast: StdioConnection;
 
   const router = (service: Service): Router => sandbox[service].router;
-  const received = (service: Service, method: string, path: string) => router(service).received.get(`${method} ${path}`) ?? 0;
-  const inject = (service: Service, fault: Omit<Fault, "action">, action: Fault["action"]) => router(service).injectFault({ ...fault, action });
+  const received = (service: Service, method: string, path: string) =>
+    router(service).received.get(`${method} ${path}`) ?? 0;
+  const inject = (service: Service, fault: Omit<Fault, "action">, action: Fault["action"]) =>
+    router(service).injectFault({ ...fault, action });
 
   beforeAll(async () => {
     sandbox = await testSandbox();
@@ -131,13 +166,16 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       ["truncated JSON once", READS.account, FAULTS.truncatedJson()],
       ["malformed JSON once", READS.drone(1), FAULTS.malformedJson()],
     ];
-    it.each(transient.map(([label, read, action]) => [label, read.name, read, action] as const))("%s on %s: the tool succeeds after one retry", async (_label, _name, read, action) => {
-      const before = received(read.service, "GET", read.path);
-      inject(read.service, { method: "GET", path: read.path, times: 1 }, action);
-      const result = await call(main.client, read.tool, read.args);
-      expectSuccess(result);
-      expect(received(read.service, "GET", read.path) - before).toBe(2);
-    });
+    it.each(transient.map(([label, read, action]) => [label, read.name, read, action] as const))(
+      "%s on %s: the tool succeeds after one retry",
+      async (_label, _name, read, action) => {
+        const before = received(read.service, "GET", read.path);
+        inject(read.service, { method: "GET", path: read.path, times: 1 }, action);
+        const result = await call(main.client, read.tool, read.args);
+        expectSuccess(result);
+        expect(received(read.service, "GET", read.path) - before).toBe(2);
+      },
+    );
 
     it("429 with Retry-After: 1 once: waits about a second, retries, succeeds", async () => {
       const read = READS.alerts;
@@ -158,7 +196,12 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       const started = Date.now();
       const result = await call(main.client, read.tool, read.args);
       const elapsed = Date.now() - started;
-      expectToolError(result, /HTTP 429/, /Retry-After: 30 s/, /Next step: the service is rate-limiting; wait 30 s \(its Retry-After\)/);
+      expectToolError(
+        result,
+        /HTTP 429/,
+        /Retry-After: 30 s/,
+        /Next step: the service is rate-limiting; wait 30 s \(its Retry-After\)/,
+      );
       expect(received(read.service, "GET", read.path) - before).toBe(1);
       expect(elapsed).toBeLessThan(2000);
     });
@@ -167,22 +210,59 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
   describe("reads that keep failing give up after 3 attempts with a clear error", () => {
     const OUTAGE = /Next step: the service answered something other than its JSON API/;
     const persistent: Array<[string, Read, Fault["action"], RegExp[]]> = [
-      ["502 HTML page", READS.drone(3), FAULTS.htmlError(502), [/HTTP 502, HTTP_ERROR/, /a non-JSON body \(text\/html\)/, /Bad Gateway/, OUTAGE]],
-      ["503 HTML page", READS.project, FAULTS.htmlError(503), [/HTTP 503, HTTP_ERROR/, /a non-JSON body \(text\/html\)/, OUTAGE]],
-      ["wrong content type", READS.catalog, FAULTS.wrongContentType(), [/HTTP 200, NON_JSON_RESPONSE/, /a non-JSON body \(text\/plain\)/, OUTAGE]],
-      ["malformed JSON", READS.alerts, FAULTS.malformedJson(), [/HTTP 200, NON_JSON_RESPONSE/, /malformed JSON/, OUTAGE]],
-      ["truncated JSON", READS.account, FAULTS.truncatedJson(), [/HTTP 200, NON_JSON_RESPONSE/, /malformed JSON/, OUTAGE]],
-      ["connection reset", READS.drone(4), FAULTS.connectionReset(), [/no HTTP answer, UNREACHABLE/, /Could not reach the drones service/, /Next step: check the service's base URL/]],
+      [
+        "502 HTML page",
+        READS.drone(3),
+        FAULTS.htmlError(502),
+        [/HTTP 502, HTTP_ERROR/, /a non-JSON body \(text\/html\)/, /Bad Gateway/, OUTAGE],
+      ],
+      [
+        "503 HTML page",
+        READS.project,
+        FAULTS.htmlError(503),
+        [/HTTP 503, HTTP_ERROR/, /a non-JSON body \(text\/html\)/, OUTAGE],
+      ],
+      [
+        "wrong content type",
+        READS.catalog,
+        FAULTS.wrongContentType(),
+        [/HTTP 200, NON_JSON_RESPONSE/, /a non-JSON body \(text\/plain\)/, OUTAGE],
+      ],
+      [
+        "malformed JSON",
+        READS.alerts,
+        FAULTS.malformedJson(),
+        [/HTTP 200, NON_JSON_RESPONSE/, /malformed JSON/, OUTAGE],
+      ],
+      [
+        "truncated JSON",
+        READS.account,
+        FAULTS.truncatedJson(),
+        [/HTTP 200, NON_JSON_RESPONSE/, /malformed JSON/, OUTAGE],
+      ],
+      [
+        "connection reset",
+        READS.drone(4),
+        FAULTS.connectionReset(),
+        [
+          /no HTTP answer, UNREACHABLE/,
+          /Could not reach the drones service/,
+          /Next step: check the service's base URL/,
+        ],
+      ],
     ];
-    it.each(persistent.map(([label, read, action, patterns]) => [label, read.name, read, action, patterns] as const))("%s on %s (times: 10)", async (_label, _name, read, action, patterns) => {
-      const before = received(read.service, "GET", read.path);
-      inject(read.service, { method: "GET", path: read.path, times: 10 }, action);
-      const result = await call(main.client, read.tool, read.args);
-      expectToolError(result, new RegExp(`on GET ${read.path.replace(/[/.]/g, "\\$&")}:`), ...patterns);
-      expect(received(read.service, "GET", read.path) - before).toBe(3);
-      await sleep(100);
-      expect(received(read.service, "GET", read.path) - before).toBe(3); // nothing more afterwards
-    });
+    it.each(persistent.map(([label, read, action, patterns]) => [label, read.name, read, action, patterns] as const))(
+      "%s on %s (times: 10)",
+      async (_label, _name, read, action, patterns) => {
+        const before = received(read.service, "GET", read.path);
+        inject(read.service, { method: "GET", path: read.path, times: 10 }, action);
+        const result = await call(main.client, read.tool, read.args);
+        expectToolError(result, new RegExp(`on GET ${read.path.replace(/[/.]/g, "\\$&")}:`), ...patterns);
+        expect(received(read.service, "GET", read.path) - before).toBe(3);
+        await sleep(100);
+        expect(received(read.service, "GET", read.path) - before).toBe(3); // nothing more afterwards
+      },
+    );
   });
 
   describe("timeouts (UPSTREAM_TIMEOUT_MS=300)", () => {
@@ -192,7 +272,12 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       inject(read.service, { method: "GET", path: read.path, times: 10 }, FAULTS.noAnswer());
       const started = Date.now();
       const result = await call(fast.client, read.tool, read.args);
-      expectToolError(result, /no HTTP answer, TIMEOUT/, /The drones service did not answer within 300 ms\./, /Next step: .*UPSTREAM_TIMEOUT_MS/);
+      expectToolError(
+        result,
+        /no HTTP answer, TIMEOUT/,
+        /The drones service did not answer within 300 ms\./,
+        /Next step: .*UPSTREAM_TIMEOUT_MS/,
+      );
       expect(received(read.service, "GET", read.path) - before).toBe(3);
       expect(Date.now() - started).toBeLessThan(5000);
     });
@@ -211,7 +296,12 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
     const before = received(read.service, "GET", read.path);
     inject(read.service, { method: "GET", path: read.path, times: 5 }, FAULTS.oversized(10 * 1024 * 1024));
     const result = await call(main.client, read.tool, read.args);
-    expectToolError(result, /no HTTP answer, BODY_TOO_LARGE/, /exceeded 8192 KiB and was not read/, /Next step: ask for less/);
+    expectToolError(
+      result,
+      /no HTTP answer, BODY_TOO_LARGE/,
+      /exceeded 8192 KiB and was not read/,
+      /Next step: ask for less/,
+    );
     expect(received(read.service, "GET", read.path) - before).toBe(1);
     router("build").clearFaults();
     await expectAlive(main.client);
@@ -220,11 +310,25 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
 
   describe("writes are never retried and say how to check", () => {
     const faults: Array<[string, () => Fault["action"], RegExp]> = [
-      ["502 HTML page", () => FAULTS.htmlError(502), /HTTP 502, HTTP_ERROR\) on (POST|PUT) .*answered HTTP 502 with a non-JSON body \(text\/html\)/],
-      ["connection reset", () => FAULTS.connectionReset(), /no HTTP answer, UNREACHABLE\) on (POST|PUT) .*Could not reach the \w+ service/],
-      ["no answer (timeout)", () => FAULTS.noAnswer(), /no HTTP answer, TIMEOUT\) on (POST|PUT) .*did not answer within 300 ms/],
+      [
+        "502 HTML page",
+        () => FAULTS.htmlError(502),
+        /HTTP 502, HTTP_ERROR\) on (POST|PUT) .*answered HTTP 502 with a non-JSON body \(text\/html\)/,
+      ],
+      [
+        "connection reset",
+        () => FAULTS.connectionReset(),
+        /no HTTP answer, UNREACHABLE\) on (POST|PUT) .*Could not reach the \w+ service/,
+      ],
+      [
+        "no answer (timeout)",
+        () => FAULTS.noAnswer(),
+        /no HTTP answer, TIMEOUT\) on (POST|PUT) .*did not answer within 300 ms/,
+      ],
     ];
-    const cases = WRITES.flatMap((w) => faults.map(([label, action, cause]) => [w.tool, label, w, action, cause] as const));
+    const cases = WRITES.flatMap((w) =>
+      faults.map(([label, action, cause]) => [w.tool, label, w, action, cause] as const),
+    );
     let n = 0;
     it.each(cases)("%s hit by %s", async (_tool, label, write, action, cause) => {
       const conn = label.startsWith("no answer") ? fast : main;
@@ -233,7 +337,13 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       // times: 1 — a retry, if one were made, would succeed and show up as a second request.
       inject(write.service, { method: write.method, path: write.path, times: 1 }, action());
       const result = await call(conn.client, write.tool, write.args(tag));
-      expectToolError(result, cause, /Next step: this request changes state or spends credits, so it was not retried automatically and may or may not have taken effect\./, write.verify, /then retry only if it did not\./);
+      expectToolError(
+        result,
+        cause,
+        /Next step: this request changes state or spends credits, so it was not retried automatically and may or may not have taken effect\./,
+        write.verify,
+        /then retry only if it did not\./,
+      );
       expect(received(write.service, write.method, write.path) - before).toBe(1);
       await sleep(150);
       expect(received(write.service, write.method, write.path) - before).toBe(1);
@@ -267,7 +377,8 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
     let upstreamClosed: Promise<number> | undefined;
     const original = drones.handle;
     drones.handle = function (req: IncomingMessage, res: ServerResponse, path: string) {
-      if (path === read.path && !upstreamClosed) upstreamClosed = new Promise((resolve) => res.once("close", () => resolve(Date.now())));
+      if (path === read.path && !upstreamClosed)
+        upstreamClosed = new Promise((resolve) => res.once("close", () => resolve(Date.now())));
       return original.call(this, req, res, path);
     };
     try {
@@ -310,26 +421,38 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
     const ROUTE = `GET ${API}/projects/:projectId/agent/status`;
 
     async function waitWithFaults(minutes: number, faultTimes: number) {
-      await ok(main.client, "build_start_agent", { projectId: "acme-storefront", prompt: `Add a blog [minutes=${minutes}]` });
+      await ok(main.client, "build_start_agent", {
+        projectId: "acme-storefront",
+        prompt: `Add a blog [minutes=${minutes}]`,
+      });
       const receivedBefore = received("build", "GET", STATUS);
       const answeredBefore = router("build").count(ROUTE);
       const messages: string[] = [];
-      const result = (await main.client.callTool({ name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } }, {
-        timeout: 30_000,
-        onprogress: (p) => {
-          messages.push(p.message ?? "");
-          // Mid-way: after a few "Agent running" polls, the status endpoint starts failing.
-          if (messages.length === 3) inject("build", { method: "GET", path: STATUS, times: faultTimes }, FAULTS.htmlError(502));
+      const result = (await main.client.callTool(
+        { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } },
+        {
+          timeout: 30_000,
+          onprogress: (p) => {
+            messages.push(p.message ?? "");
+            // Mid-way: after a few "Agent running" polls, the status endpoint starts failing.
+            if (messages.length === 3)
+              inject("build", { method: "GET", path: STATUS, times: faultTimes }, FAULTS.htmlError(502));
+          },
         },
-      })) as CallToolResult;
-      const faulted = received("build", "GET", STATUS) - receivedBefore - (router("build").count(ROUTE) - answeredBefore);
+      )) as CallToolResult;
+      const faulted =
+        received("build", "GET", STATUS) - receivedBefore - (router("build").count(ROUTE) - answeredBefore);
       return { result, messages, faulted };
     }
 
     it('two 502s in a row are absorbed by the read retries: the wait ends "done"', async () => {
       const { result, messages, faulted } = await waitWithFaults(40, 2);
       expectSuccess(result);
-      expect(result.structuredContent).toMatchObject({ outcome: "done", until: "agent", project: { agentProcessStatus: "done" } });
+      expect(result.structuredContent).toMatchObject({
+        outcome: "done",
+        until: "agent",
+        project: { agentProcessStatus: "done" },
+      });
       expect(faulted).toBe(2);
       expect(messages.at(-1)).toMatch(/^Agent finished/);
     });
@@ -337,7 +460,11 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
     it('two failed polls (502 on every attempt) are reported as "Upstream hiccup" and the wait still ends "done"', async () => {
       const { result, messages, faulted } = await waitWithFaults(120, 6);
       expectSuccess(result);
-      expect(result.structuredContent).toMatchObject({ outcome: "done", until: "agent", project: { agentProcessStatus: "done" } });
+      expect(result.structuredContent).toMatchObject({
+        outcome: "done",
+        until: "agent",
+        project: { agentProcessStatus: "done" },
+      });
       expect(faulted).toBe(6);
       const hiccups = messages.filter((m) => /^Upstream hiccup \(HTTP_ERROR\); still waiting/.test(m));
       expect(hiccups, messages.join("\n")).toHaveLength(2);
@@ -354,7 +481,9 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       const post = await fetch(`${sandbox.url}/_sandbox/faults`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify([{ service: "drones", fault: "htmlError", arg: 503, method: "GET", path: read.path, times: 3 }]),
+        body: JSON.stringify([
+          { service: "drones", fault: "htmlError", arg: 503, method: "GET", path: read.path, times: 3 },
+        ]),
       });
       expect(post.status).toBe(200);
       expect(await post.json()).toEqual({ injected: 1 });
@@ -364,7 +493,9 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       // A regular-expression path, "until cleared".
       const again = await fetch(`${sandbox.url}/_sandbox/faults`, {
         method: "POST",
-        body: JSON.stringify([{ service: "drones", fault: "wrongContentType", path: "/^\\/api\\/drones\\//", times: 1000 }]),
+        body: JSON.stringify([
+          { service: "drones", fault: "wrongContentType", path: "/^\\/api\\/drones\\//", times: 1000 },
+        ]),
       });
       expect(again.status).toBe(200);
       expectToolError(await call(main.client, read.tool, read.args), /NON_JSON_RESPONSE/, /text\/plain/);
@@ -377,10 +508,16 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
     });
 
     it("rejects an unknown fault or service with 400", async () => {
-      const badFault = await fetch(`${sandbox.url}/_sandbox/faults`, { method: "POST", body: JSON.stringify([{ service: "drones", fault: "meteor" }]) });
+      const badFault = await fetch(`${sandbox.url}/_sandbox/faults`, {
+        method: "POST",
+        body: JSON.stringify([{ service: "drones", fault: "meteor" }]),
+      });
       expect(badFault.status).toBe(400);
       expect(((await badFault.json()) as { error: string }).error).toMatch(/unknown fault "meteor"; known: htmlError/);
-      const badService = await fetch(`${sandbox.url}/_sandbox/faults`, { method: "POST", body: JSON.stringify({ service: "weather", fault: "noAnswer" }) });
+      const badService = await fetch(`${sandbox.url}/_sandbox/faults`, {
+        method: "POST",
+        body: JSON.stringify({ service: "weather", fault: "noAnswer" }),
+      });
       expect(badService.status).toBe(400);
       expect(((await badService.json()) as { error: string }).error).toMatch(/unknown service "weather"/);
     });
@@ -389,12 +526,18 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       const conn = await connectStdio(
         {
           PATH: process.env.PATH ?? "",
-          SANDBOX_FAULTS: JSON.stringify([{ service: "drones", fault: "htmlError", arg: 502, method: "GET", path: "/api/drones", times: 3 }]),
+          SANDBOX_FAULTS: JSON.stringify([
+            { service: "drones", fault: "htmlError", arg: 502, method: "GET", path: "/api/drones", times: 3 },
+          ]),
         },
         ["--sandbox"],
       );
       try {
-        expectToolError(await call(conn.client, "drones_list_drones", {}), /HTTP 502, HTTP_ERROR/, /Next step: the service answered something other than its JSON API/);
+        expectToolError(
+          await call(conn.client, "drones_list_drones", {}),
+          /HTTP 502, HTTP_ERROR/,
+          /Next step: the service answered something other than its JSON API/,
+        );
         expectSuccess(await call(conn.client, "drones_list_drones", {}));
       } finally {
         await conn.close();

@@ -15,7 +15,17 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { connectHttp, connectStdio, MODERN, sandboxEnv, spawnHttpServer, testSandbox, type HttpServerProcess, type StdioConnection, retryStart } from "../harness.js";
+import {
+  connectHttp,
+  connectStdio,
+  MODERN,
+  sandboxEnv,
+  spawnHttpServer,
+  testSandbox,
+  type HttpServerProcess,
+  type StdioConnection,
+  retryStart,
+} from "../harness.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_107);
 const STDIO_RUNS = Number(process.env.FUZZ_RUNS ?? 170);
@@ -96,22 +106,43 @@ function stringArb(s: JsonSchema): fc.Arbitrary<string> {
     } catch {
       gen = fc.stringMatching(new RegExp(stripLookarounds(s.pattern)));
     }
-    return gen.map((x) => fitLength(x, min, s.maxLength)).filter((x) => re.test(x) && x.length >= min && (s.maxLength === undefined || x.length <= s.maxLength));
+    return gen
+      .map((x) => fitLength(x, min, s.maxLength))
+      .filter((x) => re.test(x) && x.length >= min && (s.maxLength === undefined || x.length <= s.maxLength));
   }
   const max = Math.min(s.maxLength ?? 60, Math.max(min, 60));
-  return fc.oneof(fc.string({ minLength: min, maxLength: max }), fc.string({ minLength: min, maxLength: max, unit: "grapheme" }));
+  return fc.oneof(
+    fc.string({ minLength: min, maxLength: max }),
+    fc.string({ minLength: min, maxLength: max, unit: "grapheme" }),
+  );
 }
 
 function numberArb(s: JsonSchema, integer: boolean): fc.Arbitrary<number> {
   if (integer) {
-    const min = Math.max(s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : -1e6), Number.MIN_SAFE_INTEGER);
-    const max = Math.min(s.maximum ?? (s.exclusiveMaximum !== undefined ? s.exclusiveMaximum - 1 : 1e6), Number.MAX_SAFE_INTEGER);
+    const min = Math.max(
+      s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : -1e6),
+      Number.MIN_SAFE_INTEGER,
+    );
+    const max = Math.min(
+      s.maximum ?? (s.exclusiveMaximum !== undefined ? s.exclusiveMaximum - 1 : 1e6),
+      Number.MAX_SAFE_INTEGER,
+    );
     // Small values are the useful ones (limits, offsets); the full range now and then.
-    return fc.oneof({ arbitrary: fc.integer({ min, max: Math.min(max, min + 200) }), weight: 3 }, { arbitrary: fc.integer({ min, max }), weight: 1 });
+    return fc.oneof(
+      { arbitrary: fc.integer({ min, max: Math.min(max, min + 200) }), weight: 3 },
+      { arbitrary: fc.integer({ min, max }), weight: 1 },
+    );
   }
   const min = s.minimum ?? s.exclusiveMinimum ?? -1e6;
   const max = s.maximum ?? s.exclusiveMaximum ?? 1e6;
-  return fc.double({ min, max, minExcluded: s.exclusiveMinimum !== undefined, maxExcluded: s.exclusiveMaximum !== undefined, noNaN: true, noDefaultInfinity: true });
+  return fc.double({
+    min,
+    max,
+    minExcluded: s.exclusiveMinimum !== undefined,
+    maxExcluded: s.exclusiveMaximum !== undefined,
+    noNaN: true,
+    noDefaultInfinity: true,
+  });
 }
 
 /** Valid values for a schema (as far as JSON Schema can say: refinements are not expressed). */
@@ -127,7 +158,9 @@ function validArb(s: JsonSchema, key = "", depth = 0): fc.Arbitrary<unknown> {
     case "string": {
       const ids = known[KNOWN_ALIASES[key] ?? key];
       const base = stringArb(s);
-      return ids?.length ? fc.oneof({ arbitrary: fc.constantFrom(...ids), weight: 3 }, { arbitrary: base, weight: 1 }) : base;
+      return ids?.length
+        ? fc.oneof({ arbitrary: fc.constantFrom(...ids), weight: 3 }, { arbitrary: base, weight: 1 })
+        : base;
     }
     case "integer":
       return numberArb(s, true);
@@ -156,8 +189,15 @@ function objectArb(s: JsonSchema, depth: number): fc.Arbitrary<Args> {
   const record = fc.record(model, { requiredKeys: (s.required ?? []).filter((k) => k in props) });
   const extraAllowed = s.additionalProperties !== undefined && s.additionalProperties !== false;
   if (!extraAllowed) return record as fc.Arbitrary<Args>;
-  const value = typeof s.additionalProperties === "object" && Object.keys(s.additionalProperties).length > 0 ? validArb(s.additionalProperties, "", depth + 1) : fc.jsonValue({ maxDepth: 2 });
-  const extra = fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in props)), value, { maxKeys: 4 });
+  const value =
+    typeof s.additionalProperties === "object" && Object.keys(s.additionalProperties).length > 0
+      ? validArb(s.additionalProperties, "", depth + 1)
+      : fc.jsonValue({ maxDepth: 2 });
+  const extra = fc.dictionary(
+    fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in props)),
+    value,
+    { maxKeys: 4 },
+  );
   return fc.tuple(record, extra).map(([r, e]) => {
     const out = copy(e as Args);
     for (const k of Object.keys(r)) setOwn(out, k, (r as Args)[k]);
@@ -170,7 +210,12 @@ function boundaryArb(s: JsonSchema, key: string): fc.Arbitrary<unknown> {
   const values: unknown[] = [];
   const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
   if (s.enum) {
-    values.push(...s.enum, "", ...s.enum.filter((e): e is string => typeof e === "string").map((e) => e.toUpperCase()), ...s.enum.map((e) => ` ${String(e)} `));
+    values.push(
+      ...s.enum,
+      "",
+      ...s.enum.filter((e): e is string => typeof e === "string").map((e) => e.toUpperCase()),
+      ...s.enum.map((e) => ` ${String(e)} `),
+    );
   } else if (s.anyOf ?? s.oneOf) {
     return fc.oneof(...(s.anyOf ?? s.oneOf)!.map((a) => boundaryArb(a, key)));
   } else if (types.includes("string")) {
@@ -179,14 +224,26 @@ function boundaryArb(s: JsonSchema, key: string): fc.Arbitrary<unknown> {
     values.push(fill(min), "", " ", "a", "\t\n");
     if (min > 0) values.push(fill(min - 1));
     if (s.maxLength !== undefined) values.push(fill(s.maxLength), fill(s.maxLength + 1));
-    if (key === "projectId") values.push("a---", "a".repeat(35), "a".repeat(36), "-abc", "1abc", "ABCD", "abc_", "abcd ");
+    if (key === "projectId")
+      values.push("a---", "a".repeat(35), "a".repeat(36), "-abc", "1abc", "ABCD", "abc_", "abcd ");
   } else if (types.includes("integer") || types.includes("number")) {
     const int = types.includes("integer");
     for (const b of [s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum]) {
       if (b === undefined) continue;
       values.push(b, b - 1, b + 1, b - Number.EPSILON * Math.max(1, Math.abs(b)), b + 0.5);
     }
-    values.push(0, -0, 1, -1, 1e308, -1e308, 5e-324, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, int ? 1.5 : 0.1);
+    values.push(
+      0,
+      -0,
+      1,
+      -1,
+      1e308,
+      -1e308,
+      5e-324,
+      Number.MAX_SAFE_INTEGER,
+      Number.MAX_SAFE_INTEGER + 2,
+      int ? 1.5 : 0.1,
+    );
   } else if (types.includes("array")) {
     values.push([]);
     const max = s.maxItems;
@@ -247,7 +304,10 @@ const unicodeString = fc.oneof(
 );
 
 const hugeString = fc
-  .tuple(fc.integer({ min: 50_000, max: 200_000 }), fc.constantFrom("a", "é", "😀", "\u0000", "x\u202E", "\uD800", "ab-", "lorem ipsum "))
+  .tuple(
+    fc.integer({ min: 50_000, max: 200_000 }),
+    fc.constantFrom("a", "é", "😀", "\u0000", "x\u202E", "\uD800", "ab-", "lorem ipsum "),
+  )
   .map(([n, chunk]) => chunk.repeat(Math.ceil(n / chunk.length)).slice(0, n));
 
 function nest(depth: number, useArray: boolean, leaf: unknown): unknown {
@@ -256,14 +316,56 @@ function nest(depth: number, useArray: boolean, leaf: unknown): unknown {
   return v;
 }
 
-const deepValue = fc.tuple(fc.integer({ min: 50, max: 500 }), fc.boolean(), fc.constantFrom<unknown>(1, "x", null, {}, [])).map(([d, arr, leaf]) => nest(d, arr, leaf));
+const deepValue = fc
+  .tuple(fc.integer({ min: 50, max: 500 }), fc.boolean(), fc.constantFrom<unknown>(1, "x", null, {}, []))
+  .map(([d, arr, leaf]) => nest(d, arr, leaf));
 
 const hugeArray = fc
-  .tuple(fc.integer({ min: 500, max: 1500 }), fc.constantFrom<unknown>("x", 1, null, {}, { name: "f", url: "https://x.example/a" }, { secretName: "A", secretValue: "v" }, []))
+  .tuple(
+    fc.integer({ min: 500, max: 1500 }),
+    fc.constantFrom<unknown>(
+      "x",
+      1,
+      null,
+      {},
+      { name: "f", url: "https://x.example/a" },
+      { secretName: "A", secretValue: "v" },
+      [],
+    ),
+  )
   .map(([n, item]) => Array.from({ length: n }, (_, i) => (typeof item === "string" ? `${item}${i}` : item)));
 
-const ODD_NUMBERS: unknown[] = [-0, 1e308, -1e308, 5e-324, -5e-324, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1.5, 0.1, NaN, Infinity, -Infinity];
-const NUMERIC_STRINGS: unknown[] = ["NaN", "Infinity", "-Infinity", "-0", "1e308", "1e-400", "0x1F", "0b1", "1_000", " 1 ", "1,5", "+1", "١٢٣", ""];
+const ODD_NUMBERS: unknown[] = [
+  -0,
+  1e308,
+  -1e308,
+  5e-324,
+  -5e-324,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53),
+  1.5,
+  0.1,
+  NaN,
+  Infinity,
+  -Infinity,
+];
+const NUMERIC_STRINGS: unknown[] = [
+  "NaN",
+  "Infinity",
+  "-Infinity",
+  "-0",
+  "1e308",
+  "1e-400",
+  "0x1F",
+  "0b1",
+  "1_000",
+  " 1 ",
+  "1,5",
+  "+1",
+  "١٢٣",
+  "",
+];
 
 /** Objects carrying prototype-pollution keys as own data properties. */
 function pollution(): Args[] {
@@ -272,12 +374,35 @@ function pollution(): Args[] {
   const ctor = { constructor: { prototype: payload() } };
   const prototype = { prototype: payload() };
   const nested = { a: setOwn({}, "__proto__", payload()), b: [setOwn({}, "__proto__", payload())] };
-  const both = setOwn({ constructor: { prototype: payload() } }, "__proto__", { constructor: { prototype: payload() } });
+  const both = setOwn({ constructor: { prototype: payload() } }, "__proto__", {
+    constructor: { prototype: payload() },
+  });
   return [proto, ctor, prototype, nested, both];
 }
 const pollutionValue = fc.constantFrom(...pollution());
 
-const scalarWrong = fc.constantFrom<unknown>(null, true, false, 0, 1, -1, "", " ", "null", "undefined", "true", "[]", "{}", [], {}, [null], [[]], { "": "" }, ...ODD_NUMBERS, ...NUMERIC_STRINGS);
+const scalarWrong = fc.constantFrom<unknown>(
+  null,
+  true,
+  false,
+  0,
+  1,
+  -1,
+  "",
+  " ",
+  "null",
+  "undefined",
+  "true",
+  "[]",
+  "{}",
+  [],
+  {},
+  [null],
+  [[]],
+  { "": "" },
+  ...ODD_NUMBERS,
+  ...NUMERIC_STRINGS,
+);
 
 function hostileValue(big: boolean): fc.Arbitrary<unknown> {
   return fc.oneof(
@@ -309,7 +434,10 @@ class Case {
 function preview(value: unknown, max = 600): string {
   let json: string;
   try {
-    json = JSON.stringify(value, (_k, v) => (typeof v === "string" && v.length > 80 ? `${v.slice(0, 40)}…<${v.length} chars>` : v)) ?? String(value);
+    json =
+      JSON.stringify(value, (_k, v) =>
+        typeof v === "string" && v.length > 80 ? `${v.slice(0, 40)}…<${v.length} chars>` : v,
+      ) ?? String(value);
   } catch (err) {
     json = `<unserialisable: ${String(err)}>`;
   }
@@ -357,11 +485,19 @@ function caseArb(tool: Tool, big: boolean): fc.Arbitrary<Case> {
       arbitrary: mutate(
         "boundary",
         keys.length
-          ? fc.tuple(valid, fc.array(fc.oneof(...keys.map((k) => fc.tuple(fc.constant(k), boundaryArb(props[k], k)))), { minLength: 1, maxLength: 3 })).map(([base, edits]) => {
-              const out = copy(base);
-              for (const [k, v] of edits) setOwn(out, k, v);
-              return out;
-            })
+          ? fc
+              .tuple(
+                valid,
+                fc.array(fc.oneof(...keys.map((k) => fc.tuple(fc.constant(k), boundaryArb(props[k], k)))), {
+                  minLength: 1,
+                  maxLength: 3,
+                }),
+              )
+              .map(([base, edits]) => {
+                const out = copy(base);
+                for (const [k, v] of edits) setOwn(out, k, v);
+                return out;
+              })
           : fc.constant({}),
       ),
     },
@@ -387,11 +523,13 @@ function caseArb(tool: Tool, big: boolean): fc.Arbitrary<Case> {
       weight: 2,
       arbitrary: mutate(
         "missing-required",
-        fc.tuple(valid, required.length ? fc.subarray(required, { minLength: 1 }) : fc.subarray(keys)).map(([base, drop]) => {
-          const out = copy(base);
-          for (const k of drop) delete out[k];
-          return out;
-        }),
+        fc
+          .tuple(valid, required.length ? fc.subarray(required, { minLength: 1 }) : fc.subarray(keys))
+          .map(([base, drop]) => {
+            const out = copy(base);
+            for (const k of drop) delete out[k];
+            return out;
+          }),
       ),
     },
     { weight: 1, arbitrary: fc.constant(new Case("empty", {})) },
@@ -400,7 +538,19 @@ function caseArb(tool: Tool, big: boolean): fc.Arbitrary<Case> {
       arbitrary: mutate(
         "extra-props",
         fc
-          .tuple(valid, fc.array(fc.tuple(fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", "")), hostile), { minLength: 1, maxLength: 5 }))
+          .tuple(
+            valid,
+            fc.array(
+              fc.tuple(
+                fc.oneof(
+                  fc.string({ minLength: 1, maxLength: 10 }),
+                  fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", ""),
+                ),
+                hostile,
+              ),
+              { minLength: 1, maxLength: 5 },
+            ),
+          )
           .map(([base, extra]) => {
             const out = copy(base);
             for (const [k, v] of extra) if (!(k in props)) setOwn(out, k, v);
@@ -412,57 +562,81 @@ function caseArb(tool: Tool, big: boolean): fc.Arbitrary<Case> {
       weight: 2,
       arbitrary: mutate(
         "prototype-pollution",
-        fc.tuple(valid, pollutionValue, fc.option(objectKeys.length ? fc.constantFrom(...objectKeys) : fc.constant(undefined), { nil: undefined })).map(([base, payload, into]) => {
-          const out = copy(base);
-          for (const k of Object.keys(payload)) setOwn(out, k, (payload as Args)[k]);
-          if (into !== undefined) {
-            const inner = out[into];
-            if (isPlainObject(inner)) {
-              const merged = copy(inner);
-              for (const k of Object.keys(payload)) setOwn(merged, k, (payload as Args)[k]);
-              setOwn(out, into, merged);
-            } else if (Array.isArray(inner)) {
-              setOwn(out, into, [...inner, payload]);
+        fc
+          .tuple(
+            valid,
+            pollutionValue,
+            fc.option(objectKeys.length ? fc.constantFrom(...objectKeys) : fc.constant(undefined), { nil: undefined }),
+          )
+          .map(([base, payload, into]) => {
+            const out = copy(base);
+            for (const k of Object.keys(payload)) setOwn(out, k, (payload as Args)[k]);
+            if (into !== undefined) {
+              const inner = out[into];
+              if (isPlainObject(inner)) {
+                const merged = copy(inner);
+                for (const k of Object.keys(payload)) setOwn(merged, k, (payload as Args)[k]);
+                setOwn(out, into, merged);
+              } else if (Array.isArray(inner)) {
+                setOwn(out, into, [...inner, payload]);
+              }
             }
-          }
-          return out;
-        }),
+            return out;
+          }),
       ),
     },
     {
       weight: 2,
       arbitrary: mutate(
         "unicode",
-        fc.tuple(valid, fc.array(fc.tuple(anyKey, unicodeString), { minLength: 1, maxLength: 4 })).map(([base, edits]) => {
-          const out = copy(base);
-          for (const [k, v] of edits) setOwn(out, k, v);
-          return out;
-        }),
+        fc
+          .tuple(valid, fc.array(fc.tuple(anyKey, unicodeString), { minLength: 1, maxLength: 4 }))
+          .map(([base, edits]) => {
+            const out = copy(base);
+            for (const [k, v] of edits) setOwn(out, k, v);
+            return out;
+          }),
       ),
     },
     {
       weight: 1,
       arbitrary: mutate(
         "odd-numbers",
-        fc.tuple(valid, anyKey, fc.constantFrom(...ODD_NUMBERS, ...NUMERIC_STRINGS)).map(([base, k, v]) => setOwn(copy(base), k, v)),
+        fc
+          .tuple(valid, anyKey, fc.constantFrom(...ODD_NUMBERS, ...NUMERIC_STRINGS))
+          .map(([base, k, v]) => setOwn(copy(base), k, v)),
       ),
     },
   ];
   if (big) {
     cases.push(
-      { weight: 1, arbitrary: mutate("huge-string", fc.tuple(valid, anyKey, hugeString).map(([base, k, v]) => setOwn(copy(base), k, v))) },
-      { weight: 1, arbitrary: mutate("huge-array", fc.tuple(valid, anyKey, hugeArray).map(([base, k, v]) => setOwn(copy(base), k, v))) },
+      {
+        weight: 1,
+        arbitrary: mutate(
+          "huge-string",
+          fc.tuple(valid, anyKey, hugeString).map(([base, k, v]) => setOwn(copy(base), k, v)),
+        ),
+      },
+      {
+        weight: 1,
+        arbitrary: mutate(
+          "huge-array",
+          fc.tuple(valid, anyKey, hugeArray).map(([base, k, v]) => setOwn(copy(base), k, v)),
+        ),
+      },
       {
         weight: 1,
         arbitrary: mutate(
           "deep-nesting",
-          fc.tuple(valid, objectKeys.length ? fc.constantFrom(...objectKeys, ...keys) : anyKey, deepValue).map(([base, k, v]) => {
-            const out = copy(base);
-            const inner = out[k];
-            if (isPlainObject(inner)) setOwn(out, k, setOwn(copy(inner), "deep", v));
-            else setOwn(out, k, v);
-            return out;
-          }),
+          fc
+            .tuple(valid, objectKeys.length ? fc.constantFrom(...objectKeys, ...keys) : anyKey, deepValue)
+            .map(([base, k, v]) => {
+              const out = copy(base);
+              const inner = out[k];
+              if (isPlainObject(inner)) setOwn(out, k, setOwn(copy(inner), "deep", v));
+              else setOwn(out, k, v);
+              return out;
+            }),
         ),
       },
     );
@@ -478,7 +652,8 @@ function caseArb(tool: Tool, big: boolean): fc.Arbitrary<Case> {
 // ---------------------------------------------------------------------------------------------
 
 /** Server texts that mean a crash was caught and wrapped, or the SDK refused our own output. */
-const CRASH_TEXT = /Internal error in switchboard-mcp|Output validation error|TypeError|ReferenceError|RangeError|Maximum call stack|is not a function|Cannot read propert|Cannot convert|\bat [\w.<>]+ \(.*:\d+:\d+\)/;
+const CRASH_TEXT =
+  /Internal error in switchboard-mcp|Output validation error|TypeError|ReferenceError|RangeError|Maximum call stack|is not a function|Cannot read propert|Cannot convert|\bat [\w.<>]+ \(.*:\d+:\d+\)/;
 
 function checkResult(tool: string, c: Case, raw: unknown): void {
   const where = `${tool} ${c.kind} ${preview(c.args, 300)}`;
@@ -489,7 +664,10 @@ function checkResult(tool: string, c: Case, raw: unknown): void {
   for (const item of result.content) {
     expect(item.type, `${where}: content item is text`).toBe("text");
     const t = (item as { text?: unknown }).text;
-    expect(typeof t === "string" && t.trim().length > 0, `${where}: text is a non-empty string (got ${preview(t, 100)})`).toBe(true);
+    expect(
+      typeof t === "string" && t.trim().length > 0,
+      `${where}: text is a non-empty string (got ${preview(t, 100)})`,
+    ).toBe(true);
   }
   const allText = result.content.map((i) => (i as { text: string }).text).join("\n");
   if (result.isError) {
@@ -516,7 +694,13 @@ interface FuzzStats {
   byKind: Record<string, number>;
 }
 
-async function fuzzTools(client: Client, tools: Tool[], runs: number, big: boolean, stats: FuzzStats): Promise<string[]> {
+async function fuzzTools(
+  client: Client,
+  tools: Tool[],
+  runs: number,
+  big: boolean,
+  stats: FuzzStats,
+): Promise<string[]> {
   const failures: string[] = [];
   for (const [index, tool] of tools.entries()) {
     const seed = SEED + index;
@@ -529,7 +713,9 @@ async function fuzzTools(client: Client, tools: Tool[], runs: number, big: boole
           try {
             raw = await client.callTool({ name: tool.name, arguments: c.args }, { timeout: CALL_TIMEOUT_MS });
           } catch (err) {
-            throw new Error(`${tool.name} ${c.kind}: the call rejected (protocol error, crash or hang) instead of returning a result: ${String(err).slice(0, 500)}`);
+            throw new Error(
+              `${tool.name} ${c.kind}: the call rejected (protocol error, crash or hang) instead of returning a result: ${String(err).slice(0, 500)}`,
+            );
           }
           if ((raw as CallToolResult).isError) stats.errors++;
           checkResult(tool.name, c, raw);
@@ -545,10 +731,15 @@ async function fuzzTools(client: Client, tools: Tool[], runs: number, big: boole
 
 /** Fills `known` with identifiers that exist upstream. */
 async function learnIdentifiers(client: Client): Promise<void> {
-  const sc = async (name: string, args: Args = {}) => ((await client.callTool({ name, arguments: args })) as CallToolResult).structuredContent as Args;
-  const projects = ((await sc("build_list_projects", { limit: 100 })).projects as Array<{ projectId: string }>).map((p) => p.projectId);
+  const sc = async (name: string, args: Args = {}) =>
+    ((await client.callTool({ name, arguments: args })) as CallToolResult).structuredContent as Args;
+  const projects = ((await sc("build_list_projects", { limit: 100 })).projects as Array<{ projectId: string }>).map(
+    (p) => p.projectId,
+  );
   known.projectId = projects;
-  const versions = (await sc("build_list_versions", { projectId: "acme-storefront", limit: 20 })).versions as Array<{ _id: string }>;
+  const versions = (await sc("build_list_versions", { projectId: "acme-storefront", limit: 20 })).versions as Array<{
+    _id: string;
+  }>;
   known.versionId = versions.map((v) => v._id);
   const details = await sc("build_get_project", { projectId: "acme-storefront" });
   known.secretId = ((details.secrets as Array<{ _id: string }> | undefined) ?? []).map((s) => s._id);
@@ -556,17 +747,36 @@ async function learnIdentifiers(client: Client): Promise<void> {
   const tables = JSON.stringify(schema).match(/"(?:name|label|tableName)":"([a-z_]+)"/g) ?? [];
   known.tableName = [...new Set(["customers", ...tables.map((t) => t.split(":")[1].replace(/"/g, ""))])];
   const drones = ((await sc("drones_list_drones", { limit: 500 })).drones as Array<{ _id: string }>).map((d) => d._id);
-  const missions = ((await sc("drones_list_missions", { limit: 500 })).missions as Array<{ _id: string }>).map((d) => d._id);
+  const missions = ((await sc("drones_list_missions", { limit: 500 })).missions as Array<{ _id: string }>).map(
+    (d) => d._id,
+  );
   const alerts = ((await sc("drones_list_alerts", { limit: 500 })).alerts as Array<{ _id: string }>).map((d) => d._id);
   known.id = [...drones.slice(0, 10), ...missions.slice(0, 10), ...alerts.slice(0, 10)];
   known.droneId = drones.slice(0, 10);
-  known.clothing_item_id = ((await sc("sizing_get_catalog", { limit: 50 })).items as Array<{ _id: string }>).map((i) => i._id);
-  known.status = ["active", "idle", "charging", "maintenance", "offline", "open", "resolved", "in_progress", "completed"];
+  known.clothing_item_id = ((await sc("sizing_get_catalog", { limit: 50 })).items as Array<{ _id: string }>).map(
+    (i) => i._id,
+  );
+  known.status = [
+    "active",
+    "idle",
+    "charging",
+    "maintenance",
+    "offline",
+    "open",
+    "resolved",
+    "in_progress",
+    "completed",
+  ];
   known.hostname = ["shop.example.org", "a.bc", "xn--bcher-kva.example"];
 }
 
 function fuzzEnv(sandbox: Sandbox): Record<string, string> {
-  return sandboxEnv(sandbox, { BUILD_POLL_INTERVAL_MS: "5", UPSTREAM_TIMEOUT_MS: "2000", BUILD_CONFIRM_SPEND: "never", LOG_LEVEL: "info" });
+  return sandboxEnv(sandbox, {
+    BUILD_POLL_INTERVAL_MS: "5",
+    UPSTREAM_TIMEOUT_MS: "2000",
+    BUILD_CONFIRM_SPEND: "never",
+    LOG_LEVEL: "info",
+  });
 }
 
 async function fuzzSandbox(): Promise<Sandbox> {
@@ -583,7 +793,6 @@ async function expectAlive(client: Client): Promise<void> {
   if (MODERN) expect((await client.discover()).supportedVersions).toContain("2026-07-28");
   else expect(await client.ping()).toEqual({});
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // stdio
@@ -631,7 +840,8 @@ describe("fuzzing every tool over stdio", () => {
     expect(tools.length).toBeGreaterThanOrEqual(36);
     for (const t of tools) expect(t.inputSchema.type, t.name).toBe("object");
     // The identifiers the generators draw on were found.
-    for (const k of ["projectId", "versionId", "id", "clothing_item_id"]) expect(known[k]?.length, k).toBeGreaterThan(0);
+    for (const k of ["projectId", "versionId", "id", "clothing_item_id"])
+      expect(known[k]?.length, k).toBeGreaterThan(0);
   });
 
   it("answers a call without any arguments object", async () => {
@@ -654,9 +864,13 @@ describe("fuzzing every tool over stdio", () => {
     ];
     const bad: string[] = [];
     for (const [name, args] of cases) {
-      const raw = (await conn.client.callTool({ name, arguments: args }, { timeout: CALL_TIMEOUT_MS })) as CallToolResult;
+      const raw = (await conn.client.callTool(
+        { name, arguments: args },
+        { timeout: CALL_TIMEOUT_MS },
+      )) as CallToolResult;
       const t = raw.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
-      if (!raw.isError || CRASH_TEXT.test(t)) bad.push(`${name} ${JSON.stringify(args)} -> isError=${raw.isError} ${JSON.stringify(t)}`);
+      if (!raw.isError || CRASH_TEXT.test(t))
+        bad.push(`${name} ${JSON.stringify(args)} -> isError=${raw.isError} ${JSON.stringify(t)}`);
     }
     expect(bad, bad.join("\n")).toEqual([]);
   });
@@ -703,7 +917,9 @@ describe("fuzzing every tool over stdio", () => {
     const started = performance.now();
     const failures = await fuzzTools(conn.client, tools, STDIO_RUNS, true, stats);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    console.info(`fuzz over stdio: ${stats.calls} calls (${stats.errors} isError) on ${tools.length} tools in ${seconds}s, seed ${SEED}; by kind ${JSON.stringify(stats.byKind)}`);
+    console.info(
+      `fuzz over stdio: ${stats.calls} calls (${stats.errors} isError) on ${tools.length} tools in ${seconds}s, seed ${SEED}; by kind ${JSON.stringify(stats.byKind)}`,
+    );
     expect(failures.length, failures.join("\n\n")).toBe(0);
     expect(stats.calls).toBeGreaterThanOrEqual(5000);
   });

@@ -3,7 +3,16 @@ import { LOG_LEVEL_META_KEY, type Client, type StreamableHTTPClientTransport } f
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_TOOLSETS } from "../../src/config.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { connectHttp, MODERN, ok, sandboxEnv, sleep, spawnHttpServer, testSandbox, type HttpServerProcess } from "../harness.js";
+import {
+  connectHttp,
+  MODERN,
+  ok,
+  sandboxEnv,
+  sleep,
+  spawnHttpServer,
+  testSandbox,
+  type HttpServerProcess,
+} from "../harness.js";
 
 const INIT = {
   jsonrpc: "2.0",
@@ -31,16 +40,26 @@ const OPEN = MODERN ? modernRequest("server/discover") : { body: INIT, headers: 
 function postRaw(url: string, body: Buffer, headers: Record<string, string>): Promise<number | string> {
   const u = new URL(url);
   return new Promise((resolve) => {
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: "POST", headers: { ...headers, "content-length": String(body.length) } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: "POST",
+        headers: { ...headers, "content-length": String(body.length) },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
     req.end(body);
   });
 }
 
-const healthz = async (url: string) => (await (await fetch(url.replace(/\/mcp$/, "/healthz"))).json()) as { sessions: number; replica: string };
+const healthz = async (url: string) =>
+  (await (await fetch(url.replace(/\/mcp$/, "/healthz"))).json()) as { sessions: number; replica: string };
 
 describe("Streamable HTTP transport", () => {
   let sandbox: Sandbox;
@@ -92,7 +111,11 @@ describe("Streamable HTTP transport", () => {
     const denied = await fetch(secured.url, { method: "POST", headers: OPEN.headers, body: JSON.stringify(OPEN.body) });
     expect(denied.status).toBe(401);
     expect(denied.headers.get("www-authenticate")).toMatch(/Bearer/);
-    const wrong = await fetch(secured.url, { method: "POST", headers: { ...OPEN.headers, authorization: "Bearer nope" }, body: JSON.stringify(OPEN.body) });
+    const wrong = await fetch(secured.url, {
+      method: "POST",
+      headers: { ...OPEN.headers, authorization: "Bearer nope" },
+      body: JSON.stringify(OPEN.body),
+    });
     expect(wrong.status).toBe(401);
     const client = await connectHttp(secured.url, { authorization: `Bearer ${TOKEN}` });
     expect((await client.listTools()).tools.length).toBeGreaterThan(20);
@@ -100,7 +123,8 @@ describe("Streamable HTTP transport", () => {
   });
 
   it("refuses origins outside the allow-list with 403 and accepts listed ones", async () => {
-    const post = (url: string, headers: Record<string, string>) => fetch(url, { method: "POST", headers: { ...OPEN.headers, ...headers }, body: JSON.stringify(OPEN.body) });
+    const post = (url: string, headers: Record<string, string>) =>
+      fetch(url, { method: "POST", headers: { ...OPEN.headers, ...headers }, body: JSON.stringify(OPEN.body) });
     const evil = await post(server.url, { origin: "https://evil.example" });
     expect(evil.status).toBe(403);
     // The default allow-list: loopback origins, IPv6 included, on any port.
@@ -112,17 +136,29 @@ describe("Streamable HTTP transport", () => {
     expect(notLoopback.status).toBe(403);
     const listed = await post(secured.url, { origin: "https://app.example.com", authorization: `Bearer ${TOKEN}` });
     expect(listed.status).toBe(200);
-    const loopbackNotListed = await post(secured.url, { origin: "http://localhost:5173", authorization: `Bearer ${TOKEN}` });
+    const loopbackNotListed = await post(secured.url, {
+      origin: "http://localhost:5173",
+      authorization: `Bearer ${TOKEN}`,
+    });
     expect(loopbackNotListed.status).toBe(403);
   });
 
   it("rejects a forged Host header (DNS rebinding)", async () => {
     const url = new URL(server.url);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path: "/mcp", method: "POST", headers: { ...OPEN.headers, host: "attacker.example:80" } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: "/mcp",
+          method: "POST",
+          headers: { ...OPEN.headers, host: "attacker.example:80" },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end(JSON.stringify(OPEN.body));
     });
@@ -143,7 +179,11 @@ describe("Streamable HTTP transport", () => {
     });
     expect(unknown.status).toBe(404);
     // The body limit is 20 MiB (a launch with a 12 MB attachment is ~16 MB of base64); past it, 413.
-    const huge = await postRaw(server.url, Buffer.from(JSON.stringify({ ...OPEN.body, params: { ...OPEN.body.params, pad: "x".repeat(21 * 1024 * 1024) } })), OPEN.headers);
+    const huge = await postRaw(
+      server.url,
+      Buffer.from(JSON.stringify({ ...OPEN.body, params: { ...OPEN.body.params, pad: "x".repeat(21 * 1024 * 1024) } })),
+      OPEN.headers,
+    );
     expect(huge).toBe(413);
   });
 
@@ -163,7 +203,11 @@ describe("Streamable HTTP transport", () => {
     });
   } else {
     it("answers a 2025 request without a session, other than initialize, with 400", async () => {
-      const noSession = await fetch(server.url, { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
+      const noSession = await fetch(server.url, {
+        method: "POST",
+        headers: MCP_HEADERS,
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+      });
       expect(noSession.status).toBe(400);
     });
   }
@@ -171,7 +215,10 @@ describe("Streamable HTTP transport", () => {
   it("sends an MCP log line only to the client whose request caused it", async () => {
     const listen = (client: Client) => {
       const lines: string[] = [];
-      client.setNotificationHandler("notifications/message", (n) => void lines.push(String((n.params.data as { message?: string })?.message)));
+      client.setNotificationHandler(
+        "notifications/message",
+        (n) => void lines.push(String((n.params.data as { message?: string })?.message)),
+      );
       return lines;
     };
     const [a, b] = await Promise.all([connectHttp(server.url), connectHttp(server.url)]);
@@ -179,7 +226,12 @@ describe("Streamable HTTP transport", () => {
       const [gotA, gotB] = [listen(a), listen(b)];
       // 2025: each session sets its level; 2026-07-28: the level travels with each request.
       if (!MODERN) await Promise.all([a.setLoggingLevel("debug"), b.setLoggingLevel("debug")]);
-      const debugCall = (client: Client) => client.callTool({ name: "build_get_account", arguments: {}, ...(MODERN ? { _meta: { [LOG_LEVEL_META_KEY]: "debug" as const } } : {}) });
+      const debugCall = (client: Client) =>
+        client.callTool({
+          name: "build_get_account",
+          arguments: {},
+          ...(MODERN ? { _meta: { [LOG_LEVEL_META_KEY]: "debug" as const } } : {}),
+        });
       await debugCall(a);
       await sleep(150);
       expect(gotA).toContain("tool call");
@@ -220,7 +272,11 @@ describe("HTTP session limits and shutdown", () => {
           [1, 2, 3, 4].map(async (id) => {
             const { body, headers } = modernRequest("tools/list", id);
             const res = await fetch(server.url, { method: "POST", headers, body: JSON.stringify(body) });
-            return { status: res.status, session: res.headers.get("mcp-session-id"), answer: (await res.json()) as { result?: { tools: unknown[] } } };
+            return {
+              status: res.status,
+              session: res.headers.get("mcp-session-id"),
+              answer: (await res.json()) as { result?: { tools: unknown[] } },
+            };
           }),
         );
         for (const a of answers) {
@@ -251,7 +307,9 @@ describe("HTTP session limits and shutdown", () => {
       await open();
       const third = await fetch(server.url, { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(INIT) });
       expect(third.status).toBe(503);
-      expect(((await third.json()) as { error: { message: string } }).error.message).toMatch(/Too many open sessions \(2\)/);
+      expect(((await third.json()) as { error: { message: string } }).error.message).toMatch(
+        /Too many open sessions \(2\)/,
+      );
       await new Promise((r) => setTimeout(r, 1000)); // idle for longer than 300 ms: both expire
       expect((await healthz(server.url)).sessions).toBe(0);
       const expired = await fetch(server.url, {
@@ -268,12 +326,17 @@ describe("HTTP session limits and shutdown", () => {
   }
 
   it("keeps a long call going past the idle time (2025: its session lives on), and SIGTERM cancels in-flight waits", async () => {
-    const server = await spawnHttpServer(sandboxEnv(sandbox, { MCP_SESSION_IDLE_MS: "200", BUILD_POLL_INTERVAL_MS: "50" }));
+    const server = await spawnHttpServer(
+      sandboxEnv(sandbox, { MCP_SESSION_IDLE_MS: "200", BUILD_POLL_INTERVAL_MS: "50" }),
+    );
     const client = await connectHttp(server.url);
     await ok(client, "build_start_agent", { projectId: "booking-app", prompt: "Very long [minutes=100000]" });
     let progress = 0;
     const pending = client
-      .callTool({ name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } }, { onprogress: () => progress++, timeout: 60_000 })
+      .callTool(
+        { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } },
+        { onprogress: () => progress++, timeout: 60_000 },
+      )
       .catch((e: Error) => e);
     await new Promise((r) => setTimeout(r, 800)); // well past the idle time: the busy session must live on
     const seen = progress;
@@ -293,6 +356,8 @@ describe("HTTP session limits and shutdown", () => {
 
 describe("HTTP bind safety", () => {
   it("refuses a non-loopback host without MCP_HTTP_TOKEN", async () => {
-    await expect(spawnHttpServer({ PATH: process.env.PATH ?? "" }, ["--host", "0.0.0.0"])).rejects.toThrow(/without MCP_HTTP_TOKEN/);
+    await expect(spawnHttpServer({ PATH: process.env.PATH ?? "" }, ["--host", "0.0.0.0"])).rejects.toThrow(
+      /without MCP_HTTP_TOKEN/,
+    );
   });
 });

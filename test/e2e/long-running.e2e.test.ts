@@ -3,7 +3,17 @@
 // tasks.2026.e2e.test.ts, resource subscriptions in subscriptions.e2e.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { call, connectStdio, ok, sandboxEnv, sleep, testSandbox, text, until, type StdioConnection } from "../harness.js";
+import {
+  call,
+  connectStdio,
+  ok,
+  sandboxEnv,
+  sleep,
+  testSandbox,
+  text,
+  until,
+  type StdioConnection,
+} from "../harness.js";
 import { keepWireOrder } from "./in-order.js";
 
 const API = "/api/v1/vcaas";
@@ -31,14 +41,20 @@ describe("shared polling and progress", () => {
     const progressed = new Set<number>();
     const waits = controllers.map((c, i) =>
       conn.client
-        .callTool({ name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } }, {
-          signal: c.signal,
-          onprogress: () => progressed.add(i),
-          timeout: 60_000,
-        })
+        .callTool(
+          { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } },
+          {
+            signal: c.signal,
+            onprogress: () => progressed.add(i),
+            timeout: 60_000,
+          },
+        )
         .catch(() => "cancelled"),
     );
-    await until(async () => progressed.size, (n) => n === 100);
+    await until(
+      async () => progressed.size,
+      (n) => n === 100,
+    );
     const before = hits(AGENT_STATUS);
     const started = Date.now();
     await sleep(2000);
@@ -65,7 +81,10 @@ describe("shared polling and progress", () => {
   it("progress lines tell a person what is happening, secrets needed included", async () => {
     const messages: string[] = [];
     const r = await conn.client.callTool(
-      { name: "build_launch_project", arguments: { projectId: "progress-demo", prompt: "Payments page [secrets] [minutes=40]", wait: true } },
+      {
+        name: "build_launch_project",
+        arguments: { projectId: "progress-demo", prompt: "Payments page [secrets] [minutes=40]", wait: true },
+      },
       { onprogress: (p) => messages.push(p.message ?? "") },
     );
     expect(r.isError).toBeFalsy();
@@ -104,7 +123,9 @@ describe("credit guard", () => {
       files: [{ name: "a.png", content: "iVBORw0KGgo=" }],
     });
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/Launch project too-dear costs 1.5 credits \(CREATE_PROJECT 1 \+ UPLOAD_FILE 0.5\) and the balance is 1.2/);
+    expect(text(r)).toMatch(
+      /Launch project too-dear costs 1.5 credits \(CREATE_PROJECT 1 \+ UPLOAD_FILE 0.5\) and the balance is 1.2/,
+    );
     expect(r.structuredContent).toMatchObject({ refused: true, cost: 1.5, balance: 1.2 });
     expect(sandbox.build.router.count(`POST ${API}/projects/launch`)).toBe(launches);
     sandbox.build.setCredits(200, 300);
@@ -117,7 +138,11 @@ describe("credit guard", () => {
     const r = await ok<{ projectId: string }>(conn.client, "build_create_project", { projectId: "approved-one" });
     expect(r.projectId).toBe("approved-one");
     expect(asked).toHaveLength(1);
-    expect(asked[0]).toMatch(new RegExp(`Create project approved-one: costs 1 credit \\(CREATE_PROJECT 1\\)\\. Balance ${before} → ${before - 1} credits after`));
+    expect(asked[0]).toMatch(
+      new RegExp(
+        `Create project approved-one: costs 1 credit \\(CREATE_PROJECT 1\\)\\. Balance ${before} → ${before - 1} credits after`,
+      ),
+    );
     await conn.close();
   });
 
@@ -127,7 +152,9 @@ describe("credit guard", () => {
     const before = sandbox.build.balance().credits;
     const r = await call(conn.client, "build_create_project", { projectId: "declined-one" });
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/the user did not approve spending 1 credit on Create project declined-one\. Nothing was sent or spent/);
+    expect(text(r)).toMatch(
+      /the user did not approve spending 1 credit on Create project declined-one\. Nothing was sent or spent/,
+    );
     expect(asked).toHaveLength(1);
     expect(sandbox.build.router.count(`POST ${API}/projects`)).toBe(creates);
     expect(sandbox.build.balance().credits).toBe(before);
@@ -136,7 +163,9 @@ describe("credit guard", () => {
 
   it("proceeds without asking when the client cannot be asked", async () => {
     const conn = await connectStdio(sandboxEnv(sandbox));
-    expect(await ok(conn.client, "build_create_project", { projectId: "no-elicitation" })).toMatchObject({ projectId: "no-elicitation" });
+    expect(await ok(conn.client, "build_create_project", { projectId: "no-elicitation" })).toMatchObject({
+      projectId: "no-elicitation",
+    });
     await conn.close();
   });
 
@@ -146,7 +175,9 @@ describe("credit guard", () => {
     expect(threshold.asked).toHaveLength(0);
     await ok(threshold.conn.client, "build_start_agent", { projectId: "cheap-one", prompt: "Build it [minutes=5]" }); // up to 40
     expect(threshold.asked).toHaveLength(1);
-    expect(threshold.asked[0]).toMatch(/Start an agent run on cheap-one: has no fixed price: the agent run \(typically 10-40 credits/);
+    expect(threshold.asked[0]).toMatch(
+      /Start an agent run on cheap-one: has no fixed price: the agent run \(typically 10-40 credits/,
+    );
     await threshold.conn.close();
 
     const never = await elicitingClient("decline", { BUILD_CONFIRM_SPEND: "never" });

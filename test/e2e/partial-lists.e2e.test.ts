@@ -43,7 +43,10 @@ describe("one failing service empties nothing (operator keys)", () => {
       expect(skipped).toHaveLength(1);
       expect(skipped[0]).toMatchObject({ service: "drones" });
       expect(skipped[0].reason).toMatch(/HTTP 503/);
-      await until(async () => plain.stderr(), (e) => /"resources\/list skipped a listing".*"service":"drones"/.test(e));
+      await until(
+        async () => plain.stderr(),
+        (e) => /"resources\/list skipped a listing".*"service":"drones"/.test(e),
+      );
     } finally {
       sandbox.drones.router.clearFaults();
     }
@@ -53,7 +56,12 @@ describe("one failing service empties nothing (operator keys)", () => {
     const without = (await plain.client.listResources()).resources;
     expect(without.filter((r) => r.uri.startsWith("ui://"))).toEqual([]);
     const withViews = (await apps.client.listResources()).resources;
-    expect(withViews.filter((r) => r.uri.startsWith("ui://")).map((r) => r.uri).sort()).toEqual([
+    expect(
+      withViews
+        .filter((r) => r.uri.startsWith("ui://"))
+        .map((r) => r.uri)
+        .sort(),
+    ).toEqual([
       "ui://switchboard/build-console.html",
       "ui://switchboard/fit-card.html",
       "ui://switchboard/fleet-map.html",

@@ -146,12 +146,18 @@ describe("no retry pays twice", () => {
     const stop = new AbortController();
     const messages: string[] = [];
     const first = conn.client
-      .callTool({ name: "build_launch_project", arguments: args }, {
-        signal: stop.signal,
-        onprogress: (p) => messages.push(p.message ?? ""),
-      })
+      .callTool(
+        { name: "build_launch_project", arguments: args },
+        {
+          signal: stop.signal,
+          onprogress: (p) => messages.push(p.message ?? ""),
+        },
+      )
       .catch((err: unknown) => err);
-    await until(async () => messages.length, (n) => n >= 2);
+    await until(
+      async () => messages.length,
+      (n) => n >= 2,
+    );
     stop.abort("User pressed stop");
     await first;
     const retried = await call(conn.client, "build_launch_project", args);
@@ -159,7 +165,10 @@ describe("no retry pays twice", () => {
     expect(text(retried)).toMatch(/nothing was spent again/);
     expect(retried.structuredContent).toMatchObject({ projectId: "retry-app", wait: { outcome: "done" } });
     expect(hits(LAUNCH) - before).toBe(1);
-    const cancelled = await until(async () => conn.stderr(), (e) => /"tool call cancelled"/.test(e));
+    const cancelled = await until(
+      async () => conn.stderr(),
+      (e) => /"tool call cancelled"/.test(e),
+    );
     const line = cancelled.split("\n").find((l) => l.includes('"tool call cancelled"'))!;
     const logged = { level: "debug", tool: "build_launch_project", reason: "User pressed stop" };
     expect(JSON.parse(line)).toMatchObject(logged);

@@ -55,10 +55,23 @@ describe("caller-supplied secrets stay with their call and their project", () =>
   });
 
   it("a secret value that is a common word is not redacted from other projects' answers", async () => {
-    const own = await conn.client.callTool({ name: "build_set_secret", arguments: { projectId: "acme-storefront", secretName: "MODE", secretValue: "production", environment: "production" } });
+    const own = await conn.client.callTool({
+      name: "build_set_secret",
+      arguments: {
+        projectId: "acme-storefront",
+        secretName: "MODE",
+        secretValue: "production",
+        environment: "production",
+      },
+    });
     expect(own.isError).toBeFalsy();
     // Another project: its own secret's environment, and its details, keep the word.
-    const other = await ok<{ environment: string }>(conn.client, "build_set_secret", { projectId: "booking-app", secretName: "TIER", secretValue: "tier-value-1234", environment: "production" });
+    const other = await ok<{ environment: string }>(conn.client, "build_set_secret", {
+      projectId: "booking-app",
+      secretName: "TIER",
+      secretValue: "tier-value-1234",
+      environment: "production",
+    });
     expect(other.environment).toBe("production");
     const details = await conn.client.callTool({ name: "build_get_project", arguments: { projectId: "booking-app" } });
     expect(JSON.stringify(details)).toContain('"environment":"production"');
@@ -66,15 +79,29 @@ describe("caller-supplied secrets stay with their call and their project", () =>
   });
 
   it("build_get_env_names shows its labels and names, and its values redact nothing later", async () => {
-    const env = await conn.client.callTool({ name: "build_get_env_names", arguments: { projectId: "internal-dashboard" } });
+    const env = await conn.client.callTool({
+      name: "build_get_env_names",
+      arguments: { projectId: "internal-dashboard" },
+    });
     expect(env.isError).toBeFalsy();
     expect(text(env)).toMatch(/- development: NODE_ENV, NEXT_PUBLIC_APP_URL/);
     expect(text(env)).toMatch(/- production: NODE_ENV/);
     expect(text(env)).not.toContain("[redacted]");
     // NODE_ENV=development and =production were in that .env: the words still pass everywhere.
-    const set = await conn.client.callTool({ name: "build_set_secret", arguments: { projectId: "internal-dashboard", secretName: "LATER", secretValue: "later-value-5678", environment: "development" } });
+    const set = await conn.client.callTool({
+      name: "build_set_secret",
+      arguments: {
+        projectId: "internal-dashboard",
+        secretName: "LATER",
+        secretValue: "later-value-5678",
+        environment: "development",
+      },
+    });
     expect(text(set)).toMatch(/\(development\)/);
-    const limits = await conn.client.callTool({ name: "build_set_credit_limits", arguments: { projectId: "acme-storefront", maxInfrastructureCreditsPerMonth: 500 } });
+    const limits = await conn.client.callTool({
+      name: "build_set_credit_limits",
+      arguments: { projectId: "acme-storefront", maxInfrastructureCreditsPerMonth: 500 },
+    });
     expect(JSON.stringify(limits)).not.toContain("[redacted]");
     // A secret-like .env value (DATABASE_URL carries credentials) is still scrubbed where that project echoes it.
     const dev = sandbox.build.storedSecretValue("internal-dashboard", "DATABASE_URL")!;

@@ -19,9 +19,17 @@ describe("shared reads of the credit guard", () => {
   });
 
   it("one caller's cancel does not fail another call waiting on the same balance read", async () => {
-    sandbox.build.router.injectFault({ method: "GET", path: `${API}/account`, times: 1, action: { kind: "delay", ms: 600 } });
+    sandbox.build.router.injectFault({
+      method: "GET",
+      path: `${API}/account`,
+      times: 1,
+      action: { kind: "delay", ms: 600 },
+    });
     const controller = new AbortController();
-    const first = conn.client.callTool({ name: "build_create_project", arguments: { projectId: "shared-read-a" } }, { signal: controller.signal });
+    const first = conn.client.callTool(
+      { name: "build_create_project", arguments: { projectId: "shared-read-a" } },
+      { signal: controller.signal },
+    );
     await sleep(100);
     const second = conn.client.callTool({ name: "build_create_project", arguments: { projectId: "shared-read-b" } });
     await sleep(100);

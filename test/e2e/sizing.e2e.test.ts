@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { CATALOG } from "../../src/sandbox/simulators/sizing/index.js";
-import { call, connectHttp, connectStdio, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess, type StdioConnection } from "../harness.js";
+import {
+  call,
+  connectHttp,
+  connectStdio,
+  ok,
+  sandboxEnv,
+  spawnHttpServer,
+  testSandbox,
+  text,
+  type HttpServerProcess,
+  type StdioConnection,
+} from "../harness.js";
 
 /** The JSON body of a text resource content (fails on a blob). */
 function body(content: { text: string } | { blob: string }): unknown {
@@ -58,21 +69,35 @@ describe("sizing over stdio", () => {
       expect(tool!.title, name).toBeTruthy();
     }
     expect(byName.get("sizing_get_catalog")!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
-    expect(byName.get("sizing_recommend_size")!.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    expect(byName.get("sizing_recommend_size")!.annotations).toMatchObject({
+      readOnlyHint: true,
+      idempotentHint: true,
+    });
     // A try-on stores a session and uses the monthly allowance.
-    expect(byName.get("sizing_create_try_on")!.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+    expect(byName.get("sizing_create_try_on")!.annotations).toMatchObject({
+      readOnlyHint: false,
+      idempotentHint: false,
+    });
   });
 
   it("reads the catalog with upstream filters, a local search and paging", async () => {
     const all = await call(conn.client, "sizing_get_catalog");
     expect(all.isError).toBeFalsy();
-    const page = all.structuredContent as { items: Array<{ _id: string }>; total: number; count: number; omitted: number; nextOffset?: number };
+    const page = all.structuredContent as {
+      items: Array<{ _id: string }>;
+      total: number;
+      count: number;
+      omitted: number;
+      nextOffset?: number;
+    };
     expect(page.total).toBe(CATALOG.length);
     expect(page.count).toBe(CATALOG.length);
     expect(page.items).toEqual(CATALOG);
     expect(page.nextOffset).toBeUndefined();
     expect(text(all)).toMatch(new RegExp(`^${CATALOG.length} item\\(s\\) match; showing 1-${CATALOG.length}`));
-    expect(text(all)).toContain(`- ${COAT._id}: "Wool Wrap Coat" by "Aurelia", 329.00 (outerwear, women); sizes XS, S, M, L, XL`);
+    expect(text(all)).toContain(
+      `- ${COAT._id}: "Wool Wrap Coat" by "Aurelia", 329.00 (outerwear, women); sizes XS, S, M, L, XL`,
+    );
 
     const filtered = await call(conn.client, "sizing_get_catalog", { category: "pants", gender: "women" });
     expect((filtered.structuredContent as { items: unknown[] }).items).toEqual([WOMEN_TROUSER]);
@@ -80,11 +105,14 @@ describe("sizing over stdio", () => {
     expect(text(filtered)).toContain("sizes 34, 36, 38, 40, 42, 44");
 
     const tops = CATALOG.filter((i) => i.category === "tops");
-    const paged = await ok<{ items: Array<{ _id: string }>; total: number; offset: number; count: number; omitted: number; nextOffset?: number }>(
-      conn.client,
-      "sizing_get_catalog",
-      { category: "tops", limit: 2, offset: 1 },
-    );
+    const paged = await ok<{
+      items: Array<{ _id: string }>;
+      total: number;
+      offset: number;
+      count: number;
+      omitted: number;
+      nextOffset?: number;
+    }>(conn.client, "sizing_get_catalog", { category: "tops", limit: 2, offset: 1 });
     expect(paged).toMatchObject({ total: tops.length, offset: 1, count: 2, omitted: tops.length - 2, nextOffset: 3 });
     expect(paged.items.map((i) => i._id)).toEqual(tops.slice(1, 3).map((i) => i._id));
 
@@ -128,37 +156,70 @@ describe("sizing over stdio", () => {
 
   it("passes preferred_fit upstream: a slim fit moves one size down", async () => {
     // Every measurement in the lower quarter of M: slim prefers S, M stays the alternative.
-    const r = await call(conn.client, "sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 93, waist: 79, hips: 97 }, preferred_fit: "slim" });
+    const r = await call(conn.client, "sizing_recommend_size", {
+      clothing_item_id: TEE._id,
+      measurements: { chest: 93, waist: 79, hips: 97 },
+      preferred_fit: "slim",
+    });
     expect(r.structuredContent).toMatchObject({ recommended_size: "S", alternative_size: "M", confidence_score: 0.55 });
     expect(text(r)).toMatch(/^I'd go with size S \(55% confidence, a borderline match\) for a slim fit\./);
     expect(text(r)).toContain("the alternative is size M.");
 
-    const regular = await ok<Recommendation>(conn.client, "sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 93, waist: 79, hips: 97 } });
+    const regular = await ok<Recommendation>(conn.client, "sizing_recommend_size", {
+      clothing_item_id: TEE._id,
+      measurements: { chest: 93, waist: 79, hips: 97 },
+    });
     expect(regular.recommended_size).toBe("M");
   });
 
   it("creates a try-on session that the service stores", async () => {
     const before = sandbox.sizing.sessions().length;
-    const r = await call(conn.client, "sizing_create_try_on", { clothing_item_id: TEE._id, user_id: "cust-e2e-42", measurements: { chest: 95, waist: 80, hips: 100 } });
+    const r = await call(conn.client, "sizing_create_try_on", {
+      clothing_item_id: TEE._id,
+      user_id: "cust-e2e-42",
+      measurements: { chest: 95, waist: 80, hips: 100 },
+    });
     expect(r.isError).toBeFalsy();
-    const session = r.structuredContent as { session_id: string; recommended_size: string; confidence_score: number; created_at: string; fit_notes: string };
+    const session = r.structuredContent as {
+      session_id: string;
+      recommended_size: string;
+      confidence_score: number;
+      created_at: string;
+      fit_notes: string;
+    };
     expect(session.session_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(session).toMatchObject({ recommended_size: "M", confidence_score: 0.85 });
     expect(Number.isNaN(Date.parse(session.created_at))).toBe(false);
     const stored = sandbox.sizing.sessions();
     expect(stored).toHaveLength(before + 1);
-    expect(stored.at(-1)).toMatchObject({ session_id: session.session_id, user_id: "cust-e2e-42", clothing_item_id: TEE._id, recommended_size: "M" });
+    expect(stored.at(-1)).toMatchObject({
+      session_id: session.session_id,
+      user_id: "cust-e2e-42",
+      clothing_item_id: TEE._id,
+      recommended_size: "M",
+    });
     const t = text(r);
-    expect(t).toMatch(new RegExp(`^Try-on session ${session.session_id} saved at ${session.created_at.replace(/[.]/g, "\\.")}: size M \\(85% confidence`));
+    expect(t).toMatch(
+      new RegExp(
+        `^Try-on session ${session.session_id} saved at ${session.created_at.replace(/[.]/g, "\\.")}: size M \\(85% confidence`,
+      ),
+    );
     expect(t).toContain("This used one try-on of the plan's monthly allowance.");
   });
 
   it("reports an unknown item as HTTP 404 NOT_FOUND with the next step", async () => {
-    const r = await call(conn.client, "sizing_recommend_size", { clothing_item_id: "000000000000000000000000", measurements: { chest: 90 } });
+    const r = await call(conn.client, "sizing_recommend_size", {
+      clothing_item_id: "000000000000000000000000",
+      measurements: { chest: 90 },
+    });
     expect(r.isError).toBe(true);
     expect(text(r)).toContain("HTTP 404, NOT_FOUND");
     expect(text(r)).toMatch(/Next step: .*sizing_get_catalog/);
-    const tryOn = await call(conn.client, "sizing_create_try_on", { clothing_item_id: "no-such-item", user_id: "u1", measurements: { chest: 90 } });
+    const tryOn = await call(conn.client, "sizing_create_try_on", {
+      clothing_item_id: "no-such-item",
+      user_id: "u1",
+      measurements: { chest: 90 },
+    });
     expect(tryOn.isError).toBe(true);
     expect(text(tryOn)).toContain("HTTP 404, NOT_FOUND");
   });
@@ -169,12 +230,28 @@ describe("sizing over stdio", () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: "95" } }, /measurements\.chest/],
       ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { waist: -3 } }, /measurements\.waist/],
-      ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 90, inseam: "long" } }, /measurements\.inseam: every measurement must be a number/],
+      [
+        "sizing_recommend_size",
+        { clothing_item_id: TEE._id, measurements: { chest: 90, inseam: "long" } },
+        /measurements\.inseam: every measurement must be a number/,
+      ],
       ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: {} }, /measurements needs at least one/],
-      ["sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 90 }, preferred_fit: "" }, /preferred_fit/],
+      [
+        "sizing_recommend_size",
+        { clothing_item_id: TEE._id, measurements: { chest: 90 }, preferred_fit: "" },
+        /preferred_fit/,
+      ],
       ["sizing_recommend_size", { clothing_item_id: "  ", measurements: { chest: 90 } }, /clothing_item_id/],
-      ["sizing_create_try_on", { clothing_item_id: TEE._id, user_id: "u1", measurements: { hips: -1 } }, /measurements\.hips/],
-      ["sizing_create_try_on", { clothing_item_id: TEE._id, user_id: "u1", measurements: { chest: "big" } }, /measurements\.chest/],
+      [
+        "sizing_create_try_on",
+        { clothing_item_id: TEE._id, user_id: "u1", measurements: { hips: -1 } },
+        /measurements\.hips/,
+      ],
+      [
+        "sizing_create_try_on",
+        { clothing_item_id: TEE._id, user_id: "u1", measurements: { chest: "big" } },
+        /measurements\.chest/,
+      ],
       ["sizing_create_try_on", { clothing_item_id: TEE._id, measurements: { chest: 90 } }, /user_id/],
       ["sizing_get_catalog", { limit: 0 }, /limit must be a whole number/],
     ];
@@ -194,14 +271,19 @@ describe("sizing over stdio", () => {
     const { resources } = await conn.client.listResources();
     const catalog = resources.filter((r) => r.uri.startsWith("sizing://catalog/"));
     expect(catalog.map((r) => r.uri)).toEqual(CATALOG.map((i) => `sizing://catalog/${i._id}`));
-    expect(catalog.find((r) => r.uri.endsWith(COAT._id))).toMatchObject({ name: "Wool Wrap Coat", mimeType: "application/json" });
+    expect(catalog.find((r) => r.uri.endsWith(COAT._id))).toMatchObject({
+      name: "Wool Wrap Coat",
+      mimeType: "application/json",
+    });
 
     const read = await conn.client.readResource({ uri: `sizing://catalog/${COAT._id}` });
     expect(read.contents).toHaveLength(1);
     expect(read.contents[0].mimeType).toBe("application/json");
     expect(body(read.contents[0])).toEqual(COAT);
 
-    await expect(conn.client.readResource({ uri: "sizing://catalog/000000000000000000000000" })).rejects.toThrow(/Resource not found: no catalog item has _id/);
+    await expect(conn.client.readResource({ uri: "sizing://catalog/000000000000000000000000" })).rejects.toThrow(
+      /Resource not found: no catalog item has _id/,
+    );
 
     const ref = { type: "ref/resource" as const, uri: "sizing://catalog/{id}" };
     const prefix = "6650c1a2f3b4d5e6a7b8010";
@@ -217,11 +299,15 @@ describe("sizing over stdio", () => {
   it("offers the fitting_room prompt, pointing at the sizing tools", async () => {
     const { prompts } = await conn.client.listPrompts();
     expect(prompts.map((p) => p.name)).toContain("fitting_room");
-    const prompt = await conn.client.getPrompt({ name: "fitting_room", arguments: { item: "Wool Wrap Coat", category: "outerwear" } });
+    const prompt = await conn.client.getPrompt({
+      name: "fitting_room",
+      arguments: { item: "Wool Wrap Coat", category: "outerwear" },
+    });
     const body = prompt.messages.map((m) => (m.content.type === "text" ? m.content.text : "")).join("\n");
     expect(body).toContain('Find "Wool Wrap Coat"');
     expect(body).toContain('category "outerwear"');
-    for (const tool of ["sizing_get_catalog", "sizing_recommend_size", "sizing_create_try_on"]) expect(body).toContain(tool);
+    for (const tool of ["sizing_get_catalog", "sizing_recommend_size", "sizing_create_try_on"])
+      expect(body).toContain(tool);
     expect(body).toMatch(/confidence as a percentage/);
   });
 });
@@ -230,7 +316,12 @@ describe("sizing over HTTP, and the free plan's limits", () => {
   let sandbox: Sandbox;
   let server: HttpServerProcess;
   let client: Client;
-  const tryOn = (user: string) => call(client, "sizing_create_try_on", { clothing_item_id: TEE._id, user_id: user, measurements: { chest: 95, waist: 80, hips: 100 } });
+  const tryOn = (user: string) =>
+    call(client, "sizing_create_try_on", {
+      clothing_item_id: TEE._id,
+      user_id: user,
+      measurements: { chest: 95, waist: 80, hips: 100 },
+    });
 
   beforeAll(async () => {
     // The simulator reads its clock from Date.now when created: a fake clock lets the test step
@@ -250,7 +341,10 @@ describe("sizing over HTTP, and the free plan's limits", () => {
 
   it("recommends a size and reads the catalog over Streamable HTTP", async () => {
     const before = sandbox.sizing.router.count(RECOMMEND);
-    const r = await call(client, "sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 95, waist: 80, hips: 100 } });
+    const r = await call(client, "sizing_recommend_size", {
+      clothing_item_id: TEE._id,
+      measurements: { chest: 95, waist: 80, hips: 100 },
+    });
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ recommended_size: "M", alternative_size: "S", confidence_score: 0.85 });
     expect(text(r)).toMatch(/^I'd go with size M \(85% confidence/);
@@ -266,12 +360,17 @@ describe("sizing over HTTP, and the free plan's limits", () => {
     const catalogBefore = sandbox.sizing.router.count(CATALOG_ROUTE);
     const recommendBefore = sandbox.sizing.router.count(RECOMMEND);
     // Exactly the free allowance, concurrently. (A 61st read would be retried after Retry-After.)
-    const results = await Promise.all(Array.from({ length: 60 }, () => call(client, "sizing_get_catalog", { category: "tops", limit: 1 })));
+    const results = await Promise.all(
+      Array.from({ length: 60 }, () => call(client, "sizing_get_catalog", { category: "tops", limit: 1 })),
+    );
     expect(results.filter((r) => r.isError).map(text)).toEqual([]);
     expect(sandbox.sizing.router.count(CATALOG_ROUTE)).toBe(catalogBefore + 60);
 
     // The next request is over the limit; a POST is never retried, so the 429 comes straight back.
-    const limited = await call(client, "sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 95 } });
+    const limited = await call(client, "sizing_recommend_size", {
+      clothing_item_id: TEE._id,
+      measurements: { chest: 95 },
+    });
     expect(limited.isError).toBe(true);
     expect(text(limited)).toContain("HTTP 429, RATE_LIMITED");
     expect(text(limited)).toMatch(/60 requests per minute/);
@@ -282,7 +381,9 @@ describe("sizing over HTTP, and the free plan's limits", () => {
 
     // A minute later the window has room again.
     vi.setSystemTime(new Date("2030-03-10T12:02:02.000Z"));
-    expect(await ok(client, "sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 95 } })).toMatchObject({ recommended_size: "M" });
+    expect(
+      await ok(client, "sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 95 } }),
+    ).toMatchObject({ recommended_size: "M" });
     expect(sandbox.sizing.router.count(RECOMMEND)).toBe(recommendBefore + 1);
   });
 
@@ -307,7 +408,9 @@ describe("sizing over HTTP, and the free plan's limits", () => {
     expect(sandbox.sizing.sessions()).toHaveLength(100);
 
     // Advice costs no try-on, so it still works.
-    expect(await ok(client, "sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 95 } })).toMatchObject({ recommended_size: "M" });
+    expect(
+      await ok(client, "sizing_recommend_size", { clothing_item_id: TEE._id, measurements: { chest: 95 } }),
+    ).toMatchObject({ recommended_size: "M" });
 
     // Upgrading lifts the limit at once.
     sandbox.sizing.setPlan("professional");

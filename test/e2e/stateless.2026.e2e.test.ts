@@ -11,7 +11,13 @@ type Json = Record<string, any>;
 const UI = { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } };
 
 /** One raw 2026-07-28 request; every JSON-RPC message of the answer (notifications, then the result). */
-async function exchange(url: string, method: string, params: Json, capabilities: Json, logLevel?: string): Promise<Json[]> {
+async function exchange(
+  url: string,
+  method: string,
+  params: Json,
+  capabilities: Json,
+  logLevel?: string,
+): Promise<Json[]> {
   const id = Math.floor(Math.random() * 1e9);
   const meta = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -61,8 +67,19 @@ describe("stateless 2026-07-28 requests", () => {
       const views = i % 4 === 0;
       const logs = i % 3 === 0;
       const drone = drones[i % drones.length];
-      if (i % 2 === 0) return exchange(http.url, "tools/list", {}, views ? UI : {}).then((messages) => ({ kind: "list" as const, views, messages }));
-      return exchange(http.url, "tools/call", { name: "drones_get_drone", arguments: { id: drone } }, {}, logs ? "debug" : undefined).then((messages) => ({ kind: "call" as const, logs, drone, messages }));
+      if (i % 2 === 0)
+        return exchange(http.url, "tools/list", {}, views ? UI : {}).then((messages) => ({
+          kind: "list" as const,
+          views,
+          messages,
+        }));
+      return exchange(
+        http.url,
+        "tools/call",
+        { name: "drones_get_drone", arguments: { id: drone } },
+        {},
+        logs ? "debug" : undefined,
+      ).then((messages) => ({ kind: "call" as const, logs, drone, messages }));
     });
     const answers = await Promise.all(requests);
     for (const a of answers) {
@@ -85,9 +102,16 @@ describe("stateless 2026-07-28 requests", () => {
   it("an instance that registers no tool, resource or prompt still describes the whole server", async () => {
     // server/discover registers nothing: its capabilities must still include what registrations add (completions).
     const discover = (await rpc2026(http.url, "server/discover")).body.result;
-    expect(Object.keys(discover.capabilities)).toEqual(expect.arrayContaining(["tools", "resources", "prompts", "completions", "logging"]));
+    expect(Object.keys(discover.capabilities)).toEqual(
+      expect.arrayContaining(["tools", "resources", "prompts", "completions", "logging"]),
+    );
     // completion/complete registers the resources, so a template's completion still answers.
-    const completion = (await rpc2026(http.url, "completion/complete", { ref: { type: "ref/resource", uri: "build://projects/{projectId}" }, argument: { name: "projectId", value: "acm" } })).body;
+    const completion = (
+      await rpc2026(http.url, "completion/complete", {
+        ref: { type: "ref/resource", uri: "build://projects/{projectId}" },
+        argument: { name: "projectId", value: "acm" },
+      })
+    ).body;
     expect(completion.result?.completion.values, JSON.stringify(completion)).toEqual(["acme-storefront"]);
     // A tools/call of an unknown tool is the protocol error it always was.
     const unknown = (await rpc2026(http.url, "tools/call", { name: "no_such_tool", arguments: {} })).body;

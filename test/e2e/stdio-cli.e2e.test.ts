@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_TOOLSETS, credentialHeader } from "../../src/config.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { SERVICES } from "../../src/services/registry.js";
-import { call, CLI, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox, } from "../harness.js";
+import { call, CLI, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox } from "../harness.js";
 
 type Json = Record<string, any>;
 
@@ -31,7 +31,10 @@ class RawStdio {
   }
 
   lines(): Json[] {
-    return this.stdout.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Json);
+    return this.stdout
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Json);
   }
 
   line(text: string): void {
@@ -43,12 +46,22 @@ class RawStdio {
   }
 
   request(id: number, method: string, params: Json = {}): void {
-    this.send({ jsonrpc: "2.0", id, method, params: MODERN ? { ...params, _meta: { ...ENVELOPE, ...params._meta } } : params });
+    this.send({
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: MODERN ? { ...params, _meta: { ...ENVELOPE, ...params._meta } } : params,
+    });
   }
 
   async open(): Promise<Json> {
     if (MODERN) this.request(0, "server/discover");
-    else this.request(0, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } });
+    else
+      this.request(0, "initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      });
     const opened = await this.answer(0);
     if (!MODERN) this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     return opened;
@@ -58,9 +71,12 @@ class RawStdio {
   async answer(id: number | null, timeoutMs = 15_000): Promise<Json> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const found = this.stdout.includes(`"id":${JSON.stringify(id)}`) ? this.lines().find((l) => l.id === id && ("result" in l || "error" in l)) : undefined;
+      const found = this.stdout.includes(`"id":${JSON.stringify(id)}`)
+        ? this.lines().find((l) => l.id === id && ("result" in l || "error" in l))
+        : undefined;
       if (found) return found;
-      if (Date.now() > deadline) throw new Error(`no answer to ${id}: ${this.stdout.slice(-500)} ${this.stderr.slice(-500)}`);
+      if (Date.now() > deadline)
+        throw new Error(`no answer to ${id}: ${this.stdout.slice(-500)} ${this.stderr.slice(-500)}`);
       await sleep(25);
     }
   }
@@ -148,7 +164,10 @@ describe("command line", () => {
   });
 
   it("stops on a bad value with a one-line message and exit code 2", () => {
-    const bad = spawnSync(process.execPath, [CLI], { encoding: "utf8", env: { PATH: process.env.PATH, UPSTREAM_TIMEOUT_MS: "-5" } });
+    const bad = spawnSync(process.execPath, [CLI], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, UPSTREAM_TIMEOUT_MS: "-5" },
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     expect(bad.stderr).toMatch(/UPSTREAM_TIMEOUT_MS: must be positive/);
@@ -158,14 +177,48 @@ describe("command line", () => {
   it.each([
     ["an unknown flag", ["--bogus"], {}, /^switchboard-mcp: unknown flag --bogus; see --help for the flags$/],
     ["an empty --toolsets", ["--toolsets", ""], {}, /^switchboard-mcp: --toolsets is empty: /],
-    ["an unknown toolset", ["--toolsets", "rockets"], {}, /^switchboard-mcp: unknown toolset rockets; the toolsets are /],
-    ["a toolset whose service is not configured", ["--toolsets", "sizing"], {}, /^switchboard-mcp: toolset sizing needs the garment size recommendation API: set SIZING_API_KEY and SIZING_API_BASE_URL, or start with --sandbox$/],
-    ["a key without its base URL", [], { SIZING_API_KEY: "k" }, /^switchboard-mcp: SIZING_API_KEY is set but SIZING_API_BASE_URL is not: /],
-    ["a base URL without its key", [], { DRONES_API_BASE_URL: "http://127.0.0.1:9/d" }, /^switchboard-mcp: DRONES_API_BASE_URL is set but DRONES_API_KEY is not: /],
-    ["a base URL that is not a URL", [], { BUILD_API_KEY: "tlm_sk_cli_test", BUILD_API_BASE_URL: "notaurl" }, /^switchboard-mcp: BUILD_API_BASE_URL: must be an http\(s\) URL/],
-    ["a poll interval under 2 s for a real service", [], { BUILD_API_KEY: "tlm_sk_cli_test", BUILD_POLL_INTERVAL_MS: "500" }, /^switchboard-mcp: BUILD_POLL_INTERVAL_MS: must be at least 2000 ms for a real service/],
+    [
+      "an unknown toolset",
+      ["--toolsets", "rockets"],
+      {},
+      /^switchboard-mcp: unknown toolset rockets; the toolsets are /,
+    ],
+    [
+      "a toolset whose service is not configured",
+      ["--toolsets", "sizing"],
+      {},
+      /^switchboard-mcp: toolset sizing needs the garment size recommendation API: set SIZING_API_KEY and SIZING_API_BASE_URL, or start with --sandbox$/,
+    ],
+    [
+      "a key without its base URL",
+      [],
+      { SIZING_API_KEY: "k" },
+      /^switchboard-mcp: SIZING_API_KEY is set but SIZING_API_BASE_URL is not: /,
+    ],
+    [
+      "a base URL without its key",
+      [],
+      { DRONES_API_BASE_URL: "http://127.0.0.1:9/d" },
+      /^switchboard-mcp: DRONES_API_BASE_URL is set but DRONES_API_KEY is not: /,
+    ],
+    [
+      "a base URL that is not a URL",
+      [],
+      { BUILD_API_KEY: "tlm_sk_cli_test", BUILD_API_BASE_URL: "notaurl" },
+      /^switchboard-mcp: BUILD_API_BASE_URL: must be an http\(s\) URL/,
+    ],
+    [
+      "a poll interval under 2 s for a real service",
+      [],
+      { BUILD_API_KEY: "tlm_sk_cli_test", BUILD_POLL_INTERVAL_MS: "500" },
+      /^switchboard-mcp: BUILD_POLL_INTERVAL_MS: must be at least 2000 ms for a real service/,
+    ],
   ])("stops on %s with one line on stderr and exit code 2", (_label, args, env, message) => {
-    const run = spawnSync(process.execPath, [CLI, ...(args as string[])], { encoding: "utf8", env: { PATH: process.env.PATH, ...(env as Record<string, string>) }, timeout: 10_000 });
+    const run = spawnSync(process.execPath, [CLI, ...(args as string[])], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, ...(env as Record<string, string>) },
+      timeout: 10_000,
+    });
     expect(run.status).toBe(2);
     const lines = run.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -177,9 +230,14 @@ describe("command line", () => {
   it("warns in one line that --port does nothing over stdio, and starts", async () => {
     const conn = await connectStdio({ PATH: process.env.PATH ?? "" }, ["--port", "4321"]);
     expect((await conn.client.listTools()).tools).toEqual([]);
-    const warnings = conn.stderr().split("\n").filter((l) => l.includes("--port"));
+    const warnings = conn
+      .stderr()
+      .split("\n")
+      .filter((l) => l.includes("--port"));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toBe("switchboard-mcp: --port has no effect with --transport stdio; it applies to --transport http");
+    expect(warnings[0]).toBe(
+      "switchboard-mcp: --port has no effect with --transport stdio; it applies to --transport http",
+    );
     await conn.close();
   });
 
@@ -187,7 +245,8 @@ describe("command line", () => {
     const conn = await connectStdio({ PATH: process.env.PATH ?? "" });
     expect((await conn.client.listTools()).tools).toEqual([]);
     const instructions = conn.client.getInstructions() ?? "";
-    for (const v of ["BUILD_API_KEY", "SIZING_API_KEY", "DRONES_API_KEY", "--sandbox"]) expect(instructions).toContain(v);
+    for (const v of ["BUILD_API_KEY", "SIZING_API_KEY", "DRONES_API_KEY", "--sandbox"])
+      expect(instructions).toContain(v);
     await conn.close();
   });
 });
@@ -218,7 +277,9 @@ describe("tool catalogue over stdio", () => {
     expect(wire).not.toContain('"taskSupport":"forbidden"');
     expect(tools.every((t) => t.annotations?.title === undefined)).toBe(true);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect((byName.build_list_projects.outputSchema?.properties as Record<string, unknown> | undefined)?.projects).toEqual({ type: "array" });
+    expect(
+      (byName.build_list_projects.outputSchema?.properties as Record<string, unknown> | undefined)?.projects,
+    ).toEqual({ type: "array" });
     expect(byName.build_delete_project.annotations?.destructiveHint).toBe(true);
     expect(byName.build_get_account.annotations?.readOnlyHint).toBe(true);
     expect(byName.build_launch_project.annotations?.readOnlyHint).toBe(false);
@@ -248,13 +309,21 @@ describe("tool catalogue over stdio", () => {
       expect(got.some((m) => m.level === "debug" && m.message === "tool call")).toBe(true);
 
       got.length = 0;
-      await conn.client.callTool({ name: "build_get_project", arguments: { projectId: "no-such-project" }, ...at("warning") });
+      await conn.client.callTool({
+        name: "build_get_project",
+        arguments: { projectId: "no-such-project" },
+        ...at("warning"),
+      });
       await sleep(100);
       expect(got.some((m) => m.level === "warning" && m.message === "tool call failed")).toBe(true);
       expect(got.some((m) => m.level === "debug")).toBe(false);
 
       got.length = 0;
-      await conn.client.callTool({ name: "build_get_project", arguments: { projectId: "no-such-project" }, ...at("error") });
+      await conn.client.callTool({
+        name: "build_get_project",
+        arguments: { projectId: "no-such-project" },
+        ...at("error"),
+      });
       await ok(conn.client, "build_get_account");
       await sleep(100);
       expect(got).toEqual([]);
@@ -263,7 +332,11 @@ describe("tool catalogue over stdio", () => {
 
     it("keeps stderr at LOG_LEVEL whatever a request asks for", async () => {
       const conn = await connectStdio(sandboxEnv(sandbox, { LOG_LEVEL: "info" }));
-      await conn.client.callTool({ name: "build_get_account", arguments: {}, _meta: { [LOG_LEVEL_META_KEY]: "debug" } });
+      await conn.client.callTool({
+        name: "build_get_account",
+        arguments: {},
+        _meta: { [LOG_LEVEL_META_KEY]: "debug" },
+      });
       await sleep(100);
       expect(conn.stderr()).not.toMatch(/"level":"debug"/);
       await conn.close();
@@ -301,7 +374,10 @@ describe("tool catalogue over stdio", () => {
 
   it("answers an unknown tool with a protocol error (-32602), not a tool result", async () => {
     const conn = await connectStdio(sandboxEnv(sandbox));
-    await expect(conn.client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/no_such_tool/) });
+    await expect(conn.client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/no_such_tool/),
+    });
     // The connection goes on.
     expect(await ok(conn.client, "build_get_account")).toHaveProperty("credits");
     await conn.close();
@@ -312,7 +388,17 @@ describe("tool catalogue over stdio", () => {
     const { tools } = await conn.client.listTools();
     const names = tools.map((t) => t.name);
     for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).toBe(true);
-    for (const gone of ["build_launch_project", "build_create_project", "build_deploy", "build_delete_project", "build_set_secret", "drones_update_alert", "sizing_create_try_on", "build_start_agent", "build_stop_agent"]) {
+    for (const gone of [
+      "build_launch_project",
+      "build_create_project",
+      "build_deploy",
+      "build_delete_project",
+      "build_set_secret",
+      "drones_update_alert",
+      "sizing_create_try_on",
+      "build_start_agent",
+      "build_stop_agent",
+    ]) {
       expect(names).not.toContain(gone);
     }
     expect(names).toContain("build_wait");
@@ -334,13 +420,17 @@ describe("tool catalogue over stdio", () => {
     raw.request(3, "tools/call", { name: "build_get_project", arguments: { projectId: 42 } });
     raw.request(4, "tools/call", { name: "no_such_tool", arguments: {} });
     raw.line("this is not json");
-    raw.line(JSON.stringify({ jsonrpc: "2.0", id: 6, result: "not a request" }).replace('"jsonrpc":"2.0"', '"jsonrpc":"1.0"'));
+    raw.line(
+      JSON.stringify({ jsonrpc: "2.0", id: 6, result: "not a request" }).replace('"jsonrpc":"2.0"', '"jsonrpc":"1.0"'),
+    );
     raw.request(5, "tools/list");
 
     expect((await raw.answer(2)).result.structuredContent).toMatchObject({ credits: sandbox.build.balance().credits });
     const invalid = (await raw.answer(3)).result;
     expect(invalid.isError).toBe(true);
-    expect(invalid.content[0].text).toMatch(/^Invalid arguments for build_get_project: projectId: .+\. Nothing was sent upstream\.$/);
+    expect(invalid.content[0].text).toMatch(
+      /^Invalid arguments for build_get_project: projectId: .+\. Nothing was sent upstream\.$/,
+    );
     // An unknown tool is a protocol error, not a tool result.
     const unknown = await raw.answer(4);
     expect(unknown.error.code).toBe(-32602);
@@ -363,7 +453,14 @@ describe("tool catalogue over stdio", () => {
     const raw = new RawStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never" }));
     await raw.open();
     const content = Buffer.alloc(12_000_000, 0x5a).toString("base64");
-    raw.request(2, "tools/call", { name: "build_launch_project", arguments: { projectId: "big-attachment", prompt: "A gallery [minutes=5]", files: [{ name: "photo.bin", content }] } });
+    raw.request(2, "tools/call", {
+      name: "build_launch_project",
+      arguments: {
+        projectId: "big-attachment",
+        prompt: "A gallery [minutes=5]",
+        files: [{ name: "photo.bin", content }],
+      },
+    });
     const launched = await raw.answer(2, 25_000);
     expect(launched.error).toBeUndefined();
     // Answered as a tool result: the launch itself, or a refusal about credits.
@@ -383,16 +480,24 @@ describe("tool catalogue over stdio", () => {
 
 describe("--sandbox mode", () => {
   it("launches a project with wait: true against the built-in simulators, with progress", async () => {
-    const conn = await connectStdio({ PATH: process.env.PATH ?? "", SANDBOX_TIME_SCALE: "3000", BUILD_POLL_INTERVAL_MS: "50" }, ["--sandbox"]);
+    const conn = await connectStdio(
+      { PATH: process.env.PATH ?? "", SANDBOX_TIME_SCALE: "3000", BUILD_POLL_INTERVAL_MS: "50" },
+      ["--sandbox"],
+    );
     const names = (await conn.client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(ALL_TOOLS));
     const progress: string[] = [];
     const result = await conn.client.callTool(
-      { name: "build_launch_project", arguments: { projectId: "sandbox-demo", prompt: "A todo app [minutes=6]", wait: true } },
+      {
+        name: "build_launch_project",
+        arguments: { projectId: "sandbox-demo", prompt: "A todo app [minutes=6]", wait: true },
+      },
       { onprogress: (p) => progress.push(p.message ?? ""), timeout: 30_000 },
     );
     expect(result.isError).toBeFalsy();
-    const structured = result.structuredContent as { wait: { outcome: string; project: { agentProcessStatus: string } } };
+    const structured = result.structuredContent as {
+      wait: { outcome: string; project: { agentProcessStatus: string } };
+    };
     expect(structured.wait.outcome).toBe("done");
     expect(structured.wait.project.agentProcessStatus).toBe("done");
     expect(progress.length).toBeGreaterThan(1);

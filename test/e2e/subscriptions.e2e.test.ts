@@ -7,7 +7,19 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { connectHttp, connectStdio, MODERN, ok, sandboxEnv, sleep, spawnHttpServer, testSandbox, until, type HttpServerProcess, type StdioConnection } from "../harness.js";
+import {
+  connectHttp,
+  connectStdio,
+  MODERN,
+  ok,
+  sandboxEnv,
+  sleep,
+  spawnHttpServer,
+  testSandbox,
+  until,
+  type HttpServerProcess,
+  type StdioConnection,
+} from "../harness.js";
 
 const API = "/api/v1/vcaas";
 const DETAILS = `GET ${API}/projects/:projectId`;
@@ -40,21 +52,31 @@ async function followList(client: Client): Promise<() => Promise<void>> {
 }
 
 const transports = [
-  ["stdio", async (sandbox: Sandbox) => {
-    const conn: StdioConnection = await connectStdio(sandboxEnv(sandbox, { BUILD_POLL_INTERVAL_MS: String(INTERVAL) }));
-    return { client: conn.client, close: () => conn.close() };
-  }],
-  ["Streamable HTTP", async (sandbox: Sandbox) => {
-    const http: HttpServerProcess = await spawnHttpServer(sandboxEnv(sandbox, { BUILD_POLL_INTERVAL_MS: String(INTERVAL) }));
-    const client = await connectHttp(http.url);
-    return {
-      client,
-      close: async () => {
-        await client.close();
-        await http.stop();
-      },
-    };
-  }],
+  [
+    "stdio",
+    async (sandbox: Sandbox) => {
+      const conn: StdioConnection = await connectStdio(
+        sandboxEnv(sandbox, { BUILD_POLL_INTERVAL_MS: String(INTERVAL) }),
+      );
+      return { client: conn.client, close: () => conn.close() };
+    },
+  ],
+  [
+    "Streamable HTTP",
+    async (sandbox: Sandbox) => {
+      const http: HttpServerProcess = await spawnHttpServer(
+        sandboxEnv(sandbox, { BUILD_POLL_INTERVAL_MS: String(INTERVAL) }),
+      );
+      const client = await connectHttp(http.url);
+      return {
+        client,
+        close: async () => {
+          await client.close();
+          await http.stop();
+        },
+      };
+    },
+  ],
 ] as const;
 
 describe.each(transports)("resource change notifications over %s", (_name, connect) => {
@@ -87,7 +109,10 @@ describe.each(transports)("resource change notifications over %s", (_name, conne
     await sleep(INTERVAL * 2); // the poller takes its baseline
     const before = hits(DETAILS);
     await ok(client, "build_start_agent", { projectId: "spring-campaign", prompt: "New hero [minutes=5]" });
-    await until(async () => updates.length, (n) => n >= 1);
+    await until(
+      async () => updates.length,
+      (n) => n >= 1,
+    );
     expect(updates.every((u) => u === uri)).toBe(true);
     expect(hits(DETAILS)).toBeGreaterThan(before); // it was polled while followed
     await ok(client, "build_wait", { projectId: "spring-campaign", until: "agent" });
@@ -119,7 +144,10 @@ describe.each(transports)("resource change notifications over %s", (_name, conne
     const stop = await followList(client);
     try {
       await ok(client, "build_create_project", { projectId: "listed-later" });
-      await until(async () => changes, (n) => n >= 1);
+      await until(
+        async () => changes,
+        (n) => n >= 1,
+      );
       const { resources } = await client.listResources();
       expect(resources.map((r) => r.uri)).toContain("build://projects/listed-later");
     } finally {

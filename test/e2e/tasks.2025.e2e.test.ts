@@ -5,10 +5,26 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox, SandboxOptions } from "../../src/sandbox/index.js";
-import { CLI, retryStart, sandboxEnv, sleep, spawnHttpServer, testSandbox, text, until, type HttpServerProcess } from "../harness.js";
+import {
+  CLI,
+  retryStart,
+  sandboxEnv,
+  sleep,
+  spawnHttpServer,
+  testSandbox,
+  text,
+  until,
+  type HttpServerProcess,
+} from "../harness.js";
 
 const API = "/api/v1/vcaas";
 const AGENT_STATUS = `GET ${API}/projects/:projectId/agent/status`;
@@ -35,7 +51,12 @@ interface V1Connection {
 
 /** Spawns `node dist/cli.js` with every toolset and connects the SDK 1.x client (2025-11-25, initialize handshake) over stdio. */
 async function connectV1Stdio(env: Record<string, string>, options: ClientOptions = {}): Promise<V1Connection> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "--toolsets", "all"], env, stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "--toolsets", "all"],
+    env,
+    stderr: "pipe",
+  });
   let err = "";
   transport.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString()));
   const client = new Client({ name: "switchboard-tests-2025", version: "1.0.0" }, options);
@@ -44,17 +65,28 @@ async function connectV1Stdio(env: Record<string, string>, options: ClientOption
 }
 
 /** The SDK 1.x client over Streamable HTTP: a 2025 session. */
-async function connectV1Http(url: string, headers: Record<string, string> = {}, options: ClientOptions = {}): Promise<Client> {
+async function connectV1Http(
+  url: string,
+  headers: Record<string, string> = {},
+  options: ClientOptions = {},
+): Promise<Client> {
   const client = new Client({ name: "switchboard-tests-2025", version: "1.0.0" }, options);
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   return client;
 }
 
 function createTask(client: Client, name: string, args: Record<string, unknown>, ttl = 60_000) {
-  return client.request({ method: "tools/call", params: { name, arguments: args, task: { ttl } } }, CreateTaskResultSchema);
+  return client.request(
+    { method: "tools/call", params: { name, arguments: args, task: { ttl } } },
+    CreateTaskResultSchema,
+  );
 }
 
-async function ok<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown> = {}): Promise<T> {
+async function ok<T = Record<string, unknown>>(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<T> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   if (result.isError) throw new Error(`${name} failed: ${text(result)}`);
   return result.structuredContent as T;
@@ -78,7 +110,11 @@ describe("2025-11-25 tasks", () => {
   });
 
   it("advertises tasks for tools/call in the initialize result", () => {
-    expect(conn.client.getServerCapabilities()?.tasks).toMatchObject({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    expect(conn.client.getServerCapabilities()?.tasks).toMatchObject({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
   });
 
   it("declares optional task support on every long-running tool", async () => {
@@ -90,7 +126,10 @@ describe("2025-11-25 tasks", () => {
   it("refuses a task request for a tool without task support with -32601, and makes no task", async () => {
     const before = (await conn.client.experimental.tasks.listTasks()).tasks.length;
     const accounts = hits(`GET ${API}/account`);
-    await expect(createTask(conn.client, "build_get_account", {})).rejects.toMatchObject({ code: -32601, message: expect.stringMatching(/build_get_account does not support task-augmented execution/) });
+    await expect(createTask(conn.client, "build_get_account", {})).rejects.toMatchObject({
+      code: -32601,
+      message: expect.stringMatching(/build_get_account does not support task-augmented execution/),
+    });
     expect((await conn.client.experimental.tasks.listTasks()).tasks.length).toBe(before);
     expect(hits(`GET ${API}/account`)).toBe(accounts);
     // The same tool called plainly is served as usual.
@@ -116,12 +155,21 @@ describe("2025-11-25 tasks", () => {
     expect(done.status).toBe("completed");
     const result = await conn.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ outcome: "done", until: "agent", project: { agentProcessStatus: "done" } });
+    expect(result.structuredContent).toMatchObject({
+      outcome: "done",
+      until: "agent",
+      project: { agentProcessStatus: "done" },
+    });
     expect(text(result)).toMatch(/The agent run has ended/);
   });
 
   it("a quick call made as a task comes back completed", async () => {
-    const { task } = await createTask(conn.client, "build_start_agent", { projectId: "spring-campaign", prompt: "Tweak colours [minutes=5]" }, 5000);
+    const { task } = await createTask(
+      conn.client,
+      "build_start_agent",
+      { projectId: "spring-campaign", prompt: "Tweak colours [minutes=5]" },
+      5000,
+    );
     const final = await until(
       () => conn.client.experimental.tasks.getTask(task.taskId),
       (t) => t.status !== "working",
@@ -150,7 +198,11 @@ describe("2025-11-25 tasks", () => {
 
   it("works as a task over HTTP: launch with wait, fetched through tasks/result", async () => {
     const client = await connectV1Http(http.url);
-    const { task } = await createTask(client, "build_launch_project", { projectId: "task-over-http", prompt: "Shop [minutes=20]", wait: true });
+    const { task } = await createTask(client, "build_launch_project", {
+      projectId: "task-over-http",
+      prompt: "Shop [minutes=20]",
+      wait: true,
+    });
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema); // blocks until terminal
     expect(result.structuredContent).toMatchObject({ projectId: "task-over-http", wait: { outcome: "done" } });
     await client.close();
@@ -175,7 +227,12 @@ describe("2025-11-25 tasks", () => {
 
   it("a task expires after its TTL and its polling stops", async () => {
     await ok(conn.client, "build_start_agent", { projectId: "internal-dashboard", prompt: "Forever [minutes=100000]" });
-    const { task } = await createTask(conn.client, "build_wait", { projectId: "internal-dashboard", until: "agent" }, 400);
+    const { task } = await createTask(
+      conn.client,
+      "build_wait",
+      { projectId: "internal-dashboard", until: "agent" },
+      400,
+    );
     await sleep(700);
     await expect(conn.client.experimental.tasks.getTask(task.taskId)).rejects.toThrow(/not found/i);
     const settled = hits(AGENT_STATUS);
@@ -212,7 +269,11 @@ describe("credit guard on 2025 tasks", () => {
 });
 
 describe("secrets never leak through 2025 tasks", () => {
-  const KEYS = { build: "tlm_sk_CANARY_BUILD_TASKS_5e1f", sizing: "CANARY_SIZING_TASKS_77a0", drones: "dfk_live_CANARY_DRONES_TASKS_beef" };
+  const KEYS = {
+    build: "tlm_sk_CANARY_BUILD_TASKS_5e1f",
+    sizing: "CANARY_SIZING_TASKS_77a0",
+    drones: "dfk_live_CANARY_DRONES_TASKS_beef",
+  };
   const HTTP_TOKEN = "CANARY_HTTP_TOKEN_TASKS_4242";
   const SECRET_VALUE = "CANARY_TASK_SECRET_VALUE_9a8b";
   const DESIGN_TOKEN = "dsgn_CANARY_TASK_DESIGN_TOKEN_7c6d";
@@ -223,11 +284,17 @@ describe("secrets never leak through 2025 tasks", () => {
   let conn: V1Connection;
   let http: HttpServerProcess;
   const seen: Array<{ where: string; text: string }> = [];
-  const record = (where: string, value: unknown): void => void seen.push({ where, text: typeof value === "string" ? value : JSON.stringify(value) });
+  const record = (where: string, value: unknown): void =>
+    void seen.push({ where, text: typeof value === "string" ? value : JSON.stringify(value) });
 
   beforeAll(async () => {
     sandbox = await testSandbox({ keys: KEYS as unknown as SandboxOptions["keys"], timeScale: 20_000 });
-    env = sandboxEnv(sandbox, { LOG_LEVEL: "debug", MCP_HTTP_TOKEN: HTTP_TOKEN, BUILD_POLL_INTERVAL_MS: "20", BUILD_CONFIRM_SPEND: "never" });
+    env = sandboxEnv(sandbox, {
+      LOG_LEVEL: "debug",
+      MCP_HTTP_TOKEN: HTTP_TOKEN,
+      BUILD_POLL_INTERVAL_MS: "20",
+      BUILD_CONFIRM_SPEND: "never",
+    });
     conn = await retryStart(() => connectV1Stdio(env));
     http = await retryStart(() => spawnHttpServer(env));
   });
@@ -305,10 +372,16 @@ describe("secrets never leak through 2025 tasks", () => {
 
   it("leaks no canary anywhere the clients or the logs can see", async () => {
     await sleep(100);
-    const all = [...seen, { where: "stdio server stderr", text: conn.stderr() }, { where: "http server stderr", text: http.stderr() }];
+    const all = [
+      ...seen,
+      { where: "stdio server stderr", text: conn.stderr() },
+      { where: "http server stderr", text: http.stderr() },
+    ];
     expect(conn.stderr()).toMatch(/"level":"debug"/);
     expect(seen.length).toBeGreaterThan(10);
-    const leaks = all.flatMap((item) => CANARIES.filter((c) => item.text.includes(c)).map((c) => `${item.where} contains ${c}`));
+    const leaks = all.flatMap((item) =>
+      CANARIES.filter((c) => item.text.includes(c)).map((c) => `${item.where} contains ${c}`),
+    );
     expect(leaks, leaks.join("\n")).toEqual([]);
   });
 });

@@ -3,7 +3,16 @@
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { connectHttp, rpc2026, sandboxEnv, sleep, spawnHttpServer, testSandbox, until, type HttpServerProcess } from "../harness.js";
+import {
+  connectHttp,
+  rpc2026,
+  sandboxEnv,
+  sleep,
+  spawnHttpServer,
+  testSandbox,
+  until,
+  type HttpServerProcess,
+} from "../harness.js";
 
 const TASKS = "io.modelcontextprotocol/tasks";
 const API = "/api/v1/vcaas";
@@ -11,7 +20,8 @@ const API = "/api/v1/vcaas";
 type Json = Record<string, any>;
 
 /** One 2026-07-28 request with the tasks extension declared unless other capabilities are given. */
-const rpc = (url: string, method: string, params: Json = {}, capabilities: Json = { extensions: { [TASKS]: {} } }) => rpc2026(url, method, params, { capabilities });
+const rpc = (url: string, method: string, params: Json = {}, capabilities: Json = { extensions: { [TASKS]: {} } }) =>
+  rpc2026(url, method, params, { capabilities });
 
 describe("tasks extension over stateless HTTP", () => {
   let sandbox: Sandbox;
@@ -33,8 +43,18 @@ describe("tasks extension over stateless HTTP", () => {
   });
 
   it("answers build_wait with a task handle, then the live status line, then the result inline", async () => {
-    await rpc(http.url, "tools/call", { name: "build_start_agent", arguments: { projectId: "acme-storefront", prompt: "Add a blog [minutes=20]" } }, {});
-    const created = (await rpc(http.url, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } })).body.result;
+    await rpc(
+      http.url,
+      "tools/call",
+      { name: "build_start_agent", arguments: { projectId: "acme-storefront", prompt: "Add a blog [minutes=20]" } },
+      {},
+    );
+    const created = (
+      await rpc(http.url, "tools/call", {
+        name: "build_wait",
+        arguments: { projectId: "acme-storefront", until: "agent" },
+      })
+    ).body.result;
     expect(created.resultType).toBe("task");
     expect(created).toMatchObject({ status: "working", pollIntervalMs: 50 });
     expect(typeof created.taskId).toBe("string");
@@ -55,7 +75,12 @@ describe("tasks extension over stateless HTTP", () => {
   });
 
   it("blocks with progress for a client that did not declare the extension", async () => {
-    const { body } = await rpc(http.url, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } }, {});
+    const { body } = await rpc(
+      http.url,
+      "tools/call",
+      { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } },
+      {},
+    );
     expect(body.result.resultType).toBe("complete");
     expect(body.result.structuredContent).toMatchObject({ until: "agent" });
   });
@@ -69,16 +94,28 @@ describe("tasks extension over stateless HTTP", () => {
   });
 
   it("answers invalid arguments with the same field error as a plain call, and makes no task", async () => {
-    const { body } = await rpc(http.url, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "forever" } });
+    const { body } = await rpc(http.url, "tools/call", {
+      name: "build_wait",
+      arguments: { projectId: "acme-storefront", until: "forever" },
+    });
     expect(body.result.resultType).toBe("complete");
     expect(body.result.isError).toBe(true);
     expect(body.result.content[0].text).toMatch(/Invalid arguments for build_wait: until: /);
   });
 
   it("tasks/cancel stops following the work; tasks/update is acknowledged", async () => {
-    await rpc(http.url, "tools/call", { name: "build_start_agent", arguments: { projectId: "booking-app", prompt: "Long one [minutes=40]" } }, {});
-    const created = (await rpc(http.url, "tools/call", { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } })).body.result;
-    expect((await rpc(http.url, "tasks/update", { taskId: created.taskId, inputResponses: {} })).body.result).toEqual(expect.objectContaining({ resultType: "complete" }));
+    await rpc(
+      http.url,
+      "tools/call",
+      { name: "build_start_agent", arguments: { projectId: "booking-app", prompt: "Long one [minutes=40]" } },
+      {},
+    );
+    const created = (
+      await rpc(http.url, "tools/call", { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } })
+    ).body.result;
+    expect((await rpc(http.url, "tasks/update", { taskId: created.taskId, inputResponses: {} })).body.result).toEqual(
+      expect.objectContaining({ resultType: "complete" }),
+    );
     expect((await rpc(http.url, "tasks/cancel", { taskId: created.taskId })).body.result.resultType).toBe("complete");
     const after = (await rpc(http.url, "tasks/get", { taskId: created.taskId })).body.result;
     expect(after.status).toBe("cancelled");
@@ -95,18 +132,33 @@ describe("tasks extension over stateless HTTP", () => {
       rawDispatch: async (request) => {
         const r = request as Json;
         const answer = await rpc(http.url, r.method, r.params ?? {}, clientCapabilities);
-        return answer.body.error ? { kind: "error", error: answer.body.error } : { kind: "result", result: answer.body.result };
+        return answer.body.error
+          ? { kind: "error", error: answer.body.error }
+          : { kind: "result", result: answer.body.result };
       },
-      v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo: { name: "raw-2026", version: "1.0.0" }, clientCapabilities },
+      v2RequestFraming: {
+        protocolVersion: "2026-07-28",
+        clientInfo: { name: "raw-2026", version: "1.0.0" },
+        clientCapabilities,
+      },
     });
     try {
-      const launch = await session.callTool("build_launch_project", { projectId: "ext-tasks-app", prompt: "Landing page [minutes=10]", wait: true });
+      const launch = await session.callTool("build_launch_project", {
+        projectId: "ext-tasks-app",
+        prompt: "Landing page [minutes=10]",
+        wait: true,
+      });
       const { outcome } = await launch.settle();
       const result = resultFromTaskOutcome(outcome) as Json;
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ projectId: "ext-tasks-app", wait: { outcome: "done" } });
 
-      await rpc(http.url, "tools/call", { name: "build_start_agent", arguments: { projectId: "ext-tasks-app", prompt: "Much more [minutes=40]" } }, {});
+      await rpc(
+        http.url,
+        "tools/call",
+        { name: "build_start_agent", arguments: { projectId: "ext-tasks-app", prompt: "Much more [minutes=40]" } },
+        {},
+      );
       const waiting = await session.callTool("build_wait", { projectId: "ext-tasks-app", until: "agent" });
       await sleep(200);
       await waiting.cancel();
@@ -137,19 +189,47 @@ describe("credit confirmation as an input_required round trip", () => {
 
   it("asks first, with a signed state; the retry carrying the answer spends once, and a replay spends nothing", async () => {
     const before = creates();
-    const first = (await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-one" } }, elicit)).body.result;
+    const first = (
+      await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-one" } }, elicit)
+    ).body.result;
     expect(first.resultType).toBe("input_required");
-    expect(first.inputRequests.confirm_spend.params.message).toMatch(/Create project mrtr-one: costs 1 credit \(CREATE_PROJECT 1\)/);
+    expect(first.inputRequests.confirm_spend.params.message).toMatch(
+      /Create project mrtr-one: costs 1 credit \(CREATE_PROJECT 1\)/,
+    );
     expect(typeof first.requestState).toBe("string");
     expect(creates()).toBe(before);
 
     const answer = { confirm_spend: { action: "accept", content: { confirm: true } } };
-    const retry = (await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-one" }, inputResponses: answer, requestState: first.requestState }, elicit)).body.result;
+    const retry = (
+      await rpc(
+        http.url,
+        "tools/call",
+        {
+          name: "build_create_project",
+          arguments: { projectId: "mrtr-one" },
+          inputResponses: answer,
+          requestState: first.requestState,
+        },
+        elicit,
+      )
+    ).body.result;
     expect(retry.isError).toBeFalsy();
     expect(retry.structuredContent).toMatchObject({ projectId: "mrtr-one" });
     expect(creates()).toBe(before + 1);
 
-    const replay = (await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-one" }, inputResponses: answer, requestState: first.requestState }, elicit)).body.result;
+    const replay = (
+      await rpc(
+        http.url,
+        "tools/call",
+        {
+          name: "build_create_project",
+          arguments: { projectId: "mrtr-one" },
+          inputResponses: answer,
+          requestState: first.requestState,
+        },
+        elicit,
+      )
+    ).body.result;
     expect(replay.isError).toBe(true);
     expect(replay.content[0].text).toMatch(/already used/);
     // The first use may have gone through with its answer lost (a 502): never "nothing was spent", but how to check.
@@ -161,12 +241,36 @@ describe("credit confirmation as an input_required round trip", () => {
 
   it("refuses a tampered state and an answer for other arguments", async () => {
     const before = creates();
-    const first = (await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-two" } }, elicit)).body.result;
+    const first = (
+      await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-two" } }, elicit)
+    ).body.result;
     const answer = { confirm_spend: { action: "accept", content: { confirm: true } } };
     const tampered = `${first.requestState.slice(0, -2)}xx`;
-    const refused = await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-two" }, inputResponses: answer, requestState: tampered }, elicit);
+    const refused = await rpc(
+      http.url,
+      "tools/call",
+      {
+        name: "build_create_project",
+        arguments: { projectId: "mrtr-two" },
+        inputResponses: answer,
+        requestState: tampered,
+      },
+      elicit,
+    );
     expect(refused.body.error.code).toBe(-32602);
-    const swapped = (await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-other" }, inputResponses: answer, requestState: first.requestState }, elicit)).body.result;
+    const swapped = (
+      await rpc(
+        http.url,
+        "tools/call",
+        {
+          name: "build_create_project",
+          arguments: { projectId: "mrtr-other" },
+          inputResponses: answer,
+          requestState: first.requestState,
+        },
+        elicit,
+      )
+    ).body.result;
     // The answer approved mrtr-two: for other arguments the user is asked again, nothing is spent.
     expect(swapped.resultType).toBe("input_required");
     expect(creates()).toBe(before);
@@ -174,8 +278,27 @@ describe("credit confirmation as an input_required round trip", () => {
 
   it("a decline spends nothing", async () => {
     const before = creates();
-    const first = (await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-three" } }, elicit)).body.result;
-    const declined = (await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-three" }, inputResponses: { confirm_spend: { action: "decline" } }, requestState: first.requestState }, elicit)).body.result;
+    const first = (
+      await rpc(
+        http.url,
+        "tools/call",
+        { name: "build_create_project", arguments: { projectId: "mrtr-three" } },
+        elicit,
+      )
+    ).body.result;
+    const declined = (
+      await rpc(
+        http.url,
+        "tools/call",
+        {
+          name: "build_create_project",
+          arguments: { projectId: "mrtr-three" },
+          inputResponses: { confirm_spend: { action: "decline" } },
+          requestState: first.requestState,
+        },
+        elicit,
+      )
+    ).body.result;
     expect(declined.isError).toBe(true);
     expect(declined.content[0].text).toMatch(/did not approve.*Nothing was sent or spent/s);
     expect(creates()).toBe(before);
@@ -183,9 +306,28 @@ describe("credit confirmation as an input_required round trip", () => {
 
   it("confirms before a task starts, then answers with the task", async () => {
     const caps = { ...elicit, extensions: { [TASKS]: {} } };
-    const first = (await rpc(http.url, "tools/call", { name: "build_deploy", arguments: { projectId: "acme-storefront", wait: true } }, caps)).body.result;
+    const first = (
+      await rpc(
+        http.url,
+        "tools/call",
+        { name: "build_deploy", arguments: { projectId: "acme-storefront", wait: true } },
+        caps,
+      )
+    ).body.result;
     expect(first.resultType).toBe("input_required");
-    const created = (await rpc(http.url, "tools/call", { name: "build_deploy", arguments: { projectId: "acme-storefront", wait: true }, inputResponses: { confirm_spend: { action: "accept", content: { confirm: true } } }, requestState: first.requestState }, caps)).body.result;
+    const created = (
+      await rpc(
+        http.url,
+        "tools/call",
+        {
+          name: "build_deploy",
+          arguments: { projectId: "acme-storefront", wait: true },
+          inputResponses: { confirm_spend: { action: "accept", content: { confirm: true } } },
+          requestState: first.requestState,
+        },
+        caps,
+      )
+    ).body.result;
     expect(created.resultType).toBe("task");
   });
 });

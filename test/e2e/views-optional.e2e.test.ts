@@ -26,7 +26,9 @@ describe("views are optional", () => {
     const withoutViews = (await plain.client.listTools()).tools;
     expect(withoutViews.filter((t) => t._meta && "ui" in t._meta)).toEqual([]);
     const withViews = (await apps.client.listTools()).tools;
-    const linked = Object.fromEntries(withViews.filter((t) => t._meta?.ui).map((t) => [t.name, (t._meta!.ui as { resourceUri: string }).resourceUri]));
+    const linked = Object.fromEntries(
+      withViews.filter((t) => t._meta?.ui).map((t) => [t.name, (t._meta!.ui as { resourceUri: string }).resourceUri]),
+    );
     expect(linked).toEqual({
       drones_list_drones: "ui://switchboard/fleet-map.html",
       drones_fleet_summary: "ui://switchboard/fleet-map.html",
@@ -37,7 +39,9 @@ describe("views are optional", () => {
       build_deploy: "ui://switchboard/build-console.html",
       sizing_recommend_size: "ui://switchboard/fit-card.html",
     });
-    expect(withViews.find((t) => t.name === "drones_list_drones")?._meta?.["ui/resourceUri"]).toBe("ui://switchboard/fleet-map.html");
+    expect(withViews.find((t) => t.name === "drones_list_drones")?._meta?.["ui/resourceUri"]).toBe(
+      "ui://switchboard/fleet-map.html",
+    );
   });
 
   it("the same result either way", async () => {

@@ -1,7 +1,12 @@
 // The client side of the OAuth tests: the SDK v2 client's own OAuth (authorization code + PKCE,
 // discovery from the server's 401), with a pre-registered public client, and headless Chromium
 // (playwright-core) doing what a user does at the identity provider: sign in, consent.
-import { type Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/client";
+import {
+  type Client,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+  type OAuthClientProvider,
+} from "@modelcontextprotocol/client";
 import type { Browser, Page } from "playwright-core";
 import { newClient, type Era } from "../harness.js";
 import { CLIENT_ID } from "./idp.js";
@@ -23,7 +28,13 @@ export class TestOAuthProvider implements OAuthClientProvider {
     return REDIRECT_URI;
   }
   get clientMetadata() {
-    return { client_name: "switchboard e2e", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] };
+    return {
+      client_name: "switchboard e2e",
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+    };
   }
   clientInformation() {
     return { client_id: CLIENT_ID };
@@ -75,7 +86,11 @@ export async function authorizeInBrowser(browser: Browser, url: URL, user: strin
     for (let step = 0; step < 6 && !callback; step++) {
       const login = page.locator('input[name="login"]');
       const consent = page.locator('input[name="prompt"][value="consent"]');
-      await Promise.race([login.waitFor({ timeout: 30_000 }), consent.waitFor({ state: "attached", timeout: 30_000 }), page.waitForURL(`${REDIRECT_URI}**`, { timeout: 30_000 })]).catch(() => undefined);
+      await Promise.race([
+        login.waitFor({ timeout: 30_000 }),
+        consent.waitFor({ state: "attached", timeout: 30_000 }),
+        page.waitForURL(`${REDIRECT_URI}**`, { timeout: 30_000 }),
+      ]).catch(() => undefined);
       if (callback) break;
       if (await login.count()) {
         await login.fill(user);
@@ -85,7 +100,10 @@ export async function authorizeInBrowser(browser: Browser, url: URL, user: strin
         await Promise.all([page.waitForLoadState(), page.locator("button[type=submit]").click()]);
       }
     }
-    if (!callback) throw new Error(`the authorization flow did not reach the callback; last page: ${page.url()}\n${(await page.content()).slice(0, 2000)}`);
+    if (!callback)
+      throw new Error(
+        `the authorization flow did not reach the callback; last page: ${page.url()}\n${(await page.content()).slice(0, 2000)}`,
+      );
     return new URL(callback).searchParams;
   } finally {
     await context.close();
@@ -96,8 +114,17 @@ export async function authorizeInBrowser(browser: Browser, url: URL, user: strin
  * Connects an SDK client with OAuth: the first connect meets the 401, discovers the authorization
  * server, and sends the user to it; the browser signs in; finishAuth trades the code; connect again.
  */
-export async function connectWithOAuth(url: string, provider: TestOAuthProvider, browser: Browser, user: string, era: Era, options: ConstructorParameters<typeof Client>[1] = {}, fetchFn?: typeof fetch): Promise<Client> {
-  const transport = () => new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, ...(fetchFn ? { fetch: fetchFn } : {}) });
+export async function connectWithOAuth(
+  url: string,
+  provider: TestOAuthProvider,
+  browser: Browser,
+  user: string,
+  era: Era,
+  options: ConstructorParameters<typeof Client>[1] = {},
+  fetchFn?: typeof fetch,
+): Promise<Client> {
+  const transport = () =>
+    new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, ...(fetchFn ? { fetch: fetchFn } : {}) });
   let client = newClient(options, era);
   try {
     await client.connect(transport());
@@ -112,7 +139,12 @@ export async function connectWithOAuth(url: string, provider: TestOAuthProvider,
 }
 
 /** After an UnauthorizedError (first sign-in or a step-up): the browser leg and the code exchange. */
-export async function completeRedirect(url: string, provider: TestOAuthProvider, browser: Browser, user: string): Promise<void> {
+export async function completeRedirect(
+  url: string,
+  provider: TestOAuthProvider,
+  browser: Browser,
+  user: string,
+): Promise<void> {
   const redirect = provider.redirects.at(-1);
   if (!redirect) throw new Error("the client was not sent to the authorization server");
   const params = await authorizeInBrowser(browser, redirect, user);

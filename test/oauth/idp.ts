@@ -32,7 +32,15 @@ export async function startIdp(options: { redirectUri: string; resources: string
   const signing = { ...(await exportJWK(privateKey)), kid: "e2e-1", alg: "RS256", use: "sig" };
   const provider = new Provider(issuer, {
     jwks: { keys: [signing as never] },
-    clients: [{ client_id: CLIENT_ID, token_endpoint_auth_method: "none", redirect_uris: [options.redirectUri], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }],
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        token_endpoint_auth_method: "none",
+        redirect_uris: [options.redirectUri],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+      },
+    ],
     scopes: ["openid", "offline_access", ...ALL_SCOPES.split(" ")],
     pkce: { required: () => true },
     findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id }) }),
@@ -44,7 +52,13 @@ export async function startIdp(options: { redirectUri: string; resources: string
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx: unknown, resource: string) => {
           if (!options.resources.includes(resource)) throw new Error(`unknown resource ${resource}`);
-          return { scope: ALL_SCOPES, audience: resource, accessTokenFormat: "jwt", accessTokenTTL: 600, jwt: { sign: { alg: "RS256" } } };
+          return {
+            scope: ALL_SCOPES,
+            audience: resource,
+            accessTokenFormat: "jwt",
+            accessTokenTTL: 600,
+            jwt: { sign: { alg: "RS256" } },
+          };
         },
       },
     },

@@ -23,13 +23,24 @@ afterEach(async () => {
 
 async function start(options: Partial<BuildSimulatorOptions> = {}) {
   const clock = { t: T0 };
-  const sim = new BuildSimulator({ apiKey: KEY, timeScale: TIME_SCALE, now: () => clock.t, detailsCacheMs: 0, startLagMs: 0, ...options });
+  const sim = new BuildSimulator({
+    apiKey: KEY,
+    timeScale: TIME_SCALE,
+    now: () => clock.t,
+    detailsCacheMs: 0,
+    startLagMs: 0,
+    ...options,
+  });
   const server = createServer((req, res) => void sim.router.handle(req, res, req.url!));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/vcaas`;
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(base + path, { method, headers: { "api-key": KEY, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(base + path, {
+      method,
+      headers: { "api-key": KEY, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
   };
@@ -74,7 +85,10 @@ describe("stale reads (§1.4, T2, T4, T5)", () => {
     expect(await data("POST", "/projects/acme-storefront/deployments/deploy")).toMatchObject({ status: "deploying" });
     real(100);
     expect(await data("GET", "/projects/acme-storefront/deployments/status")).toEqual(before);
-    expect((await data("GET", "/projects/acme-storefront")).deployment).toMatchObject({ status: "success", createdAt: before.createdAt });
+    expect((await data("GET", "/projects/acme-storefront")).deployment).toMatchObject({
+      status: "success",
+      createdAt: before.createdAt,
+    });
     real(500);
     expect((await data("GET", "/projects/acme-storefront/deployments/status")).status).toBe("deploying");
     real(3000); // the deployment takes 3 simulated minutes
@@ -94,14 +108,23 @@ describe("stale reads (§1.4, T2, T4, T5)", () => {
     sim.startImport("spring-campaign");
     expect((await data("GET", "/projects/spring-campaign")).importInProgress).toBeNull();
     real(600);
-    expect((await data("GET", "/projects/spring-campaign")).importInProgress).toEqual({ startedAt: expect.any(String) });
+    expect((await data("GET", "/projects/spring-campaign")).importInProgress).toEqual({
+      startedAt: expect.any(String),
+    });
     real(4000);
-    expect(await data("GET", "/projects/spring-campaign")).toMatchObject({ importInProgress: null, agentServerStatus: "Active", previewImageUrl: expect.any(String) });
+    expect(await data("GET", "/projects/spring-campaign")).toMatchObject({
+      importInProgress: null,
+      agentServerStatus: "Active",
+      previewImageUrl: expect.any(String),
+    });
   });
 
   it("still reads Active for startLagMs after start-or-restart of an Active server, then Starting, then Active", async () => {
     const { sim, data, error, real } = await start({ startLagMs: 500 });
-    expect(await data("POST", "/projects/acme-storefront/agent/server/start-or-restart")).toEqual({ message: "Server start/restart initiated", status: "starting" });
+    expect(await data("POST", "/projects/acme-storefront/agent/server/start-or-restart")).toEqual({
+      message: "Server start/restart initiated",
+      status: "starting",
+    });
     expect(sim.balance().credits).toBe(497);
     expect((await data("GET", "/projects/acme-storefront")).agentServerStatus).toBe("Active");
     real(600);
@@ -110,7 +133,10 @@ describe("stale reads (§1.4, T2, T4, T5)", () => {
     expect((await data("GET", "/projects/acme-storefront")).agentServerStatus).toBe("Active");
 
     await data("POST", "/projects/acme-storefront/agent/start", { prompt: "More [minutes=5]" });
-    expect(await error("POST", "/projects/acme-storefront/agent/server/start-or-restart")).toMatchObject({ status: 409, errorCode: "AGENT_RUNNING" });
+    expect(await error("POST", "/projects/acme-storefront/agent/server/start-or-restart")).toMatchObject({
+      status: 409,
+      errorCode: "AGENT_RUNNING",
+    });
   });
 });
 
@@ -118,7 +144,10 @@ describe("sleeping servers, unreachable apps, plan limits", () => {
   it("recover on a sleeping server charges START_SERVER, starts it and answers SERVER_NOT_READY", async () => {
     const { sim, data, error, sim_ } = await start();
     const { versions } = await data("GET", "/projects/empty-sandbox/versions");
-    expect(await error("POST", `/projects/empty-sandbox/versions/${versions[0]._id}/recover`)).toMatchObject({ status: 409, errorCode: "SERVER_NOT_READY" });
+    expect(await error("POST", `/projects/empty-sandbox/versions/${versions[0]._id}/recover`)).toMatchObject({
+      status: 409,
+      errorCode: "SERVER_NOT_READY",
+    });
     expect(sim.balance().credits).toBe(497);
     expect((await data("GET", "/projects/empty-sandbox")).agentServerStatus).toBe("Starting");
     sim_(1);
@@ -141,7 +170,10 @@ describe("sleeping servers, unreachable apps, plan limits", () => {
     await data("POST", "/projects/acme-storefront/agent/start", { prompt: "Slow boot [app-starting] [minutes=1]" });
     sim_(1);
     const later = sim.balance().credits;
-    expect((await error("POST", "/projects/acme-storefront/deployments/deploy")).errorDetails).toEqual({ reason: "starting", httpStatus: 503 });
+    expect((await error("POST", "/projects/acme-storefront/deployments/deploy")).errorDetails).toEqual({
+      reason: "starting",
+      httpStatus: 503,
+    });
     expect(sim.balance().credits).toBe(later);
     expect(await data("POST", "/projects/acme-storefront/deployments/deploy")).toMatchObject({ status: "deploying" });
     expect(sim.balance().credits).toBe(later - 1);
@@ -155,7 +187,9 @@ describe("sleeping servers, unreachable apps, plan limits", () => {
       errorDetails: { maxProjects: 5, projectsUsed: 5, plan: null, upgradePlan: null },
     });
     const starter = await start({ maxProjects: 2 });
-    expect((await starter.error("POST", "/projects/launch", { projectId: "one-too-many", prompt: "x" })).errorDetails).toEqual({
+    expect(
+      (await starter.error("POST", "/projects/launch", { projectId: "one-too-many", prompt: "x" })).errorDetails,
+    ).toEqual({
       maxProjects: 2,
       projectsUsed: 5,
       plan: "free",
@@ -169,7 +203,9 @@ describe("paging", () => {
     const { call } = await start();
     const page = await call("GET", "/projects?limit=2&skip=1");
     expect(page.body.data).toHaveLength(2);
-    expect(Object.fromEntries(["x-total-count", "x-limit", "x-skip", "x-has-more"].map((h) => [h, page.headers.get(h)]))).toEqual({
+    expect(
+      Object.fromEntries(["x-total-count", "x-limit", "x-skip", "x-has-more"].map((h) => [h, page.headers.get(h)])),
+    ).toEqual({
       "x-total-count": "5",
       "x-limit": "2",
       "x-skip": "1",
@@ -212,9 +248,18 @@ describe("multi-prompt batches (§4, T6)", () => {
 
   it("runs the prompts in order, agent/status flipping init/done between them until multiPrompt is done", async () => {
     const { sim, data, error, sim_ } = await start();
-    const started = await data("POST", "/projects/booking-app/agent/start", { multiPrompt: { prompts: ["One [minutes=2]", "Two [minutes=2]", "Three [minutes=2]"] } });
-    expect(started).toMatchObject({ status: "init", multiPrompt: { totalPrompts: 3 }, message: expect.stringMatching(/hours/) });
-    expect(await error("POST", "/projects/booking-app/agent/start", { prompt: "single" })).toMatchObject({ status: 409, errorCode: "AUTO_EXECUTION_ALREADY_ACTIVE" });
+    const started = await data("POST", "/projects/booking-app/agent/start", {
+      multiPrompt: { prompts: ["One [minutes=2]", "Two [minutes=2]", "Three [minutes=2]"] },
+    });
+    expect(started).toMatchObject({
+      status: "init",
+      multiPrompt: { totalPrompts: 3 },
+      message: expect.stringMatching(/hours/),
+    });
+    expect(await error("POST", "/projects/booking-app/agent/start", { prompt: "single" })).toMatchObject({
+      status: 409,
+      errorCode: "AUTO_EXECUTION_ALREADY_ACTIVE",
+    });
 
     const seen: string[] = [];
     for (let minute = 0; minute <= 9; minute++) {
@@ -237,7 +282,11 @@ describe("multi-prompt batches (§4, T6)", () => {
     ]);
     const status = await data("GET", "/projects/booking-app/agent/status");
     expect(status.multiPrompt.prompts.map((p: Any) => p.status)).toEqual(["done", "done", "done"]);
-    expect(status.realtimeConversation.filter((m: Any) => m.author === "user").map((m: Any) => m.message)).toEqual(["One [minutes=2]", "Two [minutes=2]", "Three [minutes=2]"]);
+    expect(status.realtimeConversation.filter((m: Any) => m.author === "user").map((m: Any) => m.message)).toEqual([
+      "One [minutes=2]",
+      "Two [minutes=2]",
+      "Three [minutes=2]",
+    ]);
     expect((await data("GET", "/projects/booking-app")).multiPrompt).toMatchObject({ status: "done", totalPrompts: 3 });
     // every prompt billed as a run
     expect(500 - sim.balance().credits).toBeGreaterThanOrEqual(30);
@@ -245,7 +294,10 @@ describe("multi-prompt batches (§4, T6)", () => {
 
   it("plans the prompts from the goal with letTotalumDecide, and agent/stop cancels the batch", async () => {
     const { data, sim_ } = await start();
-    const started = await data("POST", "/projects/booking-app/agent/start", { prompt: "A shop [prompts=4] [minutes=3]", multiPrompt: { letTotalumDecide: true } });
+    const started = await data("POST", "/projects/booking-app/agent/start", {
+      prompt: "A shop [prompts=4] [minutes=3]",
+      multiPrompt: { letTotalumDecide: true },
+    });
     expect(started.multiPrompt).toBeUndefined();
     const planning = await data("GET", "/projects/booking-app/agent/status");
     expect(planning.multiPrompt).toMatchObject({ status: "planning", totalPrompts: 0, currentPromptIndex: -1 });
@@ -254,6 +306,8 @@ describe("multi-prompt batches (§4, T6)", () => {
     expect(running.multiPrompt).toMatchObject({ status: "executing", totalPrompts: 4, currentPromptIndex: 0 });
     expect(running.multiPrompt.prompts[0].prompt).toBe("Step 1 of 4: A shop [prompts=4] [minutes=3]");
     expect(await data("POST", "/projects/booking-app/agent/stop")).toEqual({ message: "Agent stop signal sent" });
-    expect((await data("GET", "/projects/booking-app/agent/status")).multiPrompt).toMatchObject({ status: "cancelled" });
+    expect((await data("GET", "/projects/booking-app/agent/status")).multiPrompt).toMatchObject({
+      status: "cancelled",
+    });
   });
 });

@@ -1,7 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { BuildSimulator, CREDIT_COSTS, type BuildSimulatorOptions } from "../../src/sandbox/simulators/builder/index.js";
+import {
+  BuildSimulator,
+  CREDIT_COSTS,
+  type BuildSimulatorOptions,
+} from "../../src/sandbox/simulators/builder/index.js";
 
 const KEY = "tlm_sk_test_key_0123456789";
 const MINUTE = 60_000;
@@ -25,13 +29,25 @@ afterEach(async () => {
 /** The injected clock only moves on advance(): the details cache and the start lag are off unless a test turns them on. */
 async function start(options: Partial<BuildSimulatorOptions> = {}) {
   const clock = { t: T0 };
-  const sim = new BuildSimulator({ apiKey: KEY, timeScale: TIME_SCALE, now: () => clock.t, detailsCacheMs: 0, startLagMs: 0, ...options });
+  const sim = new BuildSimulator({
+    apiKey: KEY,
+    timeScale: TIME_SCALE,
+    now: () => clock.t,
+    detailsCacheMs: 0,
+    startLagMs: 0,
+    ...options,
+  });
   const server = createServer((req, res) => void sim.router.handle(req, res, req.url!));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/vcaas`;
 
-  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = { "api-key": KEY }): Promise<Reply> {
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = { "api-key": KEY },
+  ): Promise<Reply> {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = typeof body === "string" ? body : JSON.stringify(body);
@@ -62,7 +78,12 @@ async function start(options: Partial<BuildSimulatorOptions> = {}) {
 describe("auth and envelope", () => {
   it("rejects a missing or wrong key with the bare 401 body, before routing and JSON parsing", async () => {
     const { call } = await start();
-    const rejected: Array<Record<string, string>> = [{}, { "api-key": "nope" }, { authorization: "Bearer nope" }, { authorization: KEY }];
+    const rejected: Array<Record<string, string>> = [
+      {},
+      { "api-key": "nope" },
+      { authorization: "Bearer nope" },
+      { authorization: KEY },
+    ];
     for (const headers of rejected) {
       const r = await call("GET", "/account", undefined, headers);
       expect(r.status).toBe(401);
@@ -105,7 +126,12 @@ describe("auth and envelope", () => {
 describe("create project", () => {
   it("creates, charges recurrent credits first, and boots the server", async () => {
     const { sim, data, advance } = await start();
-    const created = await data("POST", "/projects", { projectId: "my-shop", description: "A shop", label: "Shop", groupId: "grp_marketing" });
+    const created = await data("POST", "/projects", {
+      projectId: "my-shop",
+      description: "A shop",
+      label: "Shop",
+      groupId: "grp_marketing",
+    });
     expect(created).toEqual({
       projectId: "my-shop",
       description: "A shop",
@@ -141,12 +167,19 @@ describe("create project", () => {
     const lengths: number[] = [];
     for (let n = 0; n < 6; n++) {
       const d = await data("POST", "/projects/launch", { projectId: "taken-name", prompt: "x [minutes=1]" });
-      expect(d).toMatchObject({ projectId: expect.stringMatching(/^taken-name-[a-z0-9]{2,6}$/), requestedProjectId: "taken-name" });
+      expect(d).toMatchObject({
+        projectId: expect.stringMatching(/^taken-name-[a-z0-9]{2,6}$/),
+        requestedProjectId: "taken-name",
+      });
       lengths.push(d.projectId.length - "taken-name-".length);
     }
     expect(lengths).toEqual([2, 3, 4, 5, 6, 6]);
     const before = sim.balance().credits;
-    await expectError(call("POST", "/projects/launch", { projectId: "taken-name", prompt: "x" }), 409, "PROJECT_ALREADY_EXISTS");
+    await expectError(
+      call("POST", "/projects/launch", { projectId: "taken-name", prompt: "x" }),
+      409,
+      "PROJECT_ALREADY_EXISTS",
+    );
     expect(sim.balance().credits).toBe(before);
 
     const long = "a".repeat(35);
@@ -207,7 +240,10 @@ describe("launch", () => {
     ["MISSING_PROMPT", { prompt: undefined }],
     ["INVALID_FILES", { files: "x" }],
     ["INVALID_FILES", { files: [1] }],
-    ["TOO_MANY_FILES", { files: Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, url: "https://example.com/a.png" })) }],
+    [
+      "TOO_MANY_FILES",
+      { files: Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, url: "https://example.com/a.png" })) },
+    ],
     ["INVALID_FILE_NAME", { files: [{ url: "https://example.com/a.png" }] }],
     ["INVALID_FILE_SOURCE", { files: [{ name: "a" }] }],
     ["INVALID_FILE_SOURCE", { files: [{ name: "a", url: "https://example.com/a.png", content: png }] }],
@@ -219,9 +255,20 @@ describe("launch", () => {
     ["INVALID_FILE_CONTENT", { files: [{ name: "a", content: "not base64!!" }] }],
     ["INVALID_SECRETS", { secrets: {} }],
     ["INVALID_SECRETS", { secrets: ["x"] }],
-    ["TOO_MANY_SECRETS", { secrets: Array.from({ length: 51 }, (_, i) => ({ secretName: `S${i}`, secretValue: "v" })) }],
+    [
+      "TOO_MANY_SECRETS",
+      { secrets: Array.from({ length: 51 }, (_, i) => ({ secretName: `S${i}`, secretValue: "v" })) },
+    ],
     ["MISSING_SECRET_FIELDS", { secrets: [{ secretName: "A" }] }],
-    ["DUPLICATE_SECRET_NAME", { secrets: [{ secretName: "A", secretValue: "1" }, { secretName: "A", secretValue: "2" }] }],
+    [
+      "DUPLICATE_SECRET_NAME",
+      {
+        secrets: [
+          { secretName: "A", secretValue: "1" },
+          { secretName: "A", secretValue: "2" },
+        ],
+      },
+    ],
     ["INVALID_SECRET_ENVIRONMENT", { secrets: [{ secretName: "A", secretValue: "1", environment: "staging" }] }],
     ["INVALID_CREDIT_LIMITS", { creditLimits: 5 }],
     ["INVALID_LIMIT", { creditLimits: { maxDevelopmentCreditsPerMonth: 0 } }],
@@ -275,7 +322,10 @@ describe("launch", () => {
         { name: "mock.png", url: "https://example.com/mock.png", description: "home mockup" },
         { name: "logo.png", content: `data:image/png;base64,${png}`, imageDescription: "logo" },
       ],
-      secrets: [{ secretName: "STRIPE_API_KEY", secretValue: "sk_super_secret_value", environment: "production" }, { secretName: "OTHER", secretValue: "other_secret_value" }],
+      secrets: [
+        { secretName: "STRIPE_API_KEY", secretValue: "sk_super_secret_value", environment: "production" },
+        { secretName: "OTHER", secretValue: "other_secret_value" },
+      ],
       figma: { token },
     });
     expect(r.status, r.text).toBe(200);
@@ -294,7 +344,11 @@ describe("launch", () => {
       warnings: [],
     });
     expect(d.requestedProjectId).toBeUndefined();
-    expect(d.files[0]).toEqual({ name: "mock.png", imageDescription: "home mockup", url: "https://example.com/mock.png" });
+    expect(d.files[0]).toEqual({
+      name: "mock.png",
+      imageDescription: "home mockup",
+      url: "https://example.com/mock.png",
+    });
     expect(d.files[1].imageDescription).toBe("logo");
     expect(d.files[1].url).toMatch(/^https:\/\/files\.sandbox-apps\.example\/launch-one\/.+signature=/);
     expect(d.secrets.map((s: Any) => Object.keys(s).sort())).toEqual([
@@ -313,7 +367,10 @@ describe("launch", () => {
     expect(sim.storedSecretValue("launch-one", "STRIPE_API_KEY")).toBe("sk_super_secret_value");
 
     const again = await call("POST", "/projects/launch", { ...valid });
-    expect(again.body.data).toMatchObject({ projectId: expect.stringMatching(/^launch-one-[a-z0-9]{2}$/), requestedProjectId: "launch-one" });
+    expect(again.body.data).toMatchObject({
+      projectId: expect.stringMatching(/^launch-one-[a-z0-9]{2}$/),
+      requestedProjectId: "launch-one",
+    });
     expect(again.body.data.label).toBeUndefined();
     expect(again.body.data.agent.warnings).toBeUndefined();
   });
@@ -354,7 +411,12 @@ describe("agent runs", () => {
     const mid = await data("GET", "/projects/runner/agent/status");
     expect(mid.status).toBe("init");
     expect(mid.creditsSpent).toBeGreaterThan(0);
-    expect(mid.realtimeConversation.map((m: Any) => m.messageType)).toEqual(["regular", "starting", "building", "building"]);
+    expect(mid.realtimeConversation.map((m: Any) => m.messageType)).toEqual([
+      "regular",
+      "starting",
+      "building",
+      "building",
+    ]);
 
     advance(2.5);
     const done = await data("GET", "/projects/runner");
@@ -407,12 +469,26 @@ describe("agent runs", () => {
   // refused with 403 (launch: a warning of step agent); a run that started finishes, billed up to the cap.
   it("refuses a run over the project's development credit cap, and bills a started run up to it", async () => {
     const { call, data, advance, expectError } = await start();
-    const refused = await data("POST", "/projects/launch", { projectId: "capped", prompt: "Big app [minutes=5]", creditLimits: { maxDevelopmentCreditsPerMonth: 3 } });
+    const refused = await data("POST", "/projects/launch", {
+      projectId: "capped",
+      prompt: "Big app [minutes=5]",
+      creditLimits: { maxDevelopmentCreditsPerMonth: 3 },
+    });
     expect(refused.agent.started).toBe(false);
-    expect(refused.warnings).toEqual([expect.objectContaining({ step: "agent", errorCode: "PROJECT_CREDIT_LIMIT_REACHED" })]);
-    await expectError(call("POST", "/projects/capped/agent/start", { prompt: "again" }), 403, "PROJECT_CREDIT_LIMIT_REACHED");
+    expect(refused.warnings).toEqual([
+      expect.objectContaining({ step: "agent", errorCode: "PROJECT_CREDIT_LIMIT_REACHED" }),
+    ]);
+    await expectError(
+      call("POST", "/projects/capped/agent/start", { prompt: "again" }),
+      403,
+      "PROJECT_CREDIT_LIMIT_REACHED",
+    );
 
-    await data("POST", "/projects/launch", { projectId: "capped-two", prompt: "Big app [minutes=5]", creditLimits: { maxDevelopmentCreditsPerMonth: 12 } });
+    await data("POST", "/projects/launch", {
+      projectId: "capped-two",
+      prompt: "Big app [minutes=5]",
+      creditLimits: { maxDevelopmentCreditsPerMonth: 12 },
+    });
     advance(5);
     const status = await data("GET", "/projects/capped-two/agent/status");
     expect(status.realtimeConversation.at(-1).messageType).toBe("finished");
@@ -426,7 +502,10 @@ describe("agent runs", () => {
     advance(30);
     const status = await data("GET", "/projects/endless/agent/status");
     expect(status).toMatchObject({ status: "done", creditsSpent: 60 });
-    expect(status.realtimeConversation.at(-1)).toMatchObject({ messageType: "limit-reached", message: expect.stringMatching(/time limit \(30 minutes\)/) });
+    expect(status.realtimeConversation.at(-1)).toMatchObject({
+      messageType: "limit-reached",
+      message: expect.stringMatching(/time limit \(30 minutes\)/),
+    });
     expect(sim.balance().credits).toBe(439);
     expect((await data("GET", "/projects/endless/versions")).totalCount).toBe(1);
 
@@ -470,7 +549,11 @@ describe("deployments, recovery, import", () => {
     await expectError(call("POST", "/projects/empty-sandbox/deployments/deploy", {}), 409, "SERVER_NOT_READY");
     expect(sim.balance().credits).toBe(497);
     // Reference §5 ([RC]): a never-published project reads {status: null, createdAt: null}.
-    expect(await data("GET", "/projects/empty-sandbox/deployments/status")).toEqual({ projectId: "empty-sandbox", status: null, createdAt: null });
+    expect(await data("GET", "/projects/empty-sandbox/deployments/status")).toEqual({
+      projectId: "empty-sandbox",
+      status: null,
+      createdAt: null,
+    });
 
     advance(1);
     expect(await data("POST", "/projects/empty-sandbox/deployments/deploy", {})).toMatchObject({ status: "deploying" });
@@ -501,8 +584,15 @@ describe("deployments, recovery, import", () => {
     await expectError(call("POST", "/projects/acme-storefront/versions/nope/recover", {}), 404, "VERSION_NOT_FOUND");
     await data("POST", `/projects/acme-storefront/versions/${versions[0]._id}/recover`, {});
     expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.RECOVER_VERSION);
-    expect((await data("GET", "/projects/acme-storefront")).versionRecovery).toMatchObject({ status: "recovering", versionId: versions[0]._id });
-    await expectError(call("POST", `/projects/acme-storefront/versions/${versions[0]._id}/recover`, {}), 409, "RECOVERY_RUNNING");
+    expect((await data("GET", "/projects/acme-storefront")).versionRecovery).toMatchObject({
+      status: "recovering",
+      versionId: versions[0]._id,
+    });
+    await expectError(
+      call("POST", `/projects/acme-storefront/versions/${versions[0]._id}/recover`, {}),
+      409,
+      "RECOVERY_RUNNING",
+    );
     await expectError(call("POST", "/projects/acme-storefront/agent/start", { prompt: "x" }), 409, "RECOVERY_RUNNING");
     advance(2);
     expect((await data("GET", "/projects/acme-storefront")).versionRecovery).toBeNull();
@@ -521,9 +611,15 @@ describe("deployments, recovery, import", () => {
   it("reports imports started through startImport until they end or go stale", async () => {
     const { sim, call, data, advance, expectError } = await start();
     sim.startImport("spring-campaign");
-    expect((await data("GET", "/projects/spring-campaign")).importInProgress).toEqual({ startedAt: expect.any(String) });
+    expect((await data("GET", "/projects/spring-campaign")).importInProgress).toEqual({
+      startedAt: expect.any(String),
+    });
     // Reference §1.6/§4: prompting during an import answers IMPORT_IN_PROGRESS (was our IMPORT_RUNNING).
-    await expectError(call("POST", "/projects/spring-campaign/agent/start", { prompt: "x" }), 409, "IMPORT_IN_PROGRESS");
+    await expectError(
+      call("POST", "/projects/spring-campaign/agent/start", { prompt: "x" }),
+      409,
+      "IMPORT_IN_PROGRESS",
+    );
     advance(4);
     expect((await data("GET", "/projects/spring-campaign")).importInProgress).toBeNull();
 
@@ -545,17 +641,32 @@ describe("secrets, domain, database, demo data", () => {
   it("stores secrets without returning values", async () => {
     const { sim, call, data, expectError } = await start();
     const s = await data("POST", "/projects/booking-app/secrets", { secretName: "API_TOKEN", secretValue: "v1" });
-    expect(s).toEqual({ _id: expect.any(String), secretName: "API_TOKEN", environment: "both", createdAt: expect.any(String) });
+    expect(s).toEqual({
+      _id: expect.any(String),
+      secretName: "API_TOKEN",
+      environment: "both",
+      createdAt: expect.any(String),
+    });
     // Reference §8 (replaces update by name): no update endpoint; a second POST creates a second secret.
-    const s2 = await data("POST", "/projects/booking-app/secrets", { secretName: "API_TOKEN", secretValue: "v2", environment: "development" });
+    const s2 = await data("POST", "/projects/booking-app/secrets", {
+      secretName: "API_TOKEN",
+      secretValue: "v2",
+      environment: "development",
+    });
     expect(s2._id).not.toBe(s._id);
-    expect((await data("GET", "/projects/booking-app")).secrets.filter((x: Any) => x.secretName === "API_TOKEN")).toHaveLength(2);
+    expect(
+      (await data("GET", "/projects/booking-app")).secrets.filter((x: Any) => x.secretName === "API_TOKEN"),
+    ).toHaveLength(2);
     expect(sim.storedSecretValue("booking-app", "API_TOKEN")).toBe("v2");
     const details = await call("GET", "/projects/internal-dashboard");
     expect(details.body.data.secrets).toHaveLength(2);
     expect(details.text).not.toContain("secretValue");
     await expectError(call("POST", "/projects/booking-app/secrets", { secretName: "X" }), 400, "MISSING_SECRET_FIELDS");
-    await expectError(call("POST", "/projects/booking-app/secrets", { secretName: "X", secretValue: "y", environment: "qa" }), 400, "INVALID_SECRET_ENVIRONMENT");
+    await expectError(
+      call("POST", "/projects/booking-app/secrets", { secretName: "X", secretValue: "y", environment: "qa" }),
+      400,
+      "INVALID_SECRET_ENVIRONMENT",
+    );
     expect(await data("DELETE", `/projects/booking-app/secrets/${s2._id}`)).toEqual({ success: true });
     expect(sim.storedSecretValue("booking-app", "API_TOKEN")).toBe("v1");
     await data("DELETE", `/projects/booking-app/secrets/${s._id}`);
@@ -569,9 +680,21 @@ describe("secrets, domain, database, demo data", () => {
   it("adds a custom domain only after a successful deployment, with zone-relative CNAME and TXT records", async () => {
     const { sim, call, data, advance, expectError } = await start();
     await expectError(call("PUT", "/projects/spring-campaign/domain", {}), 400, "MISSING_HOSTNAME");
-    await expectError(call("PUT", "/projects/spring-campaign/domain", { hostname: "not a host" }), 400, "INVALID_HOSTNAME");
-    await expectError(call("PUT", "/projects/spring-campaign/domain", { hostname: "example.com" }), 400, "INVALID_HOSTNAME");
-    await expectError(call("PUT", "/projects/spring-campaign/domain", { hostname: "spring.example.com" }), 404, "NO_DEPLOYMENT");
+    await expectError(
+      call("PUT", "/projects/spring-campaign/domain", { hostname: "not a host" }),
+      400,
+      "INVALID_HOSTNAME",
+    );
+    await expectError(
+      call("PUT", "/projects/spring-campaign/domain", { hostname: "example.com" }),
+      400,
+      "INVALID_HOSTNAME",
+    );
+    await expectError(
+      call("PUT", "/projects/spring-campaign/domain", { hostname: "spring.example.com" }),
+      404,
+      "NO_DEPLOYMENT",
+    );
     await expectError(call("DELETE", "/projects/spring-campaign/domain"), 404, "NO_DEPLOYMENT");
     expect(sim.balance().credits).toBe(500);
     expect((await data("GET", "/projects/spring-campaign")).customDomain).toBeNull();
@@ -589,13 +712,17 @@ describe("secrets, domain, database, demo data", () => {
       ],
     });
     expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.CREATE_DEPLOYMENT - CREDIT_COSTS.ADD_CUSTOM_DOMAIN);
-    expect((await data("GET", "/projects/spring-campaign")).productionProjectUrl).toBe("spring-campaign.sandbox-apps.example");
+    expect((await data("GET", "/projects/spring-campaign")).productionProjectUrl).toBe(
+      "spring-campaign.sandbox-apps.example",
+    );
     advance(10);
     const details = await data("GET", "/projects/spring-campaign");
     expect(details.customDomain).toMatchObject({ status: "active", sslStatus: "active" });
     // §3: the details name the active custom domain; the list keeps the canonical host.
     expect(details.productionProjectUrl).toBe("spring.example.com");
-    expect((await data("GET", "/projects?search=spring-campaign"))[0].productionProjectUrl).toBe("spring-campaign.sandbox-apps.example");
+    expect((await data("GET", "/projects?search=spring-campaign"))[0].productionProjectUrl).toBe(
+      "spring-campaign.sandbox-apps.example",
+    );
     expect(await data("DELETE", "/projects/spring-campaign/domain")).toEqual({ message: "Custom domain removed" });
     expect(await data("DELETE", "/projects/spring-campaign/domain")).toEqual({ message: "Custom domain removed" });
   });
@@ -610,7 +737,9 @@ describe("secrets, domain, database, demo data", () => {
     });
     advance(5);
     const { conversation } = await data("GET", "/projects/has-key/agent/full-conversation");
-    expect(conversation.find((m: Any) => m.secretKeysNeeded).secretKeysNeeded.STRIPE_API_KEY).toMatchObject({ isProvided: false });
+    expect(conversation.find((m: Any) => m.secretKeysNeeded).secretKeysNeeded.STRIPE_API_KEY).toMatchObject({
+      isProvided: false,
+    });
   });
 
   // §7, T2: the old recovered version had no recoveredVersionId, so the second completion signal was missing.
@@ -622,14 +751,19 @@ describe("secrets, domain, database, demo data", () => {
     advance(3);
     const after = await data("GET", "/projects/acme-storefront/versions");
     expect(after.totalCount).toBe(versions.length + 1);
-    expect(after.versions.find((v: Any) => v.recoveredVersionId === target)).toMatchObject({ commitSha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    expect(after.versions.find((v: Any) => v.recoveredVersionId === target)).toMatchObject({
+      commitSha: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
   });
 
   // §3, T10: the old simulator always set temporalDevelopmentProjectUrl and never cachedDevelopmentUrl.
   it("has no live preview before the server first started, and names the cached one while it sleeps", async () => {
     const { data, advance } = await start();
     await data("POST", "/projects", { projectId: "fresh-one" });
-    expect(await data("GET", "/projects/fresh-one")).toMatchObject({ temporalDevelopmentProjectUrl: "", cachedDevelopmentUrl: "" });
+    expect(await data("GET", "/projects/fresh-one")).toMatchObject({
+      temporalDevelopmentProjectUrl: "",
+      cachedDevelopmentUrl: "",
+    });
     advance(2);
     expect(await data("GET", "/projects/fresh-one")).toMatchObject({
       temporalDevelopmentProjectUrl: "https://fresh-one.dev.sandbox-apps.example",
@@ -646,28 +780,52 @@ describe("secrets, domain, database, demo data", () => {
   // _count, _select or _aggregate, and listed properties as an array with type "relation".
   it("queries with the documented _filter operators, _or, _count, _select, _omit and _aggregate", async () => {
     const { data, call, expectError } = await start();
-    const q = (queryOptions: Any, tableName = "orders") => data("POST", "/projects/acme-storefront/database/query", { tableName, queryOptions });
+    const q = (queryOptions: Any, tableName = "orders") =>
+      data("POST", "/projects/acme-storefront/database/query", { tableName, queryOptions });
     const { results: all } = await q({ _limit: 1000 });
     const big = all.filter((r: Any) => r.total >= 100);
     expect(big.length).toBeGreaterThan(0);
     expect((await q({ _filter: { total: { gte: 100 } }, _limit: 1000 })).results).toHaveLength(big.length);
-    expect((await q({ _filter: { total: { gte: 100, lt: 200 } }, _limit: 1000 })).results).toHaveLength(big.filter((r: Any) => r.total < 200).length);
+    expect((await q({ _filter: { total: { gte: 100, lt: 200 } }, _limit: 1000 })).results).toHaveLength(
+      big.filter((r: Any) => r.total < 200).length,
+    );
     expect((await q({ _filter: { status: { in: ["paid", "shipped"] } }, _limit: 1000 })).results).toHaveLength(12);
-    expect((await q({ _filter: { _or: [{ status: "paid" }, { status: "refunded" }] }, _limit: 1000 })).results).toHaveLength(12);
-    expect((await q({ _filter: { name: { startsWith: "ana" } } }, "customers")).results.map((r: Any) => r.name)).toEqual(["Ana Lopez", "Ana Smith", "Ana Novak"]);
+    expect(
+      (await q({ _filter: { _or: [{ status: "paid" }, { status: "refunded" }] }, _limit: 1000 })).results,
+    ).toHaveLength(12);
+    expect(
+      (await q({ _filter: { name: { startsWith: "ana" } } }, "customers")).results.map((r: Any) => r.name),
+    ).toEqual(["Ana Lopez", "Ana Smith", "Ana Novak"]);
     expect((await q({ _filter: { email: { regex: "^EMMA", options: "i" } } }, "customers")).results).toHaveLength(3);
-    expect(await q({ _filter: { status: "paid" }, _count: true, _limit: 2 })).toMatchObject({ _count: { _total: 6 }, results: [expect.anything(), expect.anything()] });
+    expect(await q({ _filter: { status: "paid" }, _count: true, _limit: 2 })).toMatchObject({
+      _count: { _total: 6 },
+      results: [expect.anything(), expect.anything()],
+    });
     expect(Object.keys((await q({ _select: { total: true }, _limit: 1 })).results[0]).sort()).toEqual(["_id", "total"]);
     expect((await q({ _omit: { customer: true }, _limit: 1 })).results[0].customer).toBeUndefined();
     const sum = all.reduce((n: number, r: Any) => n + r.total, 0);
-    expect((await q({ _aggregate: { _sum: { total: true }, _count: true } })).aggregations).toEqual({ _sum: { total: Math.round(sum * 1000) / 1000 }, _count: 30 });
+    expect((await q({ _aggregate: { _sum: { total: true }, _count: true } })).aggregations).toEqual({
+      _sum: { total: Math.round(sum * 1000) / 1000 },
+      _count: 30,
+    });
     expect((await q({ _aggregate: { _count: true }, _groupBy: "status" })).aggregations).toHaveLength(5);
-    await expectError(call("POST", "/projects/acme-storefront/database/query", { tableName: "orders", queryOptions: { _filter: { total: { between: 1 } } } }), 400, "INVALID_QUERY_OPTIONS");
+    await expectError(
+      call("POST", "/projects/acme-storefront/database/query", {
+        tableName: "orders",
+        queryOptions: { _filter: { total: { between: 1 } } },
+      }),
+      400,
+      "INVALID_QUERY_OPTIONS",
+    );
 
     const { tables } = await data("GET", "/projects/acme-storefront/database/tables-structure");
     const orders = tables.find((t: Any) => t.type === "orders");
     expect(Array.isArray(orders.properties)).toBe(false);
-    expect(orders.properties.customer).toMatchObject({ name: "customer", propertyType: "objectReference", objectReference: { objectReferenceRelation: "manyToOne" } });
+    expect(orders.properties.customer).toMatchObject({
+      name: "customer",
+      propertyType: "objectReference",
+      objectReference: { objectReferenceRelation: "manyToOne" },
+    });
     expect(orders.properties.total).toMatchObject({ id: expect.any(String), propertyType: "number" });
   });
 
@@ -685,7 +843,10 @@ describe("secrets, domain, database, demo data", () => {
 
     const { tables } = await data("GET", "/projects/acme-storefront/database/tables-structure");
     expect(tables.map((t: Any) => t.type)).toEqual(["customers", "orders"]);
-    const all = await data("POST", "/projects/acme-storefront/database/query", { tableName: "customers", queryOptions: { _limit: 100 } });
+    const all = await data("POST", "/projects/acme-storefront/database/query", {
+      tableName: "customers",
+      queryOptions: { _limit: 100 },
+    });
     expect(all.results).toHaveLength(30);
     const page = await data("POST", "/projects/acme-storefront/database/query", {
       tableName: "orders",
@@ -694,7 +855,11 @@ describe("secrets, domain, database, demo data", () => {
     expect(page.results).toHaveLength(2);
     expect(page.results.every((r: Any) => r.status === "paid")).toBe(true);
     expect(page.results[0].total).toBeGreaterThanOrEqual(page.results[1].total);
-    await expectError(call("POST", "/projects/acme-storefront/database/query", { tableName: "nope" }), 404, "TABLE_NOT_FOUND");
+    await expectError(
+      call("POST", "/projects/acme-storefront/database/query", { tableName: "nope" }),
+      404,
+      "TABLE_NOT_FOUND",
+    );
 
     await data("DELETE", "/projects/booking-app");
     await expectError(call("GET", "/projects/booking-app"), 404, "PROJECT_NOT_FOUND");
@@ -707,9 +872,24 @@ describe("list projects", () => {
   it("lists newest first with list item fields", async () => {
     const { data } = await start();
     const items = await data("GET", "/projects");
-    expect(ids(items)).toEqual(["booking-app", "internal-dashboard", "spring-campaign", "empty-sandbox", "acme-storefront"]);
+    expect(ids(items)).toEqual([
+      "booking-app",
+      "internal-dashboard",
+      "spring-campaign",
+      "empty-sandbox",
+      "acme-storefront",
+    ]);
     expect(Object.keys(items[4]).sort()).toEqual(
-      ["createdAt", "description", "label", "lastModifiedAt", "plan", "previewImageUrl", "productionProjectUrl", "projectId"].sort(),
+      [
+        "createdAt",
+        "description",
+        "label",
+        "lastModifiedAt",
+        "plan",
+        "previewImageUrl",
+        "productionProjectUrl",
+        "projectId",
+      ].sort(),
     );
     expect(items[3].previewImageUrl).toBeUndefined();
     expect(items[3].label).toBeUndefined();

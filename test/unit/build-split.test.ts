@@ -8,7 +8,13 @@ import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs build script without types
 import { bundleServer, startupBytes } from "../../scripts/build.mjs";
 
-type Metafile = { inputs: Record<string, unknown>; outputs: Record<string, { bytes: number; inputs: Record<string, unknown>; imports: { path: string; kind: string }[] }> };
+type Metafile = {
+  inputs: Record<string, unknown>;
+  outputs: Record<
+    string,
+    { bytes: number; inputs: Record<string, unknown>; imports: { path: string; kind: string }[] }
+  >;
+};
 
 const dir = mkdtempSync(join(tmpdir(), "switchboard-split-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,15 +32,29 @@ describe("the published build", () => {
     const visit = (file: string) => {
       if (start.has(file)) return;
       start.add(file);
-      for (const i of metafile.outputs[file].imports) if (i.kind === "import-statement" && metafile.outputs[i.path]) visit(i.path);
+      for (const i of metafile.outputs[file].imports)
+        if (i.kind === "import-statement" && metafile.outputs[i.path]) visit(i.path);
     };
     visit(entry);
     for (const i of metafile.outputs[entry].imports) if (i.kind === "dynamic-import") visit(i.path);
     const loaded = [...start].flatMap((f) => Object.keys(metafile.outputs[f].inputs));
     expect(loaded.some((i) => i.startsWith("src/services/"))).toBe(true);
-    for (const lazy of [/^src\/sandbox\//, /node_modules\/ioredis\//, /^src\/core\/state\/redis\.ts$/, /^src\/core\/http\/transport\.ts$/, /^src\/core\/stdio-entry\.ts$/, /node_modules\/jose\//]) {
-      expect(loaded.filter((i) => lazy.test(i)), String(lazy)).toEqual([]);
-      expect(Object.keys(metafile.inputs).some((i) => lazy.test(i)), `${lazy} is bundled`).toBe(true);
+    for (const lazy of [
+      /^src\/sandbox\//,
+      /node_modules\/ioredis\//,
+      /^src\/core\/state\/redis\.ts$/,
+      /^src\/core\/http\/transport\.ts$/,
+      /^src\/core\/stdio-entry\.ts$/,
+      /node_modules\/jose\//,
+    ]) {
+      expect(
+        loaded.filter((i) => lazy.test(i)),
+        String(lazy),
+      ).toEqual([]);
+      expect(
+        Object.keys(metafile.inputs).some((i) => lazy.test(i)),
+        `${lazy} is bundled`,
+      ).toBe(true);
     }
     expect(startupBytes(metafile, entry)).toBe([...start].reduce((sum, f) => sum + metafile.outputs[f].bytes, 0));
   });

@@ -84,8 +84,21 @@ describe("configuration", () => {
   });
 
   it("reads flags and numeric variables", () => {
-    const c = serve(["--transport", "http", "--port", "8080", "--read-only"], { ...BUILD, BUILD_CONFIRM_SPEND: "5", UPSTREAM_TIMEOUT_MS: "1500", MCP_MAX_SESSIONS: "7", MCP_SESSION_IDLE_MS: "250" });
-    expect(c).toMatchObject({ transport: "http", port: 8080, readOnly: true, upstreamTimeoutMs: 1500, maxSessions: 7, sessionIdleMs: 250 });
+    const c = serve(["--transport", "http", "--port", "8080", "--read-only"], {
+      ...BUILD,
+      BUILD_CONFIRM_SPEND: "5",
+      UPSTREAM_TIMEOUT_MS: "1500",
+      MCP_MAX_SESSIONS: "7",
+      MCP_SESSION_IDLE_MS: "250",
+    });
+    expect(c).toMatchObject({
+      transport: "http",
+      port: 8080,
+      readOnly: true,
+      upstreamTimeoutMs: 1500,
+      maxSessions: 7,
+      sessionIdleMs: 250,
+    });
     expect(c.services.get("build")).toMatchObject({ BUILD_CONFIRM_SPEND: 5 });
     const sandbox = serve(["--sandbox"]);
     expect(sandbox.sandbox).toBe(true);
@@ -105,63 +118,162 @@ describe("configuration", () => {
     [["--bogus"], {}, /^unknown flag --bogus; see --help for the flags$/],
     [["--transport", "carrier-pigeon"], {}, /^--transport must be stdio or http$/],
     [["--port", "70000"], {}, /^--port must be 0-65535$/],
-    [["--toolsets", ""], {}, new RegExp(`^--toolsets is empty: name one or more of ${escapeRegExp(TOOLSET_LIST)}, or all$`)],
+    [
+      ["--toolsets", ""],
+      {},
+      new RegExp(`^--toolsets is empty: name one or more of ${escapeRegExp(TOOLSET_LIST)}, or all$`),
+    ],
     [["--toolsets", " , "], BUILD, /^--toolsets is empty: /],
-    [["--toolsets", "build,rockets"], BUILD, new RegExp(`^unknown toolset rockets; the toolsets are ${escapeRegExp(TOOLSET_LIST)}, or all$`)],
+    [
+      ["--toolsets", "build,rockets"],
+      BUILD,
+      new RegExp(`^unknown toolset rockets; the toolsets are ${escapeRegExp(TOOLSET_LIST)}, or all$`),
+    ],
     [["deploy"], {}, /^unknown command "deploy"; the only command is "sandbox"/],
     [[], { LOG_LEVEL: "loud" }, /^LOG_LEVEL must be debug, info, warn or error$/],
     [[], { UPSTREAM_TIMEOUT_MS: "-5" }, /^UPSTREAM_TIMEOUT_MS: must be positive$/],
     [[], { MCP_MAX_SESSIONS: "lots" }, /^MCP_MAX_SESSIONS: must be a number$/],
     [[], { MCP_REQUEST_STATE_KEY: "too-short" }, /^MCP_REQUEST_STATE_KEY must be at least 32 characters$/],
-    [["--transport", "http"], { MCP_STATE_URL: "redis://127.0.0.1:6379" }, /^MCP_STATE_URL needs MCP_STATE_KEY: set it to 32\+ random characters/],
-    [["--transport", "http"], { MCP_STATE_URL: "http://127.0.0.1:6379", MCP_STATE_KEY: "k".repeat(32) }, /^MCP_STATE_URL must be a redis:\/\/ or rediss:\/\/ URL$/],
-    [["--transport", "http"], { MCP_STATE_URL: "redis://127.0.0.1:6379", MCP_STATE_KEY: "short" }, /^MCP_STATE_KEY must be at least 32 characters$/],
+    [
+      ["--transport", "http"],
+      { MCP_STATE_URL: "redis://127.0.0.1:6379" },
+      /^MCP_STATE_URL needs MCP_STATE_KEY: set it to 32\+ random characters/,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_STATE_URL: "http://127.0.0.1:6379", MCP_STATE_KEY: "k".repeat(32) },
+      /^MCP_STATE_URL must be a redis:\/\/ or rediss:\/\/ URL$/,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_STATE_URL: "redis://127.0.0.1:6379", MCP_STATE_KEY: "short" },
+      /^MCP_STATE_KEY must be at least 32 characters$/,
+    ],
     [[], { MCP_CREDENTIALS: "caller" }, /^MCP_CREDENTIALS=caller needs --transport http/],
     [["--transport", "http"], { MCP_CREDENTIALS: "everyone" }, /^MCP_CREDENTIALS must be operator, caller or linked$/],
     [["--transport", "http"], { MCP_CREDENTIALS: "linked" }, /^MCP_CREDENTIALS=linked needs MCP_AUTH=oauth/],
     [["--transport", "http"], { MCP_AUTH: "password" }, /^MCP_AUTH must be none, token or oauth$/],
     [["--transport", "http"], { MCP_AUTH: "token" }, /^MCP_AUTH=token needs MCP_HTTP_TOKEN/],
     [[], { MCP_AUTH: "oauth", ...OAUTH }, /^MCP_AUTH=oauth needs --transport http/],
-    [["--transport", "http"], { MCP_AUTH: "oauth", MCP_AUTH_ISSUER: OAUTH.MCP_AUTH_ISSUER }, /^MCP_AUTH=oauth needs MCP_PUBLIC_URL/],
-    [["--transport", "http"], { MCP_AUTH: "oauth", MCP_PUBLIC_URL: OAUTH.MCP_PUBLIC_URL }, /^MCP_AUTH=oauth needs MCP_AUTH_ISSUER/],
-    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_PUBLIC_URL: "http://mcp.example.com/mcp" }, /^MCP_PUBLIC_URL must be https:\/\//],
-    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_PUBLIC_URL: "https://mcp.example.com/mcp#x" }, /^MCP_PUBLIC_URL must have no query or fragment/],
-    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_AUTH_ISSUER: "not a url" }, /^MCP_AUTH_ISSUER must be an http\(s\) URL$/],
-    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_HTTP_TOKEN: "t".repeat(32) }, /^MCP_HTTP_TOKEN and MCP_AUTH=oauth exclude each other/],
-    [["--transport", "http"], { MCP_AUTH: "oauth", ...OAUTH, MCP_AUTH_INTROSPECTION_URL: "https://idp.example.com/introspect" }, /^MCP_AUTH_INTROSPECTION_URL needs MCP_AUTH_CLIENT_ID and MCP_AUTH_CLIENT_SECRET/],
-    [["--transport", "http"], { MCP_REPLICA_ID: "no spaces please" }, /^MCP_REPLICA_ID must be 1-32 letters, digits or dashes$/],
+    [
+      ["--transport", "http"],
+      { MCP_AUTH: "oauth", MCP_AUTH_ISSUER: OAUTH.MCP_AUTH_ISSUER },
+      /^MCP_AUTH=oauth needs MCP_PUBLIC_URL/,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_AUTH: "oauth", MCP_PUBLIC_URL: OAUTH.MCP_PUBLIC_URL },
+      /^MCP_AUTH=oauth needs MCP_AUTH_ISSUER/,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_AUTH: "oauth", ...OAUTH, MCP_PUBLIC_URL: "http://mcp.example.com/mcp" },
+      /^MCP_PUBLIC_URL must be https:\/\//,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_AUTH: "oauth", ...OAUTH, MCP_PUBLIC_URL: "https://mcp.example.com/mcp#x" },
+      /^MCP_PUBLIC_URL must have no query or fragment/,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_AUTH: "oauth", ...OAUTH, MCP_AUTH_ISSUER: "not a url" },
+      /^MCP_AUTH_ISSUER must be an http\(s\) URL$/,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_AUTH: "oauth", ...OAUTH, MCP_HTTP_TOKEN: "t".repeat(32) },
+      /^MCP_HTTP_TOKEN and MCP_AUTH=oauth exclude each other/,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_AUTH: "oauth", ...OAUTH, MCP_AUTH_INTROSPECTION_URL: "https://idp.example.com/introspect" },
+      /^MCP_AUTH_INTROSPECTION_URL needs MCP_AUTH_CLIENT_ID and MCP_AUTH_CLIENT_SECRET/,
+    ],
+    [
+      ["--transport", "http"],
+      { MCP_REPLICA_ID: "no spaces please" },
+      /^MCP_REPLICA_ID must be 1-32 letters, digits or dashes$/,
+    ],
     [["sandbox"], { SANDBOX_ACCOUNTS: "12" }, /^SANDBOX_ACCOUNTS must be a whole number from 1 to 9$/],
     [[], { SANDBOX_FAULTS: "[not json" }, /^SANDBOX_FAULTS must be a JSON array of faults$/],
-    [["--transport", "http", "--host", "0.0.0.0"], {}, /^refusing to bind non-loopback host 0\.0\.0\.0 without MCP_HTTP_TOKEN/],
+    [
+      ["--transport", "http", "--host", "0.0.0.0"],
+      {},
+      /^refusing to bind non-loopback host 0\.0\.0\.0 without MCP_HTTP_TOKEN/,
+    ],
     [[], { ...BUILD, BUILD_POLL_INTERVAL_MS: "soon" }, /^BUILD_POLL_INTERVAL_MS: must be a number \(got "soon"\)$/],
-    [[], { ...BUILD, BUILD_CONFIRM_SPEND: "sometimes" }, /^BUILD_CONFIRM_SPEND: must be always, never, or a credit amount above which to ask \(got "sometimes"\)$/],
+    [
+      [],
+      { ...BUILD, BUILD_CONFIRM_SPEND: "sometimes" },
+      /^BUILD_CONFIRM_SPEND: must be always, never, or a credit amount above which to ask \(got "sometimes"\)$/,
+    ],
     [[], { ...BUILD, BUILD_API_BASE_URL: "ftp://x.example" }, /^BUILD_API_BASE_URL: must be an http\(s\) URL/],
   ])("refuses %j %j with a one-line message", (argv, env, message) => {
     expect(refusal(argv, env).message).toMatch(message);
   });
 
   it("reads the OAuth settings: several issuers, the audience defaulting to the public URL, a public bind allowed", () => {
-    const config = serve(["--transport", "http", "--host", "0.0.0.0"], { MCP_AUTH: "oauth", MCP_CREDENTIALS: "linked", MCP_PUBLIC_URL: OAUTH.MCP_PUBLIC_URL, MCP_AUTH_ISSUER: "https://a.example.com, https://b.example.com/realms/x" });
-    expect(config).toMatchObject({ auth: "oauth", credentials: "linked", publicUrl: OAUTH.MCP_PUBLIC_URL, authIssuers: ["https://a.example.com", "https://b.example.com/realms/x"] });
+    const config = serve(["--transport", "http", "--host", "0.0.0.0"], {
+      MCP_AUTH: "oauth",
+      MCP_CREDENTIALS: "linked",
+      MCP_PUBLIC_URL: OAUTH.MCP_PUBLIC_URL,
+      MCP_AUTH_ISSUER: "https://a.example.com, https://b.example.com/realms/x",
+    });
+    expect(config).toMatchObject({
+      auth: "oauth",
+      credentials: "linked",
+      publicUrl: OAUTH.MCP_PUBLIC_URL,
+      authIssuers: ["https://a.example.com", "https://b.example.com/realms/x"],
+    });
     expect(config.authAudience).toBeUndefined();
     expect(serve(["--transport", "http"], { MCP_HTTP_TOKEN: "t".repeat(32) }).auth).toBe("token");
     expect(serve(["--transport", "http"]).auth).toBe("none");
   });
 
   it("names the toolset and what its service needs when the service is not configured", () => {
-    expect(refusal(["--toolsets", "sizing"]).message).toBe("toolset sizing needs the garment size recommendation API: set SIZING_API_KEY and SIZING_API_BASE_URL, or start with --sandbox");
+    expect(refusal(["--toolsets", "sizing"]).message).toBe(
+      "toolset sizing needs the garment size recommendation API: set SIZING_API_KEY and SIZING_API_BASE_URL, or start with --sandbox",
+    );
     // The build service has a default base URL: only its key is missing.
-    expect(refusal(["--toolsets", "drones,build_admin"], DRONES).message).toBe("toolset build_admin needs the project build service: set BUILD_API_KEY, or start with --sandbox");
+    expect(refusal(["--toolsets", "drones,build_admin"], DRONES).message).toBe(
+      "toolset build_admin needs the project build service: set BUILD_API_KEY, or start with --sandbox",
+    );
     // --sandbox configures every service.
     expect(serve(["--sandbox", "--toolsets", "sizing"]).toolsets).toEqual(["sizing"]);
   });
 
   it.each([
-    [{ SIZING_API_KEY: "k" }, "SIZING_API_KEY", "SIZING_API_BASE_URL", /^SIZING_API_KEY is set but SIZING_API_BASE_URL is not: set SIZING_API_BASE_URL to the garment size recommendation API's base URL, or unset SIZING_API_KEY$/],
-    [{ SIZING_API_BASE_URL: "http://127.0.0.1:9/s" }, "SIZING_API_BASE_URL", "SIZING_API_KEY", /^SIZING_API_BASE_URL is set but SIZING_API_KEY is not: /],
-    [{ DRONES_API_KEY: "k" }, "DRONES_API_KEY", "DRONES_API_BASE_URL", /^DRONES_API_KEY is set but DRONES_API_BASE_URL is not: /],
-    [{ DRONES_API_BASE_URL: "http://127.0.0.1:9/d" }, "DRONES_API_BASE_URL", "DRONES_API_KEY", /^DRONES_API_BASE_URL is set but DRONES_API_KEY is not: /],
-    [{ BUILD_API_BASE_URL: "https://build.example.com" }, "BUILD_API_BASE_URL", "BUILD_API_KEY", /^BUILD_API_BASE_URL is set but BUILD_API_KEY is not: set BUILD_API_KEY to use the project build service, or unset BUILD_API_BASE_URL$/],
+    [
+      { SIZING_API_KEY: "k" },
+      "SIZING_API_KEY",
+      "SIZING_API_BASE_URL",
+      /^SIZING_API_KEY is set but SIZING_API_BASE_URL is not: set SIZING_API_BASE_URL to the garment size recommendation API's base URL, or unset SIZING_API_KEY$/,
+    ],
+    [
+      { SIZING_API_BASE_URL: "http://127.0.0.1:9/s" },
+      "SIZING_API_BASE_URL",
+      "SIZING_API_KEY",
+      /^SIZING_API_BASE_URL is set but SIZING_API_KEY is not: /,
+    ],
+    [
+      { DRONES_API_KEY: "k" },
+      "DRONES_API_KEY",
+      "DRONES_API_BASE_URL",
+      /^DRONES_API_KEY is set but DRONES_API_BASE_URL is not: /,
+    ],
+    [
+      { DRONES_API_BASE_URL: "http://127.0.0.1:9/d" },
+      "DRONES_API_BASE_URL",
+      "DRONES_API_KEY",
+      /^DRONES_API_BASE_URL is set but DRONES_API_KEY is not: /,
+    ],
+    [
+      { BUILD_API_BASE_URL: "https://build.example.com" },
+      "BUILD_API_BASE_URL",
+      "BUILD_API_KEY",
+      /^BUILD_API_BASE_URL is set but BUILD_API_KEY is not: set BUILD_API_KEY to use the project build service, or unset BUILD_API_BASE_URL$/,
+    ],
   ])("refuses a service set only half (%j), naming both variables", (env, set, missing, message) => {
     const { message: text } = refusal([], env);
     expect(text).toMatch(message);
@@ -174,12 +286,17 @@ describe("configuration", () => {
 
   it("names BUILD_API_BASE_URL when it is not a URL, and never prints a key", () => {
     const { message } = refusal([], { ...BUILD, BUILD_API_BASE_URL: "notaurl" });
-    expect(message).toMatch(/^BUILD_API_BASE_URL: must be an http\(s\) URL, like https:\/\/api\.example\.com \(got "notaurl"\)$/);
+    expect(message).toMatch(
+      /^BUILD_API_BASE_URL: must be an http\(s\) URL, like https:\/\/api\.example\.com \(got "notaurl"\)$/,
+    );
     expect(message).not.toContain(BUILD.BUILD_API_KEY);
   });
 
   it("refuses BUILD_POLL_INTERVAL_MS below 2000 against a non-loopback URL", () => {
-    for (const env of [{ ...BUILD, BUILD_POLL_INTERVAL_MS: "500" }, { ...BUILD, BUILD_API_BASE_URL: "https://build.example.com", BUILD_POLL_INTERVAL_MS: "1999" }]) {
+    for (const env of [
+      { ...BUILD, BUILD_POLL_INTERVAL_MS: "500" },
+      { ...BUILD, BUILD_API_BASE_URL: "https://build.example.com", BUILD_POLL_INTERVAL_MS: "1999" },
+    ]) {
       const { message } = refusal([], env);
       expect(message).toMatch(/^BUILD_POLL_INTERVAL_MS: must be at least 2000 ms for a real service/);
       expect(message).toContain(`(got "${env.BUILD_POLL_INTERVAL_MS}")`);
@@ -196,28 +313,43 @@ describe("configuration", () => {
     ]);
     const sandboxed = serve(["--sandbox"], { ...BUILD, ...SIZING });
     expect(sandboxed.warnings).toHaveLength(1);
-    expect(sandboxed.warnings[0]).toBe("--sandbox points every service at the built-in simulators: BUILD_API_KEY, SIZING_API_BASE_URL, SIZING_API_KEY ignored");
+    expect(sandboxed.warnings[0]).toBe(
+      "--sandbox points every service at the built-in simulators: BUILD_API_KEY, SIZING_API_BASE_URL, SIZING_API_KEY ignored",
+    );
     expect(sandboxed.warnings[0]).not.toContain(BUILD.BUILD_API_KEY);
     for (const w of [...c.warnings, ...sandboxed.warnings]) expect(w).not.toContain("\n");
   });
 
   it("allows a non-loopback bind when a token is set, and a loopback one (IPv6 too) without", () => {
-    expect(serve(["--transport", "http", "--host", "0.0.0.0"], { MCP_HTTP_TOKEN: "t0ken-value" })).toMatchObject({ host: "0.0.0.0", httpToken: "t0ken-value" });
+    expect(serve(["--transport", "http", "--host", "0.0.0.0"], { MCP_HTTP_TOKEN: "t0ken-value" })).toMatchObject({
+      host: "0.0.0.0",
+      httpToken: "t0ken-value",
+    });
     expect(serve(["--transport", "http", "--host", "::1"]).host).toBe("::1");
     expect(serve(["--transport", "http", "--host", "localhost"]).host).toBe("localhost");
   });
 
   it("reads MCP_ALLOWED_HOSTS as a trimmed, lower-case list (none by default)", () => {
-    expect(serve([], { MCP_ALLOWED_HOSTS: " MCP.example.com , internal.example " }).allowedHosts).toEqual(["mcp.example.com", "internal.example"]);
+    expect(serve([], { MCP_ALLOWED_HOSTS: " MCP.example.com , internal.example " }).allowedHosts).toEqual([
+      "mcp.example.com",
+      "internal.example",
+    ]);
     expect(serve([], {}).allowedHosts).toEqual([]);
   });
 
   it("reads MCP_ALLOWED_ORIGINS as a trimmed list", () => {
-    expect(serve([], { MCP_ALLOWED_ORIGINS: " https://app.example.com/ , http://[::1]:5173" }).allowedOrigins).toEqual(["https://app.example.com", "http://[::1]:5173"]);
+    expect(serve([], { MCP_ALLOWED_ORIGINS: " https://app.example.com/ , http://[::1]:5173" }).allowedOrigins).toEqual([
+      "https://app.example.com",
+      "http://[::1]:5173",
+    ]);
   });
 
   it("parses the sandbox, help and version commands", () => {
-    expect(parseCommand(["sandbox", "--port", "4555"], {})).toMatchObject({ kind: "sandbox", port: 4555, host: "127.0.0.1" });
+    expect(parseCommand(["sandbox", "--port", "4555"], {})).toMatchObject({
+      kind: "sandbox",
+      port: 4555,
+      host: "127.0.0.1",
+    });
     expect(parseCommand(["--version"], {})).toEqual({ kind: "version" });
     expect(parseCommand(["--help"], {})).toEqual({ kind: "help" });
     expect(() => parseCommand(["sandbox", "--port", "99999"], {})).toThrow(/^--port must be 0-65535$/);

@@ -22,7 +22,10 @@ describe("haversine", () => {
   it("is symmetric, zero for one point, and half the circumference for antipodes", () => {
     expect(haversineKm(MADRID, BARCELONA)).toBeCloseTo(haversineKm(BARCELONA, MADRID), 9);
     expect(haversineKm(PARIS, PARIS)).toBe(0);
-    expect(haversineKm({ latitude: 0, longitude: 0 }, { latitude: 0, longitude: 180 })).toBeCloseTo(Math.PI * EARTH_RADIUS_KM, 6);
+    expect(haversineKm({ latitude: 0, longitude: 0 }, { latitude: 0, longitude: 180 })).toBeCloseTo(
+      Math.PI * EARTH_RADIUS_KM,
+      6,
+    );
   });
 });
 
@@ -42,7 +45,12 @@ describe("nearest and bounding box", () => {
   });
 
   it("boxes every point", () => {
-    expect(boundingBox([MADRID, LONDON, BARCELONA])).toEqual({ minLatitude: 40.4168, maxLatitude: 51.5074, minLongitude: -3.7038, maxLongitude: 2.1686 });
+    expect(boundingBox([MADRID, LONDON, BARCELONA])).toEqual({
+      minLatitude: 40.4168,
+      maxLatitude: 51.5074,
+      minLongitude: -3.7038,
+      maxLongitude: 2.1686,
+    });
     expect(boundingBox([])).toBeNull();
   });
 });
@@ -52,7 +60,16 @@ describe("fleet summary and filters", () => {
     const s = fleetSummary(FLEET as never, 20);
     expect(s.totalDrones).toBe(36);
     expect(Object.values(s.byStatus).reduce((a, b) => a + b, 0)).toBe(36);
-    expect(s.lowBattery.map((d) => d.name).sort()).toEqual(["Falcon-04", "Falcon-07", "Falcon-09", "Heron-03", "Kestrel-02", "Kestrel-08", "Osprey-01", "Osprey-05"]);
+    expect(s.lowBattery.map((d) => d.name).sort()).toEqual([
+      "Falcon-04",
+      "Falcon-07",
+      "Falcon-09",
+      "Heron-03",
+      "Kestrel-02",
+      "Kestrel-08",
+      "Osprey-01",
+      "Osprey-05",
+    ]);
     expect(s.lowBattery[0].battery_level).toBe(3);
     const avg = FLEET.reduce((a, d) => a + d.battery_level, 0) / FLEET.length;
     expect(s.averageBatteryPercent).toBeCloseTo(avg, 1);
@@ -73,7 +90,9 @@ describe("fleet summary and filters", () => {
     expect(matchesDrone(d, { status: "In progress", minBattery: 40, maxBattery: 40 })).toBe(true);
     expect(matchesDrone(d, { minBattery: 41 })).toBe(false);
     expect(matchesDrone({ _id: "y" }, { maxBattery: 100 })).toBe(false);
-    expect(matchesFields({ severity: "critical", status: "open" }, { severity: "CRITICAL", status: undefined })).toBe(true);
+    expect(matchesFields({ severity: "critical", status: "open" }, { severity: "CRITICAL", status: undefined })).toBe(
+      true,
+    );
   });
 
   it("pages", () => {
@@ -127,7 +146,9 @@ describe("masking", () => {
     expect(value.created_at).toBe(input.created_at);
     expect(value.webhook.events).toEqual(["alert.created"]);
     expect(masked).toBe(9);
-    expect(JSON.stringify(value)).not.toMatch(/Vb3Nm7Kl1Jh5Gf9Ds2Aq6We0Rt4|9fK2pL7qX4mN8rT1vB6cZ3wY5sH0|hunter2hunter2hunter2/);
+    expect(JSON.stringify(value)).not.toMatch(
+      /Vb3Nm7Kl1Jh5Gf9Ds2Aq6We0Rt4|9fK2pL7qX4mN8rT1vB6cZ3wY5sH0|hunter2hunter2hunter2/,
+    );
   });
 
   it("masks every secret of the sandbox key listing", () => {
@@ -141,8 +162,20 @@ describe("masking", () => {
   });
 
   it("recognises secret names and shapes", () => {
-    for (const name of ["key", "secret", "token", "signing_secret", "api_key", "apiKey", "accessToken", "password", "client_secret"]) expect(isSecretField(name), name).toBe(true);
-    for (const name of ["name", "monkey", "key_id", "token_type", "scopes", "_id", "keyword"]) expect(isSecretField(name), name).toBe(false);
+    for (const name of [
+      "key",
+      "secret",
+      "token",
+      "signing_secret",
+      "api_key",
+      "apiKey",
+      "accessToken",
+      "password",
+      "client_secret",
+    ])
+      expect(isSecretField(name), name).toBe(true);
+    for (const name of ["name", "monkey", "key_id", "token_type", "scopes", "_id", "keyword"])
+      expect(isSecretField(name), name).toBe(false);
     expect(looksLikeSecret("665f4f5da06b7e4d00000003", "_id")).toBe(false);
     expect(looksLikeSecret("3f2b8c1e-9d4a-4b7e-8f00-1a2b3c4d5e6f")).toBe(false);
     expect(looksLikeSecret("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig")).toBe(true);

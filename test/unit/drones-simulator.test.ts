@@ -1,7 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ALERTS, API_KEYS, CITIES, DronesSimulator, FLEET, MISSIONS } from "../../src/sandbox/simulators/drones/index.js";
+import {
+  ALERTS,
+  API_KEYS,
+  CITIES,
+  DronesSimulator,
+  FLEET,
+  MISSIONS,
+} from "../../src/sandbox/simulators/drones/index.js";
 
 const KEY = "dfk_live_test_key";
 const servers: Server[] = [];
@@ -42,7 +49,14 @@ describe("drones simulator: seed data", () => {
       expect(city, d.name).toBeDefined();
     }
     expect(FLEET.filter((d) => d.battery_level < 20).map((d) => d.name)).toEqual([
-      "Falcon-04", "Falcon-07", "Falcon-09", "Heron-03", "Kestrel-02", "Kestrel-08", "Osprey-01", "Osprey-05",
+      "Falcon-04",
+      "Falcon-07",
+      "Falcon-09",
+      "Heron-03",
+      "Kestrel-02",
+      "Kestrel-08",
+      "Osprey-01",
+      "Osprey-05",
     ]);
   });
 
@@ -97,9 +111,18 @@ describe("drones simulator: API", () => {
   it("updates an alert and shows the change on the next read", async () => {
     const { call } = await start();
     const target = ALERTS.find((a) => a.status === "open")!;
-    const res = await call("PUT", `/api/alerts/${target._id}`, { status: "acknowledged", note: "on it", _id: "hijack" });
+    const res = await call("PUT", `/api/alerts/${target._id}`, {
+      status: "acknowledged",
+      note: "on it",
+      _id: "hijack",
+    });
     expect(res.status).toBe(200);
-    expect(res.json.data).toMatchObject({ _id: target._id, status: "acknowledged", note: "on it", message: target.message });
+    expect(res.json.data).toMatchObject({
+      _id: target._id,
+      status: "acknowledged",
+      note: "on it",
+      message: target.message,
+    });
     expect(Date.parse(res.json.data.updated_at)).toBeGreaterThan(Date.parse(target.updated_at));
 
     const again = await call("GET", `/api/alerts/${target._id}`);
@@ -135,6 +158,10 @@ describe("drones simulator: API", () => {
     const res = await call("GET", "/api/api-keys");
     expect(res.json).toEqual({ ok: true, data: API_KEYS });
     for (const key of res.json.data) expect(key.key).toMatch(/^dfk_live_[A-Za-z0-9]{32}$/);
-    expect(res.json.data.some((k: { webhook?: { signing_secret: string } }) => k.webhook?.signing_secret.startsWith("whsec_"))).toBe(true);
+    expect(
+      res.json.data.some((k: { webhook?: { signing_secret: string } }) =>
+        k.webhook?.signing_secret.startsWith("whsec_"),
+      ),
+    ).toBe(true);
   });
 });

@@ -8,7 +8,11 @@ describe("results that fit a model's context", () => {
   });
 
   it("halves the largest list until the result fits, and says what was left out", () => {
-    const records = Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `record number ${i}`, notes: "x".repeat(40) }));
+    const records = Array.from({ length: 2000 }, (_, i) => ({
+      id: i,
+      name: `record number ${i}`,
+      notes: "x".repeat(40),
+    }));
     const { output, trims } = fitStructured({ results: records, count: records.length });
     expect(JSON.stringify(output).length).toBeLessThanOrEqual(MAX_STRUCTURED_CHARS + 500);
     const kept = (output.results as unknown[]).length;
@@ -16,7 +20,9 @@ describe("results that fit a model's context", () => {
     expect((output.results as Array<{ id: number }>)[0].id).toBe(0);
     expect(trims).toEqual([{ path: "results", kept, total: 2000, unit: "items" }]);
     expect(output._trimmed).toMatchObject({ trims });
-    expect(fitText("12 records", trims)).toMatch(/Trimmed to fit the context: results: \d+ of 2000 items\. Use the tool's paging/);
+    expect(fitText("12 records", trims)).toMatch(
+      /Trimmed to fit the context: results: \d+ of 2000 items\. Use the tool's paging/,
+    );
   });
 
   it("cuts very long strings and caps the text", () => {

@@ -58,6 +58,8 @@ describe("generated files", () => {
     }
     for (const tool of listed) expectFile(join(SNAPS, `${tool.name}.json`), `${JSON.stringify(tool, null, 2)}\n`);
     const snapped = readdirSync(SNAPS).map((f) => f.replace(/\.json$/, ""));
-    expect(snapped.sort(), "a snapshot has no tool any more: run npm run generate").toEqual(listed.map((t) => t.name).sort());
+    expect(snapped.sort(), "a snapshot has no tool any more: run npm run generate").toEqual(
+      listed.map((t) => t.name).sort(),
+    );
   });
 });

@@ -32,9 +32,21 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
 }
 
 /** The transport in process, over a runtime whose upstreams point at a closed port (nothing here calls them). */
-async function startServer(options: HttpLimitOptions & { token?: string } = {}): Promise<{ running: RunningHttp; port: number; stats: () => ReturnType<NonNullable<ReturnType<typeof limitsOf>>["stats"]> }> {
+async function startServer(options: HttpLimitOptions & { token?: string } = {}): Promise<{
+  running: RunningHttp;
+  port: number;
+  stats: () => ReturnType<NonNullable<ReturnType<typeof limitsOf>>["stats"]>;
+}> {
   const app = createApp({ ...allServicesConfig(), transport: "http" });
-  const running = await startHttpTransport({ host: "127.0.0.1", port: 0, allowedOrigins: [], logger: app.runtime.logger, runtime: app.runtime, health: () => ({}), ...options });
+  const running = await startHttpTransport({
+    host: "127.0.0.1",
+    port: 0,
+    allowedOrigins: [],
+    logger: app.runtime.logger,
+    runtime: app.runtime,
+    health: () => ({}),
+    ...options,
+  });
   closers.push(async () => {
     await running.close();
     await app.close();
@@ -55,21 +67,31 @@ async function raw(port: number, send?: string): Promise<RawSocket> {
 const post = (port: number, length: number, headers = "") =>
   `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n${headers}content-length: ${length}\r\n\r\n`;
 
-const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const INIT = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
 
 async function initialize(port: number, headers: Record<string, string> = {}): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: INIT });
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: INIT,
+  });
   await res.text();
   return res.status;
 }
 
 async function sdkClient(port: number, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: "http-limits", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers } }),
+  );
   closers.push(() => client.close());
   return client;
 }
-
 
 describe("HTTP transport bounds", () => {
   it("caps open connections (MCP_MAX_CONNECTIONS): sockets past the cap are closed at once; header-less sockets go at the header timeout; then clients are served", async () => {
@@ -169,7 +191,11 @@ describe("HTTP transport bounds", () => {
         return r;
       }),
     );
-    await until(() => stalled.filter((s) => s.closedAt !== undefined).length >= 25, 3000, "uploads past the budget refused");
+    await until(
+      () => stalled.filter((s) => s.closedAt !== undefined).length >= 25,
+      3000,
+      "uploads past the budget refused",
+    );
     expect(stats().bodyBytes).toBeLessThanOrEqual(2 * 1024 * 1024);
     expect(stats().bodyBytes).toBeGreaterThan(1024 * 1024);
     const refused = stalled.filter((s) => s.closedAt !== undefined);
@@ -235,7 +261,16 @@ async function upstream(answer: (req: IncomingMessage, res: ServerResponse, hit:
 }
 
 function client(url: string, options: Partial<ConstructorParameters<typeof UpstreamClient>[0]> = {}): UpstreamClient {
-  const c = new UpstreamClient({ service: "test", baseUrl: url, headers: {}, envelope: "ok-data", timeoutMs: 2000, logger: quiet, keyVariable: "TEST_KEY", ...options });
+  const c = new UpstreamClient({
+    service: "test",
+    baseUrl: url,
+    headers: {},
+    envelope: "ok-data",
+    timeoutMs: 2000,
+    logger: quiet,
+    keyVariable: "TEST_KEY",
+    ...options,
+  });
   closers.push(() => c.close());
   return c;
 }
@@ -268,7 +303,9 @@ describe("upstream body budget (UPSTREAM_BODY_BUDGET_BYTES)", () => {
     // The same number of bytes as one long string parses to about its own size: it passes.
     const flat = `{"ok":true,"data":"${"x".repeat(tiny.length)}"}`;
     const up2 = await upstream((_req, res) => json(res, flat));
-    expect(await client(up2.url, { bodyBudget: budget }).request({ method: "GET", path: "/text" })).toHaveLength(tiny.length);
+    expect(await client(up2.url, { bodyBudget: budget }).request({ method: "GET", path: "/text" })).toHaveLength(
+      tiny.length,
+    );
     expect(budget.inUse).toBe(0);
     // An announced length over the whole budget is refused before a byte of the body is read.
     const small = new ByteBudget(1024 * 1024);
@@ -336,7 +373,9 @@ describe("upstream body budget (UPSTREAM_BODY_BUDGET_BYTES)", () => {
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, budget.inUse)), 2);
     closers.push(() => clearInterval(sampler));
-    const answers = await Promise.all(Array.from({ length: 8 }, () => c.request<string>({ method: "GET", path: "/big" })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => c.request<string>({ method: "GET", path: "/big" })),
+    );
     expect(answers.every((a) => a.length === 900 * 1024)).toBe(true);
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeGreaterThan(2 * 1024 * 1024); // several at once...
@@ -366,7 +405,9 @@ describe("upstream body budget (UPSTREAM_BODY_BUDGET_BYTES)", () => {
         while (Date.now() < until);
       }
     });
-    expect(await client(up2.url, { timeoutMs: 200 }).request({ method: "POST", path: "/write", body: {} })).toEqual({ n: 1111111111 });
+    expect(await client(up2.url, { timeoutMs: 200 }).request({ method: "POST", path: "/write", body: {} })).toEqual({
+      n: 1111111111,
+    });
     expect(up2.hits()).toBe(1);
   });
 
@@ -398,7 +439,15 @@ describe("the bounds' variables", () => {
       bodyBudgetBytes: HTTP_LIMIT_DEFAULTS.bodyBudgetBytes,
       upstreamBodyBudgetBytes: DEFAULT_UPSTREAM_BODY_BUDGET,
     });
-    expect(serve({ MCP_MAX_CONNECTIONS: "10", MCP_HEADERS_TIMEOUT_MS: "500", MCP_UNAUTH_RATE: "3", MCP_BODY_BUDGET_BYTES: "1024", UPSTREAM_BODY_BUDGET_BYTES: "2048" })).toMatchObject({
+    expect(
+      serve({
+        MCP_MAX_CONNECTIONS: "10",
+        MCP_HEADERS_TIMEOUT_MS: "500",
+        MCP_UNAUTH_RATE: "3",
+        MCP_BODY_BUDGET_BYTES: "1024",
+        UPSTREAM_BODY_BUDGET_BYTES: "2048",
+      }),
+    ).toMatchObject({
       maxConnections: 10,
       headersTimeoutMs: 500,
       unauthRate: 3,
@@ -408,7 +457,13 @@ describe("the bounds' variables", () => {
   });
 
   it("a bad value stops the start naming the variable", () => {
-    for (const name of ["MCP_MAX_CONNECTIONS", "MCP_HEADERS_TIMEOUT_MS", "MCP_UNAUTH_RATE", "MCP_BODY_BUDGET_BYTES", "UPSTREAM_BODY_BUDGET_BYTES"]) {
+    for (const name of [
+      "MCP_MAX_CONNECTIONS",
+      "MCP_HEADERS_TIMEOUT_MS",
+      "MCP_UNAUTH_RATE",
+      "MCP_BODY_BUDGET_BYTES",
+      "UPSTREAM_BODY_BUDGET_BYTES",
+    ]) {
       expect(() => serve({ [name]: "lots" }), name).toThrow(new RegExp(`^${name}: must be a number`));
       expect(() => serve({ [name]: "0" }), name).toThrow(new RegExp(`^${name}: must be positive`));
     }

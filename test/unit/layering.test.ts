@@ -30,7 +30,9 @@ describe("layering", () => {
   });
 
   it("core imports only core", () => {
-    const bad = all.filter((f) => f.file.startsWith("core/")).flatMap((f) => f.imports.filter((i) => !i.startsWith("core/")).map((i) => `${f.file} -> ${i}`));
+    const bad = all
+      .filter((f) => f.file.startsWith("core/"))
+      .flatMap((f) => f.imports.filter((i) => !i.startsWith("core/")).map((i) => `${f.file} -> ${i}`));
     expect(bad).toEqual([]);
   });
 
@@ -46,12 +48,23 @@ describe("layering", () => {
   it("no service imports another service or the sandbox", () => {
     const bad = all
       .filter((f) => area(f.file).startsWith("services/"))
-      .flatMap((f) => f.imports.filter((i) => (area(i).startsWith("services/") && area(i) !== area(f.file)) || i.startsWith("sandbox/") || i === "services/registry.ts").map((i) => `${f.file} -> ${i}`));
+      .flatMap((f) =>
+        f.imports
+          .filter(
+            (i) =>
+              (area(i).startsWith("services/") && area(i) !== area(f.file)) ||
+              i.startsWith("sandbox/") ||
+              i === "services/registry.ts",
+          )
+          .map((i) => `${f.file} -> ${i}`),
+      );
     expect(bad).toEqual([]);
   });
 
   it("the sandbox imports no service and nothing of the server", () => {
-    const bad = all.filter((f) => f.file.startsWith("sandbox/")).flatMap((f) => f.imports.filter((i) => !i.startsWith("sandbox/")).map((i) => `${f.file} -> ${i}`));
+    const bad = all
+      .filter((f) => f.file.startsWith("sandbox/"))
+      .flatMap((f) => f.imports.filter((i) => !i.startsWith("sandbox/")).map((i) => `${f.file} -> ${i}`));
     expect(bad).toEqual([]);
   });
 });

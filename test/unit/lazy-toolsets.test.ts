@@ -5,7 +5,10 @@ import { describe, expect, it } from "vitest";
 import { SERVICES } from "../../src/services/registry.js";
 
 const names = (defs: readonly { name: string; toolset: string }[], toolset?: string) =>
-  defs.filter((d) => toolset === undefined || d.toolset === toolset).map((d) => d.name).sort();
+  defs
+    .filter((d) => toolset === undefined || d.toolset === toolset)
+    .map((d) => d.name)
+    .sort();
 
 describe("toolsets that are off", () => {
   for (const service of SERVICES) {

@@ -110,7 +110,9 @@ describe("a server instance per request", () => {
     expect(parses).toBe(1);
     const bad = await client.callTool({ name: "count_parses", arguments: { word: "x" } });
     expect(bad.isError).toBe(true);
-    expect(JSON.stringify(bad.content)).toMatch(/Invalid arguments for count_parses: word: .*Nothing was sent upstream/);
+    expect(JSON.stringify(bad.content)).toMatch(
+      /Invalid arguments for count_parses: word: .*Nothing was sent upstream/,
+    );
     expect(parses).toBe(1);
   });
 });

@@ -64,7 +64,10 @@ describe("registration", () => {
   it("bad arguments come back as isError naming the field, and nothing is sent", async () => {
     const { client, defs } = await connect({});
     const def = defs.find((d) => d.kind === "read" && Object.keys(d.input).length > 0 && !d.longRunning)!;
-    const result = await client.callTool({ name: def.name, arguments: { [Object.keys(def.input)[0]!]: { not: "valid" } } });
+    const result = await client.callTool({
+      name: def.name,
+      arguments: { [Object.keys(def.input)[0]!]: { not: "valid" } },
+    });
     expect(result.isError).toBe(true);
     const text = (result.content as Array<{ text: string }>)[0]!.text;
     expect(text).toContain(`Invalid arguments for ${def.name}`);

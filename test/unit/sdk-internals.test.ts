@@ -3,7 +3,13 @@
 // `npm test` instead of a user's first task. docs/architecture.md ("The SDK at arm's length")
 // proposes the public hook that would remove each.
 import { Client } from "@modelcontextprotocol/client";
-import { InMemoryTransport, inputRequired, inputResponse, McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  InMemoryTransport,
+  inputRequired,
+  inputResponse,
+  McpServer,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "../../src/core/mcp/sdk-internals.js";
@@ -29,11 +35,17 @@ async function pair(handle: Handler, setup: (server: McpServer) => void = () => 
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   await client.connect(clientSide);
-  closers.push(() => client.close(), () => server.close());
+  closers.push(
+    () => client.close(),
+    () => server.close(),
+  );
   return { server, client };
 }
 
-const echo: Handler = async (_tool, input) => ({ content: [{ type: "text", text: String(input.text) }], structuredContent: { text: input.text } });
+const echo: Handler = async (_tool, input) => ({
+  content: [{ type: "text", text: String(input.text) }],
+  structuredContent: { text: input.text },
+});
 
 describe("the SDK members sdk-internals.ts reaches", () => {
   it("_requestHandlers: a wrap of tools/call runs around the SDK's own handler", async () => {
@@ -87,8 +99,16 @@ describe("the SDK members sdk-internals.ts reaches", () => {
     };
     // The task path calls a handler of its own through the seam, outside the SDK's tools/call.
     const { client } = await pair(echo, (server) =>
-      wrapRequestHandler(server, "tools/call", () => (request, ctx) =>
-        withInputRequired(server, (req: any, c: ServerContext) => confirmFirst("echo", req.params.arguments, c), request, ctx),
+      wrapRequestHandler(
+        server,
+        "tools/call",
+        () => (request, ctx) =>
+          withInputRequired(
+            server,
+            (req: any, c: ServerContext) => confirmFirst("echo", req.params.arguments, c),
+            request,
+            ctx,
+          ),
       ),
     );
     const result = await client.callTool({ name: "echo", arguments: { text: "spend" } });

@@ -5,7 +5,11 @@ const KEY = "a-state-key-of-at-least-32-characters!";
 
 describe("sealed task state and tenant ids (MCP_STATE_KEY)", () => {
   it("opens what it sealed, on any replica with the same key", () => {
-    const work = { tool: "build_wait", input: { projectId: "p" }, credentials: { build: "tlm_sk_live_secret_123456789" } };
+    const work = {
+      tool: "build_wait",
+      input: { projectId: "p" },
+      credentials: { build: "tlm_sk_live_secret_123456789" },
+    };
     const sealed = new Sealer(KEY).seal(work, "task-1");
     expect(sealed).toMatch(/^v1\./);
     expect(sealed).not.toContain("tlm_sk_live_secret");
@@ -27,7 +31,12 @@ describe("sealed task state and tenant ids (MCP_STATE_KEY)", () => {
     const a = new Sealer(KEY).tenantId({ build: "tlm_sk_alice_000000000000", drones: "dfk_alice" });
     expect(new Sealer(KEY).tenantId({ drones: "dfk_alice", build: "tlm_sk_alice_000000000000" })).toBe(a);
     expect(new Sealer(KEY).tenantId({ build: "tlm_sk_bob_00000000000000" })).not.toBe(a);
-    expect(new Sealer("another-key-of-at-least-32-characters").tenantId({ build: "tlm_sk_alice_000000000000", drones: "dfk_alice" })).not.toBe(a);
+    expect(
+      new Sealer("another-key-of-at-least-32-characters").tenantId({
+        build: "tlm_sk_alice_000000000000",
+        drones: "dfk_alice",
+      }),
+    ).not.toBe(a);
     expect(a).toMatch(/^t_[A-Za-z0-9_-]{22}$/);
   });
 });

@@ -20,7 +20,9 @@ const serverJson = JSON.parse(readFileSync(join(ROOT, "server.json"), "utf8")) a
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Record<string, any>;
 
 // ajv-formats is CommonJS: its default export arrives wrapped or not depending on the loader.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
 const validate = ajv.compile(schema);
@@ -56,7 +58,16 @@ describe("server.json for the MCP registry", () => {
     expect(serverJson.version).toBe(pkg.version);
     const npm = serverJson.packages.filter((p: Record<string, unknown>) => p.registryType === "npm");
     expect(npm).toHaveLength(1);
-    expect(npm[0]).toMatchObject({ identifier: pkg.name, version: pkg.version, registryBaseUrl: "https://registry.npmjs.org", transport: { type: "stdio" } });
-    expect(serverJson.repository.url).toBe(String(pkg.repository.url).replace(/^git\+/, "").replace(/\.git$/, ""));
+    expect(npm[0]).toMatchObject({
+      identifier: pkg.name,
+      version: pkg.version,
+      registryBaseUrl: "https://registry.npmjs.org",
+      transport: { type: "stdio" },
+    });
+    expect(serverJson.repository.url).toBe(
+      String(pkg.repository.url)
+        .replace(/^git\+/, "")
+        .replace(/\.git$/, ""),
+    );
   });
 });

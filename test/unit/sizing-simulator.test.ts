@@ -107,7 +107,13 @@ describe("sizing simulator: recommend", () => {
     const m = tee.size_chart.M;
     const res = await call("POST", "/api/retailer/recommend", {
       clothing_item_id: tee._id,
-      measurements: { chest: centre(m.chest!), waist: centre(m.waist!), hips: centre(m.hips!), height: 178, weight: 75 },
+      measurements: {
+        chest: centre(m.chest!),
+        waist: centre(m.waist!),
+        hips: centre(m.hips!),
+        height: 178,
+        weight: 75,
+      },
     });
     expect(res.status).toBe(200);
     const data = res.json.data;
@@ -146,7 +152,10 @@ describe("sizing simulator: recommend", () => {
     expect(res.json.data.recommended_size).toBe("32");
     expect(res.json.data.size_breakdown.chest_fit).toBe("n/a");
 
-    const chestOnly = await call("POST", "/api/retailer/recommend", { clothing_item_id: chino._id, measurements: { chest: 100 } });
+    const chestOnly = await call("POST", "/api/retailer/recommend", {
+      clothing_item_id: chino._id,
+      measurements: { chest: 100 },
+    });
     expect(chestOnly.status).toBe(400);
     expect(chestOnly.json.error.code).toBe("VALIDATION_ERROR");
     expect(chestOnly.json.error.message).toMatch(/waist, hips/);
@@ -166,7 +175,13 @@ describe("sizing simulator: recommend", () => {
     const { call } = await start();
     const [lo, hi] = tee.size_chart.M.chest!;
     const ask = async (chest: number, preferred_fit?: string) =>
-      (await call("POST", "/api/retailer/recommend", { clothing_item_id: tee._id, measurements: { chest }, preferred_fit })).json.data;
+      (
+        await call("POST", "/api/retailer/recommend", {
+          clothing_item_id: tee._id,
+          measurements: { chest },
+          preferred_fit,
+        })
+      ).json.data;
 
     expect((await ask(lo + 0.5)).recommended_size).toBe("M");
     const slim = await ask(lo + 0.5, "slim");
@@ -204,7 +219,10 @@ describe("sizing simulator: recommend", () => {
 
   it("returns 404 NOT_FOUND for an unknown item", async () => {
     const { call } = await start();
-    const res = await call("POST", "/api/retailer/recommend", { clothing_item_id: "0".repeat(24), measurements: { chest: 96 } });
+    const res = await call("POST", "/api/retailer/recommend", {
+      clothing_item_id: "0".repeat(24),
+      measurements: { chest: 96 },
+    });
     expect(res.status).toBe(404);
     expect(res.json.error.code).toBe("NOT_FOUND");
   });
@@ -228,7 +246,11 @@ describe("sizing simulator: try-on", () => {
 
   it("requires a user_id", async () => {
     const { sim, call } = await start();
-    const res = await call("POST", "/api/retailer/try-on", { clothing_item_id: tee._id, user_id: "", measurements: { chest: 96 } });
+    const res = await call("POST", "/api/retailer/try-on", {
+      clothing_item_id: tee._id,
+      user_id: "",
+      measurements: { chest: 96 },
+    });
     expect(res.status).toBe(400);
     expect(res.json.error.message).toMatch(/user_id/);
     expect(sim.sessions()).toHaveLength(0);

@@ -75,7 +75,20 @@ describe("tool definitions shared by tenants", () => {
       },
       render: (r) => r.after,
     });
-    const tenant = (key: string) => scopes.enter(new Map([["demo", { key, read: function (this: { key: string }) { return this.key; } }]]));
+    const tenant = (key: string) =>
+      scopes.enter(
+        new Map([
+          [
+            "demo",
+            {
+              key,
+              read: function (this: { key: string }) {
+                return this.key;
+              },
+            },
+          ],
+        ]),
+      );
     const [a, b] = [tenant("key-a"), tenant("key-b")];
     const ctx = {} as Parameters<typeof echo.run>[1];
     // Interleaved: a starts first and ends last, b runs meanwhile; each keeps its own tenant.
@@ -87,7 +100,12 @@ describe("tool definitions shared by tenants", () => {
   });
 
   it("a per-user app gives every tenant the same definitions, each entered in its own scope", () => {
-    const app = createApp({ ...allServicesConfig(), transport: "http", credentials: "caller", stateKey: "tenants-test-state-key-0123456789abcdef" });
+    const app = createApp({
+      ...allServicesConfig(),
+      transport: "http",
+      credentials: "caller",
+      stateKey: "tenants-test-state-key-0123456789abcdef",
+    });
     const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
     expect(one).not.toBe(two);
     expect(one.tools).toBe(two.tools);
@@ -122,9 +140,11 @@ describe("HTTP transport and closing tenants", () => {
       health: () => ({}),
     });
     const url = `http://127.0.0.1:${(running.server.address() as { port: number }).port}/mcp`;
-    const tenantsLive = async () => ((await (await fetch(url.replace("/mcp", "/healthz"))).json()) as { tenants: number }).tenants;
+    const tenantsLive = async () =>
+      ((await (await fetch(url.replace("/mcp", "/healthz"))).json()) as { tenants: number }).tenants;
 
-    for (const key of ["one", "two", "three"]) expect((await rpc2026(url, "tools/list", {}, { headers: { "x-tenant": key } })).status).toBe(200);
+    for (const key of ["one", "two", "three"])
+      expect((await rpc2026(url, "tools/list", {}, { headers: { "x-tenant": key } })).status).toBe(200);
     expect(await tenantsLive()).toBe(3);
 
     runtimes.get("two")!.changes.close(); // what closing an idle tenant does

@@ -49,7 +49,9 @@ describe("a render that fails after the work is done", () => {
     expect(result.structuredContent).toEqual({ id: "t1", name: "renamed" });
     expect(text(result)).toContain("Rename a thing: done, the service confirmed it");
     expect(text(result)).toContain("reading 'length'");
-    expect(text(result)).toContain('Do not call toy_write again for this. To check it: toy_read { id: "t1" } shows the name.');
+    expect(text(result)).toContain(
+      'Do not call toy_write again for this. To check it: toy_read { id: "t1" } shows the name.',
+    );
   });
 
   it("reports a read's answer as there, in structuredContent", async () => {
@@ -60,7 +62,12 @@ describe("a render that fails after the work is done", () => {
   });
 
   it("a render that works is the text", async () => {
-    const result = await runTool(tool("write", (r) => `Renamed ${r.id} to ${r.name}.`), { id: "t1" }, ctx, runtime);
+    const result = await runTool(
+      tool("write", (r) => `Renamed ${r.id} to ${r.name}.`),
+      { id: "t1" },
+      ctx,
+      runtime,
+    );
     expect(text(result)).toBe("Renamed t1 to renamed.");
   });
 });
@@ -75,7 +82,10 @@ describe("every hook sees the calling tenant's dependencies", () => {
     });
     const tenant = (key: string) => scopes.forTenant(def, new Map([["toy", { key }]]));
     const [a, b] = [tenant("key-a"), tenant("key-b")];
-    const [ra, rb] = await Promise.all([runTool(a, { id: "t1" }, ctx, runtime), runTool(b, { id: "t2" }, ctx, runtime)]);
+    const [ra, rb] = await Promise.all([
+      runTool(a, { id: "t1" }, ctx, runtime),
+      runTool(b, { id: "t2" }, ctx, runtime),
+    ]);
     expect(text(ra)).toBe("renamed with key-a");
     expect(text(rb)).toBe("renamed with key-b");
     expect(b.verify!({ id: "t2" })).toBe("ask with key-b");

@@ -14,7 +14,9 @@ describe("vault of linked keys", () => {
     expect(blob).not.toContain(KEY);
     expect(Buffer.from(blob.slice(3), "base64url").toString("latin1")).not.toContain(KEY);
     expect(await vault.keys("t_alice")).toEqual({ build: KEY });
-    expect(await vault.linked("t_alice")).toEqual([{ service: "build", lastFour: "0042", linkedAt: expect.any(String) }]);
+    expect(await vault.linked("t_alice")).toEqual([
+      { service: "build", lastFour: "0042", linkedAt: expect.any(String) },
+    ]);
     // Copied to another tenant, or to another service of the same tenant: not a key there.
     await store.put("t_mallory", "build", blob);
     await store.put("t_alice", "sizing", blob);
@@ -44,15 +46,21 @@ describe("connect tickets", () => {
     const raw = signer.mint(fields, now);
     expect(signer.open(raw, "build", now)).toMatchObject({ ...fields, expires: now + TICKET_TTL_MS });
     expect(signer.open(raw, "sizing", now)).toEqual({ refused: "This link is for another service." });
-    expect(signer.open(raw, "build", now + TICKET_TTL_MS + 1)).toMatchObject({ refused: expect.stringMatching(/expired/) });
+    expect(signer.open(raw, "build", now + TICKET_TTL_MS + 1)).toMatchObject({
+      refused: expect.stringMatching(/expired/),
+    });
   });
 
   it("refuses a changed ticket, one signed under another key, and garbage", () => {
     const raw = signer.mint(fields);
     const [body, sig] = raw.split(".");
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, "base64url").toString()), tenant: "t_mallory" })).toString("base64url");
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(body, "base64url").toString()), tenant: "t_mallory" }),
+    ).toString("base64url");
     expect(signer.open(`${forged}.${sig}`, "build")).toMatchObject({ refused: expect.stringMatching(/not valid/) });
-    expect(new TicketSigner(new Sealer("o".repeat(32)).linkKey).open(raw, "build")).toMatchObject({ refused: expect.stringMatching(/not valid/) });
+    expect(new TicketSigner(new Sealer("o".repeat(32)).linkKey).open(raw, "build")).toMatchObject({
+      refused: expect.stringMatching(/not valid/),
+    });
     for (const junk of [undefined, "", "a.b.c", "nodot"]) expect(signer.open(junk, "build")).toHaveProperty("refused");
     expect(signer.csrf("n", "cookie-a")).not.toBe(signer.csrf("n", "cookie-b"));
   });

@@ -2,11 +2,47 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { applyAgentStatus, applyDeployment, applyPoll, applyProject, carryOver, elapsedMs, nextPoll, secretsNeeded, stateFromResult } from "../../views/build-console/phase.js";
+import {
+  applyAgentStatus,
+  applyDeployment,
+  applyPoll,
+  applyProject,
+  carryOver,
+  elapsedMs,
+  nextPoll,
+  secretsNeeded,
+  stateFromResult,
+} from "../../views/build-console/phase.js";
 import { Poller, type TickOutcome } from "../../views/build-console/poller.js";
-import { chartRows, confidencePercent, fitWordsOf, itemFromResult, measurementsOf, placeValue, readSizeChart, sizeOrder } from "../../views/fit-card/bands.js";
-import { batteryArcPath, circlePath, countSubpaths, ensureSpan, fitProjection, neighborInDirection, PointGrid, shapePath, spreadOverlaps } from "../../views/fleet-map/geo.js";
-import { applyAlerts, embeddedAlerts, modelFrom, statusCounts, statusSlots, toMapDrone } from "../../views/fleet-map/model.js";
+import {
+  chartRows,
+  confidencePercent,
+  fitWordsOf,
+  itemFromResult,
+  measurementsOf,
+  placeValue,
+  readSizeChart,
+  sizeOrder,
+} from "../../views/fit-card/bands.js";
+import {
+  batteryArcPath,
+  circlePath,
+  countSubpaths,
+  ensureSpan,
+  fitProjection,
+  neighborInDirection,
+  PointGrid,
+  shapePath,
+  spreadOverlaps,
+} from "../../views/fleet-map/geo.js";
+import {
+  applyAlerts,
+  embeddedAlerts,
+  modelFrom,
+  statusCounts,
+  statusSlots,
+  toMapDrone,
+} from "../../views/fleet-map/model.js";
 import { recordRows } from "../../views/fleet-map/record.js";
 import { displayValue, formatDuration, formatKm, httpsUrl, humanize, siteUrl } from "../../views/shared/format.js";
 import { structuredOf, textOf } from "../../views/shared/result.js";
@@ -20,7 +56,16 @@ const VIEWS_DIR = fileURLToPath(new URL("../../views/", import.meta.url));
 describe("views/shared: untrusted values", () => {
   it("accepts only absolute https URLs without credentials for images and links", () => {
     expect(httpsUrl("https://previews.example.app/p/v1.png")).toBe("https://previews.example.app/p/v1.png");
-    for (const bad of ["javascript:alert(1)", "data:image/png;base64,AAAA", "http://example.com/a.png", "//example.com/a.png", "https://user:pw@example.com/", "/relative.png", 42, null]) {
+    for (const bad of [
+      "javascript:alert(1)",
+      "data:image/png;base64,AAAA",
+      "http://example.com/a.png",
+      "//example.com/a.png",
+      "https://user:pw@example.com/",
+      "/relative.png",
+      42,
+      null,
+    ]) {
       expect(httpsUrl(bad), String(bad)).toBeNull();
     }
   });
@@ -57,7 +102,15 @@ describe("views/shared: untrusted values", () => {
   it("reads structured content and text of a tool result without trusting its shape", () => {
     expect(structuredOf({ structuredContent: { a: 1 } })).toEqual({ a: 1 });
     expect(structuredOf({ structuredContent: [1] })).toBeUndefined();
-    expect(textOf({ content: [{ type: "text", text: "a" }, { type: "image", data: "" }, { type: "text", text: "b" }] })).toBe("a\nb");
+    expect(
+      textOf({
+        content: [
+          { type: "text", text: "a" },
+          { type: "image", data: "" },
+          { type: "text", text: "b" },
+        ],
+      }),
+    ).toBe("a\nb");
     expect(textOf({ content: "nope" })).toBe("");
   });
 
@@ -74,22 +127,47 @@ describe("views/shared: untrusted values", () => {
     expect(files.length).toBeGreaterThan(10);
     for (const file of files) {
       const code = readFileSync(file, "utf8");
-      expect(code, file).not.toMatch(/\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(|setAttribute\(\s*["']style["']/);
+      expect(code, file).not.toMatch(
+        /\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(|setAttribute\(\s*["']style["']/,
+      );
     }
   });
 });
 
 // ---- fleet map ----
 
-const drone = (id: string, lat: number, lon: number, extra: Record<string, unknown> = {}) => ({ _id: id, name: id, status: "active", battery_level: 50, latitude: lat, longitude: lon, ...extra });
+const drone = (id: string, lat: number, lon: number, extra: Record<string, unknown> = {}) => ({
+  _id: id,
+  name: id,
+  status: "active",
+  battery_level: 50,
+  latitude: lat,
+  longitude: lon,
+  ...extra,
+});
 
 describe("views/fleet-map: model", () => {
   it("recognises the three tools' structured content", () => {
-    const list = modelFrom({ drones: [drone("a", 40, -3), drone("b", 41, 2)], total: 2, matched: 2, offset: 0, count: 2, omitted: 0 });
+    const list = modelFrom({
+      drones: [drone("a", 40, -3), drone("b", 41, 2)],
+      total: 2,
+      matched: 2,
+      offset: 0,
+      count: 2,
+      omitted: 0,
+    });
     expect(list?.mode).toBe("list");
     expect(list?.drones).toHaveLength(2);
 
-    const nearest = modelFrom({ origin: { latitude: 40.4, longitude: -3.7 }, drones: [{ ...drone("n1", 40.41, -3.7), distanceKm: 1.1 }, { ...drone("n2", 40.5, -3.6), distanceKm: 9 }], count: 2, candidates: 30 });
+    const nearest = modelFrom({
+      origin: { latitude: 40.4, longitude: -3.7 },
+      drones: [
+        { ...drone("n1", 40.41, -3.7), distanceKm: 1.1 },
+        { ...drone("n2", 40.5, -3.6), distanceKm: 9 },
+      ],
+      count: 2,
+      candidates: 30,
+    });
     expect(nearest?.mode).toBe("nearest");
     expect(nearest?.origin).toEqual({ lat: 40.4, lon: -3.7 });
     expect(nearest?.drones.map((d) => [d.rank, d.distanceKm])).toEqual([
@@ -120,14 +198,29 @@ describe("views/fleet-map: model", () => {
 
   it("draws only drones with a valid position and counts the others", () => {
     expect(toMapDrone(drone("ok", 89.9, 179.9))).not.toBeNull();
-    for (const bad of [drone("lat", 91, 0), drone("lon", 0, -181), { _id: "none" }, { _id: "str", latitude: "40", longitude: "-3" }, "text"]) expect(toMapDrone(bad)).toBeNull();
-    const model = modelFrom({ drones: [drone("a", 40, -3), { _id: "b", latitude: null, longitude: null }], total: 2, matched: 2 });
+    for (const bad of [
+      drone("lat", 91, 0),
+      drone("lon", 0, -181),
+      { _id: "none" },
+      { _id: "str", latitude: "40", longitude: "-3" },
+      "text",
+    ])
+      expect(toMapDrone(bad)).toBeNull();
+    const model = modelFrom({
+      drones: [drone("a", 40, -3), { _id: "b", latitude: null, longitude: null }],
+      total: 2,
+      matched: 2,
+    });
     expect(model?.drones).toHaveLength(1);
     expect(model?.unpositioned).toBe(1);
   });
 
   it("marks drones with open alerts only, from the alert list or from the record itself", () => {
-    const model = modelFrom({ drones: [drone("a", 40, -3), drone("b", 41, 2), drone("c", 42, 1, { open_alerts: 2 })], total: 3, matched: 3 })!;
+    const model = modelFrom({
+      drones: [drone("a", 40, -3), drone("b", 41, 2), drone("c", 42, 1, { open_alerts: 2 })],
+      total: 3,
+      matched: 3,
+    })!;
     const marked = applyAlerts(model, [
       { _id: "1", drone_id: "a", status: "open", severity: "critical", message: "Battery at 5%" },
       { _id: "2", drone_id: "b", status: "resolved" },
@@ -147,9 +240,20 @@ describe("views/fleet-map: model", () => {
   });
 
   it("lists a drone's record as text rows, pass-through fields included", () => {
-    const [d] = modelFrom({ drones: [drone("a", 40.5, -3.25, { model: "<b>X10</b>", home_base: { city: "Madrid" } })], total: 1, matched: 1 })!.drones;
+    const [d] = modelFrom({
+      drones: [drone("a", 40.5, -3.25, { model: "<b>X10</b>", home_base: { city: "Madrid" } })],
+      total: 1,
+      matched: 1,
+    })!.drones;
     const rows = Object.fromEntries(recordRows(d));
-    expect(rows).toMatchObject({ Status: "active", Battery: "50%", Position: "40.5000° N, 3.2500° W", ID: "a", Model: "<b>X10</b>", "Home base": '{"city":"Madrid"}' });
+    expect(rows).toMatchObject({
+      Status: "active",
+      Battery: "50%",
+      Position: "40.5000° N, 3.2500° W",
+      ID: "a",
+      Model: "<b>X10</b>",
+      "Home base": '{"city":"Madrid"}',
+    });
   });
 });
 
@@ -187,7 +291,12 @@ describe("views/fleet-map: geometry", () => {
   });
 
   it("writes one sub-path per marker so a group's markers can be counted", () => {
-    const d = [circlePath(10, 10, 4), shapePath("square", 20, 20, 4), shapePath("diamond", 30, 30, 4), shapePath("triangle", 40, 40, 4)].join("");
+    const d = [
+      circlePath(10, 10, 4),
+      shapePath("square", 20, 20, 4),
+      shapePath("diamond", 30, 30, 4),
+      shapePath("triangle", 40, 40, 4),
+    ].join("");
     expect(countSubpaths(d)).toBe(4);
     expect(batteryArcPath(0, 0, 5, 0)).toBe("");
     expect(countSubpaths(batteryArcPath(0, 0, 5, 100))).toBe(1);
@@ -220,31 +329,71 @@ describe("views/fleet-map: geometry", () => {
     const { x, y, moved } = spreadOverlaps(new Float64Array(n).fill(200), new Float64Array(n).fill(200), 18);
     expect(moved).toBe(n - 1);
     expect([x[0], y[0]]).toEqual([200, 200]);
-    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) expect(Math.hypot(x[i] - x[j], y[i] - y[j])).toBeGreaterThanOrEqual(18 - 1e-9);
+    for (let i = 0; i < n; i++)
+      for (let j = i + 1; j < n; j++) expect(Math.hypot(x[i] - x[j], y[i] - y[j])).toBeGreaterThanOrEqual(18 - 1e-9);
     expect(spreadOverlaps(new Float64Array(900).fill(1), new Float64Array(900).fill(1), 10).moved).toBe(0);
   });
 });
 
 // ---- build console ----
 
-const project = (extra: Record<string, unknown> = {}) => ({ projectId: "salon-booking", agentProcessStatus: "done", deployment: null, productionProjectUrl: "salon-booking.apps.example", ...extra });
-const waitResult = (extra: Record<string, unknown>) => ({ outcome: "done", until: "agent", elapsedSeconds: 200, polls: 12, message: "The agent run has ended.", project: project(), ...extra });
+const project = (extra: Record<string, unknown> = {}) => ({
+  projectId: "salon-booking",
+  agentProcessStatus: "done",
+  deployment: null,
+  productionProjectUrl: "salon-booking.apps.example",
+  ...extra,
+});
+const waitResult = (extra: Record<string, unknown>) => ({
+  outcome: "done",
+  until: "agent",
+  elapsedSeconds: 200,
+  polls: 12,
+  message: "The agent run has ended.",
+  project: project(),
+  ...extra,
+});
 const conversation = [
   { author: "user", message: "Build it", messageType: "regular" },
   { author: "agent", message: "Starting", messageType: "starting" },
-  { author: "agent", message: "Needs Stripe", messageType: "building", secretKeysNeeded: { STRIPE_API_KEY: { isProvided: false, description: "Stripe key" }, MAPS_KEY: { isProvided: false } } },
-  { author: "agent", message: "Got the maps key", messageType: "building", secretKeysNeeded: { MAPS_KEY: { isProvided: true } } },
+  {
+    author: "agent",
+    message: "Needs Stripe",
+    messageType: "building",
+    secretKeysNeeded: {
+      STRIPE_API_KEY: { isProvided: false, description: "Stripe key" },
+      MAPS_KEY: { isProvided: false },
+    },
+  },
+  {
+    author: "agent",
+    message: "Got the maps key",
+    messageType: "building",
+    secretKeysNeeded: { MAPS_KEY: { isProvided: true } },
+  },
 ];
 
 describe("views/build-console: phase", () => {
   it("opens a launch with a started agent as a running agent followed by build_get_agent_status", () => {
-    const state = stateFromResult("build_launch_project", { projectId: "salon-booking", agent: { started: true, status: "init" } }, false, "", {}, 1000);
+    const state = stateFromResult(
+      "build_launch_project",
+      { projectId: "salon-booking", agent: { started: true, status: "init" } },
+      false,
+      "",
+      {},
+      1000,
+    );
     expect(state.phase).toBe("agent-running");
     expect(nextPoll(state)).toEqual({ name: "build_get_agent_status", arguments: { projectId: "salon-booking" } });
   });
 
   it("reports a launch whose agent did not start as failed, with the reason", () => {
-    const state = stateFromResult("build_launch_project", { projectId: "p-one", agent: { started: false, message: "Not enough credits" } }, false, "");
+    const state = stateFromResult(
+      "build_launch_project",
+      { projectId: "p-one", agent: { started: false, message: "Not enough credits" } },
+      false,
+      "",
+    );
     expect(state.phase).toBe("failed");
     // Item 20: the next step is the tool, not the service's HTTP path; the service's words stay as a note.
     expect(state.failure).toMatch(/call build_start_agent with the same prompt/);
@@ -259,18 +408,46 @@ describe("views/build-console: phase", () => {
     // A finished wait carries no agent messages: the view reads them once.
     expect(nextPoll(done)?.name).toBe("build_get_agent_status");
 
-    const failed = stateFromResult("build_wait", waitResult({ outcome: "failed", message: "The agent run failed: boom" }), true, "The agent run failed: boom\nNext step: …");
+    const failed = stateFromResult(
+      "build_wait",
+      waitResult({ outcome: "failed", message: "The agent run failed: boom" }),
+      true,
+      "The agent run failed: boom\nNext step: …",
+    );
     expect(failed.phase).toBe("failed");
     expect(failed.failure).toContain("boom");
 
-    const deploying = stateFromResult("build_wait", waitResult({ outcome: "timed_out", until: "deployment", project: project({ deployment: { status: "deploying" } }) }), false, "");
+    const deploying = stateFromResult(
+      "build_wait",
+      waitResult({
+        outcome: "timed_out",
+        until: "deployment",
+        project: project({ deployment: { status: "deploying" } }),
+      }),
+      false,
+      "",
+    );
     expect(deploying.phase).toBe("deploying");
     expect(nextPoll(deploying)?.name).toBe("build_get_deployment_status");
 
-    const recovering = stateFromResult("build_wait", waitResult({ outcome: "timed_out", until: "versionRecovery", project: project({ versionRecovery: { status: "recovering" } }) }), false, "");
+    const recovering = stateFromResult(
+      "build_wait",
+      waitResult({
+        outcome: "timed_out",
+        until: "versionRecovery",
+        project: project({ versionRecovery: { status: "recovering" } }),
+      }),
+      false,
+      "",
+    );
     expect(recovering.phase).toBe("recovering");
     expect(nextPoll(recovering)?.name).toBe("build_get_project");
-    const importing = stateFromResult("build_wait", waitResult({ outcome: "timed_out", until: "import", project: project({ importInProgress: { startedAt: "t" } }) }), false, "");
+    const importing = stateFromResult(
+      "build_wait",
+      waitResult({ outcome: "timed_out", until: "import", project: project({ importInProgress: { startedAt: "t" } }) }),
+      false,
+      "",
+    );
     expect(importing.phase).toBe("importing");
   });
 
@@ -281,11 +458,21 @@ describe("views/build-console: phase", () => {
 
   it("follows agent status: running, then done with messages and missing secrets, then one project read for the preview", () => {
     let state = stateFromResult("build_start_agent", { projectId: "salon-booking", status: "init" }, false, "", {}, 0);
-    state = applyPoll(state, "build_get_agent_status", { status: "init", creditsSpent: 4, realtimeConversation: conversation.slice(0, 3) }, 3000);
+    state = applyPoll(
+      state,
+      "build_get_agent_status",
+      { status: "init", creditsSpent: 4, realtimeConversation: conversation.slice(0, 3) },
+      3000,
+    );
     expect(state.phase).toBe("agent-running");
     expect(state.secrets.map((s) => s.name)).toEqual(["STRIPE_API_KEY", "MAPS_KEY"]);
 
-    state = applyPoll(state, "build_get_agent_status", { status: "done", creditsSpent: 9, realtimeConversation: conversation }, 6000);
+    state = applyPoll(
+      state,
+      "build_get_agent_status",
+      { status: "done", creditsSpent: 9, realtimeConversation: conversation },
+      6000,
+    );
     expect(state).toMatchObject({ phase: "done", canDeploy: true, credits: { value: 9, scope: "run" } });
     expect(state.secrets).toEqual([{ name: "STRIPE_API_KEY", description: "Stripe key" }]);
     expect(state.messages.map((m) => m.text)).toEqual(["Starting", "Needs Stripe", "Got the maps key"]);
@@ -293,7 +480,12 @@ describe("views/build-console: phase", () => {
     expect(elapsedMs(state, 60_000)).toBe(6000);
     expect(nextPoll(state)?.name).toBe("build_get_project");
 
-    state = applyPoll(state, "build_get_project", project({ previewImageUrl: "https://previews.apps.example/p.png" }), 6100);
+    state = applyPoll(
+      state,
+      "build_get_project",
+      project({ previewImageUrl: "https://previews.apps.example/p.png" }),
+      6100,
+    );
     expect(state.previewImageUrl).toBe("https://previews.apps.example/p.png");
     expect(state.productionUrl).toBeUndefined();
     expect(nextPoll(state)).toBeNull();
@@ -302,15 +494,29 @@ describe("views/build-console: phase", () => {
   it("reads a run ending in an error or limit-reached message as failed", () => {
     const base = stateFromResult("build_start_agent", { projectId: "p-one", status: "init" }, false, "");
     for (const messageType of ["error", "limit-reached"]) {
-      const state = applyAgentStatus(base, { status: "done", realtimeConversation: [{ author: "agent", message: "It broke", messageType }] });
+      const state = applyAgentStatus(base, {
+        status: "done",
+        realtimeConversation: [{ author: "agent", message: "It broke", messageType }],
+      });
       expect(state).toMatchObject({ phase: "failed", failure: "It broke", canDeploy: false });
     }
   });
 
   it("follows a deployment to success and links production only once it succeeded", () => {
-    const agentDone = applyProject({ ...stateFromResult("build_wait", waitResult({}), false, ""), needsMessages: false }, project({ previewImageUrl: "https://p.example/1.png" }));
-    let state = carryOver(agentDone, stateFromResult("build_deploy", { projectId: "salon-booking", status: "deploying" }, false, ""));
-    expect(state).toMatchObject({ phase: "deploying", work: "deployment", previewImageUrl: "https://p.example/1.png", canDeploy: false });
+    const agentDone = applyProject(
+      { ...stateFromResult("build_wait", waitResult({}), false, ""), needsMessages: false },
+      project({ previewImageUrl: "https://p.example/1.png" }),
+    );
+    let state = carryOver(
+      agentDone,
+      stateFromResult("build_deploy", { projectId: "salon-booking", status: "deploying" }, false, ""),
+    );
+    expect(state).toMatchObject({
+      phase: "deploying",
+      work: "deployment",
+      previewImageUrl: "https://p.example/1.png",
+      canDeploy: false,
+    });
     state = applyDeployment(state, { status: "deploying" });
     expect(state.phase).toBe("deploying");
     state = applyDeployment(state, { status: "success" });
@@ -322,7 +528,10 @@ describe("views/build-console: phase", () => {
   });
 
   it("never takes a non-https preview image", () => {
-    const state = applyProject(stateFromResult("build_wait", waitResult({}), false, ""), project({ previewImageUrl: "javascript:alert(1)" }));
+    const state = applyProject(
+      stateFromResult("build_wait", waitResult({}), false, ""),
+      project({ previewImageUrl: "javascript:alert(1)" }),
+    );
     expect(state.previewImageUrl).toBeUndefined();
   });
 
@@ -330,20 +539,41 @@ describe("views/build-console: phase", () => {
   it("does not end a started run on the previous run's done", () => {
     const startedAt = "2026-11-26T10:00:00.000Z";
     const t = Date.parse(startedAt);
-    let state = stateFromResult("build_start_agent", { projectId: "salon-booking", status: "init", startedAt }, false, "", {}, t);
-    const previous = { status: "done", startedAt: "2026-11-19T09:00:00.000Z", realtimeConversation: [{ author: "agent", message: "Old run done", messageType: "finished" }] };
+    let state = stateFromResult(
+      "build_start_agent",
+      { projectId: "salon-booking", status: "init", startedAt },
+      false,
+      "",
+      {},
+      t,
+    );
+    const previous = {
+      status: "done",
+      startedAt: "2026-11-19T09:00:00.000Z",
+      realtimeConversation: [{ author: "agent", message: "Old run done", messageType: "finished" }],
+    };
     state = applyPoll(state, "build_get_agent_status", previous, t + 3000);
     expect(state).toMatchObject({ phase: "agent-running", canDeploy: false });
     expect(nextPoll(state)?.name).toBe("build_get_agent_status");
     // This run's own done (it started after the call) ends it.
-    state = applyPoll(state, "build_get_agent_status", { ...previous, startedAt: "2026-11-26T10:00:01.000Z" }, t + 6000);
+    state = applyPoll(
+      state,
+      "build_get_agent_status",
+      { ...previous, startedAt: "2026-11-26T10:00:01.000Z" },
+      t + 6000,
+    );
     expect(state).toMatchObject({ phase: "done", canDeploy: true });
     // A done seen after init is ours whatever its startedAt says.
     let seen = stateFromResult("build_start_agent", { projectId: "p", status: "init", startedAt }, false, "", {}, t);
     seen = applyPoll(seen, "build_get_agent_status", { status: "init", startedAt: null }, t + 1000);
     expect(applyPoll(seen, "build_get_agent_status", previous, t + 2000).phase).toBe("done");
     // Still the previous run a minute later: the view says so instead of following forever.
-    const stale = applyPoll(stateFromResult("build_start_agent", { projectId: "p", status: "init", startedAt }, false, "", {}, t), "build_get_agent_status", previous, t + 61_000);
+    const stale = applyPoll(
+      stateFromResult("build_start_agent", { projectId: "p", status: "init", startedAt }, false, "", {}, t),
+      "build_get_agent_status",
+      previous,
+      t + 61_000,
+    );
     expect(stale).toMatchObject({ phase: "failed", canDeploy: false, failure: expect.stringMatching(/never showed/) });
   });
 
@@ -351,33 +581,79 @@ describe("views/build-console: phase", () => {
   it("does not end a deployment on the previous deployment's success or on null", () => {
     const startedAt = "2026-11-26T10:00:00.000Z";
     const t = Date.parse(startedAt);
-    let state = stateFromResult("build_deploy", { projectId: "salon-booking", status: "deploying", startedAt }, false, "", {}, t);
-    state = applyPoll(state, "build_get_deployment_status", { status: "success", createdAt: "2026-11-19T09:00:00.000Z" }, t + 3000);
+    let state = stateFromResult(
+      "build_deploy",
+      { projectId: "salon-booking", status: "deploying", startedAt },
+      false,
+      "",
+      {},
+      t,
+    );
+    state = applyPoll(
+      state,
+      "build_get_deployment_status",
+      { status: "success", createdAt: "2026-11-19T09:00:00.000Z" },
+      t + 3000,
+    );
     expect(state.phase).toBe("deploying");
     state = applyPoll(state, "build_get_deployment_status", { status: null, createdAt: null }, t + 4000);
     expect(state.phase).toBe("deploying");
-    state = applyPoll(state, "build_get_project", project({ deployment: { status: "success", createdAt: "2026-11-19T09:00:00.000Z" } }), t + 5000);
+    state = applyPoll(
+      state,
+      "build_get_project",
+      project({ deployment: { status: "success", createdAt: "2026-11-19T09:00:00.000Z" } }),
+      t + 5000,
+    );
     expect(state.phase).toBe("deploying");
     expect(state.productionUrl).toBeUndefined();
-    state = applyPoll(state, "build_get_deployment_status", { status: "success", createdAt: "2026-11-26T10:00:02.000Z" }, t + 9000);
+    state = applyPoll(
+      state,
+      "build_get_deployment_status",
+      { status: "success", createdAt: "2026-11-26T10:00:02.000Z" },
+      t + 9000,
+    );
     expect(state.phase).toBe("done");
     // An error seen after deploying is this deployment's.
     let failing = stateFromResult("build_deploy", { projectId: "p", status: "deploying", startedAt }, false, "", {}, t);
-    failing = applyPoll(failing, "build_get_deployment_status", { status: "deploying", createdAt: "2026-11-19T09:00:00.000Z" }, t + 1000);
-    expect(applyPoll(failing, "build_get_deployment_status", { status: "error", createdAt: "2026-11-19T09:00:00.000Z" }, t + 2000).phase).toBe("failed");
+    failing = applyPoll(
+      failing,
+      "build_get_deployment_status",
+      { status: "deploying", createdAt: "2026-11-19T09:00:00.000Z" },
+      t + 1000,
+    );
+    expect(
+      applyPoll(
+        failing,
+        "build_get_deployment_status",
+        { status: "error", createdAt: "2026-11-19T09:00:00.000Z" },
+        t + 2000,
+      ).phase,
+    ).toBe("failed");
   });
 
   // §4: the old view trusted isProvided, which is practically always false: a set secret stayed "needed".
   it("drops a needed secret once the project's details list it, and prefers the tool's secretsMissing", () => {
-    const asking = [{ author: "agent", message: "Needs Stripe", messageType: "building", secretKeysNeeded: { STRIPE_API_KEY: { isProvided: false } } }];
+    const asking = [
+      {
+        author: "agent",
+        message: "Needs Stripe",
+        messageType: "building",
+        secretKeysNeeded: { STRIPE_API_KEY: { isProvided: false } },
+      },
+    ];
     let state = stateFromResult("build_start_agent", { projectId: "p", status: "init" }, false, "");
     state = applyPoll(state, "build_get_agent_status", { status: "init", realtimeConversation: asking });
     expect(state.secrets.map((x) => x.name)).toEqual(["STRIPE_API_KEY"]);
     state = applyPoll(state, "build_get_project", project({ secrets: [{ _id: "s1", secretName: "STRIPE_API_KEY" }] }));
     expect(state.secrets).toEqual([]);
-    expect(applyPoll(state, "build_get_agent_status", { status: "init", realtimeConversation: asking }).secrets).toEqual([]);
+    expect(
+      applyPoll(state, "build_get_agent_status", { status: "init", realtimeConversation: asking }).secrets,
+    ).toEqual([]);
     const fresh = stateFromResult("build_start_agent", { projectId: "p", status: "init" }, false, "");
-    expect(applyPoll(fresh, "build_get_agent_status", { status: "init", realtimeConversation: asking, secretsMissing: [] }).secrets).toEqual([]);
+    expect(
+      applyPoll(fresh, "build_get_agent_status", { status: "init", realtimeConversation: asking, secretsMissing: [] })
+        .secrets,
+    ).toEqual([]);
   });
 
   it("keeps the last provided/missing state of each secret", () => {
@@ -469,7 +745,12 @@ const CHART = {
 
 describe("views/fit-card: bands", () => {
   it("reads a size chart, dropping malformed bands", () => {
-    const chart = readSizeChart({ ...CHART, XL: { chest: [116, 108] }, XXL: "big", XXXL: { chest: ["a", 1], waist: [1, 2, 3] } });
+    const chart = readSizeChart({
+      ...CHART,
+      XL: { chest: [116, 108] },
+      XXL: "big",
+      XXXL: { chest: ["a", 1], waist: [1, 2, 3] },
+    });
     expect(Object.keys(chart!)).toEqual(["XS", "S", "M", "L"]);
     expect(readSizeChart(null)).toBeNull();
     expect(readSizeChart({ M: { chest: "92-100" } })).toBeNull();
@@ -482,7 +763,11 @@ describe("views/fit-card: bands", () => {
   });
 
   it("places each measurement in its band, with the recommended and alternative sizes marked", () => {
-    const rows = chartRows(readSizeChart(CHART)!, { chest: 96, waist: 82, height: 178 }, { recommended: "M", alternative: "L", fitWords: { chest: "comfortable" } });
+    const rows = chartRows(
+      readSizeChart(CHART)!,
+      { chest: 96, waist: 82, height: 178 },
+      { recommended: "M", alternative: "L", fitWords: { chest: "comfortable" } },
+    );
     expect(rows.map((r) => r.measure)).toEqual(["chest", "waist"]);
     const chest = rows[0];
     expect(chest.placement).toEqual({ size: "M", offset: 0, position: "inside" });
@@ -500,7 +785,15 @@ describe("views/fit-card: bands", () => {
     expect(placeValue(bands, 70)).toEqual({ position: "below" });
     expect(placeValue(bands, 120)).toEqual({ position: "above" });
     expect(placeValue(bands, 100).size).toBe("M");
-    expect(placeValue([{ size: "A", lo: 1, hi: 2, role: "other" }, { size: "B", lo: 3, hi: 4, role: "other" }], 2.5)).toEqual({ position: "between" });
+    expect(
+      placeValue(
+        [
+          { size: "A", lo: 1, hi: 2, role: "other" },
+          { size: "B", lo: 3, hi: 4, role: "other" },
+        ],
+        2.5,
+      ),
+    ).toEqual({ position: "between" });
     expect(chartRows(readSizeChart(CHART)!, {}, {})[0].domain[1]).toBeGreaterThan(108);
   });
 
@@ -508,13 +801,18 @@ describe("views/fit-card: bands", () => {
     expect(confidencePercent(0.82)).toBe(82);
     expect(confidencePercent(82)).toBe(82);
     expect(confidencePercent("high")).toBeUndefined();
-    expect(fitWordsOf({ chest_fit: "fitted", waist_fit: "n/a", overall: "comfortable" })).toEqual({ chest: "fitted", overall: "comfortable" });
+    expect(fitWordsOf({ chest_fit: "fitted", waist_fit: "n/a", overall: "comfortable" })).toEqual({
+      chest: "fitted",
+      overall: "comfortable",
+    });
     expect(measurementsOf(undefined, { chest: 96, waist: "82" })).toEqual({ chest: 96 });
     expect(measurementsOf({ hips: 97 }, { chest: 96 })).toEqual({ hips: 97 });
   });
 
   it("takes the item's chart from the result when the tool includes it", () => {
-    expect(itemFromResult({ recommended_size: "M", item: { name: "Tee", available_sizes: "XS,S,M,L", size_chart: CHART } })).toMatchObject({ name: "Tee", availableSizes: "XS,S,M,L" });
+    expect(
+      itemFromResult({ recommended_size: "M", item: { name: "Tee", available_sizes: "XS,S,M,L", size_chart: CHART } }),
+    ).toMatchObject({ name: "Tee", availableSizes: "XS,S,M,L" });
     expect(itemFromResult({ recommended_size: "M", size_chart: CHART }).chart).not.toBeNull();
     expect(itemFromResult({ recommended_size: "M" }).chart).toBeNull();
   });

@@ -48,7 +48,11 @@ bridge.on("teardown", () => {
   window.clearInterval(ticker);
 });
 document.addEventListener("visibilitychange", () => (document.hidden ? poller.pause() : poller.resume()));
-bridge.connect().catch((err: unknown) => renderStatus(ui, `Could not connect to the host: ${err instanceof Error ? err.message : String(err)}`));
+bridge
+  .connect()
+  .catch((err: unknown) =>
+    renderStatus(ui, `Could not connect to the host: ${err instanceof Error ? err.message : String(err)}`),
+  );
 
 /** Which tool opened the view: the host says so in toolInfo; otherwise the result's shape does. */
 function toolName(sc: Json | undefined): string {
@@ -105,7 +109,16 @@ function refresh(): void {
   if (!state) return;
   renderState(ui, state, Date.now());
   ui.deploy.hidden = !(state.phase === "done" && state.canDeploy && bridge.canCallTools);
-  renderStatus(ui, followingText(state, { active: poller.active, paused: poller.isPaused, intervalMs: POLL_MS, error: lastError, stoppedOnErrors }));
+  renderStatus(
+    ui,
+    followingText(state, {
+      active: poller.active,
+      paused: poller.isPaused,
+      intervalMs: POLL_MS,
+      error: lastError,
+      stoppedOnErrors,
+    }),
+  );
 }
 
 const ticker = window.setInterval(() => {
@@ -121,13 +134,19 @@ async function deploy(): Promise<void> {
   ui.actionNote.hidden = false;
   ui.actionNote.textContent = "Asking the server to deploy. It may ask you to confirm the credits.";
   try {
-    const result = await bridge.callServerTool({ name: "build_deploy", arguments: { projectId: previous.projectId } }, DEPLOY_TIMEOUT_MS);
+    const result = await bridge.callServerTool(
+      { name: "build_deploy", arguments: { projectId: previous.projectId } },
+      DEPLOY_TIMEOUT_MS,
+    );
     if (result.isError) {
       ui.actionNote.textContent = `Not deployed: ${textOf(result, 300) || "the server refused"}`;
       return;
     }
     ui.actionNote.hidden = true;
-    state = carryOver(previous, stateFromResult("build_deploy", structuredOf(result), false, "", { projectId: previous.projectId }));
+    state = carryOver(
+      previous,
+      stateFromResult("build_deploy", structuredOf(result), false, "", { projectId: previous.projectId }),
+    );
     follow();
   } catch (err) {
     ui.actionNote.textContent = `Not deployed: ${err instanceof Error ? err.message : String(err)}`;

@@ -55,7 +55,12 @@ export const PHASE_LABEL: Record<Phase, string> = {
   unknown: "Waiting for status",
 };
 
-const RUNNING: Record<Work, Phase> = { agent: "agent-running", deployment: "deploying", versionRecovery: "recovering", import: "importing" };
+const RUNNING: Record<Work, Phase> = {
+  agent: "agent-running",
+  deployment: "deploying",
+  versionRecovery: "recovering",
+  import: "importing",
+};
 const FAILED_MESSAGE_TYPES = new Set(["error", "limit-reached"]);
 /** Server and service clocks may disagree a little; the previous work is minutes older. */
 const SKEW_MS = 5_000;
@@ -69,15 +74,32 @@ export function isRunning(phase: Phase): boolean {
 
 export function doneLabel(state: BuildState): string {
   if (state.phase !== "done") return PHASE_LABEL[state.phase];
-  return { agent: "Agent finished", deployment: "Deployed", versionRecovery: "Version recovered", import: "Import finished" }[state.work];
+  return {
+    agent: "Agent finished",
+    deployment: "Deployed",
+    versionRecovery: "Version recovered",
+    import: "Import finished",
+  }[state.work];
 }
 
 function empty(projectId?: string): BuildState {
-  return { projectId, work: "agent", phase: "unknown", messages: [], secrets: [], notes: [], needsProject: false, needsMessages: false, canDeploy: false };
+  return {
+    projectId,
+    work: "agent",
+    phase: "unknown",
+    messages: [],
+    secrets: [],
+    notes: [],
+    needsProject: false,
+    needsMessages: false,
+    canDeploy: false,
+  };
 }
 
 function asWork(value: unknown): Work | undefined {
-  return value === "agent" || value === "deployment" || value === "versionRecovery" || value === "import" ? value : undefined;
+  return value === "agent" || value === "deployment" || value === "versionRecovery" || value === "import"
+    ? value
+    : undefined;
 }
 
 // ---- conversation ----
@@ -88,28 +110,42 @@ export function latestMessages(conversation: unknown, max = MAX_MESSAGES): Agent
     .filter(isObject)
     .filter((m) => m.author !== "user" && typeof m.message === "string" && m.message.trim())
     .slice(-max)
-    .map((m) => ({ text: truncate(String(m.message).trim(), 400), type: str(m.messageType) ?? "regular", at: str(m.createdAt) }));
+    .map((m) => ({
+      text: truncate(String(m.message).trim(), 400),
+      type: str(m.messageType) ?? "regular",
+      at: str(m.createdAt),
+    }));
 }
 
 /**
  * Secrets the run asked for that are still missing. §4: isProvided is practically always false, so
  * a name also counts as set when the project's details list it (`setNames`).
  */
-export function secretsNeeded(conversation: unknown, setNames: readonly string[] = []): Array<{ name: string; description?: string }> {
+export function secretsNeeded(
+  conversation: unknown,
+  setNames: readonly string[] = [],
+): Array<{ name: string; description?: string }> {
   const state = new Map<string, { provided: boolean; description?: string }>();
   for (const m of Array.isArray(conversation) ? conversation : []) {
     if (!isObject(m) || !isObject(m.secretKeysNeeded)) continue;
     for (const [name, v] of Object.entries(m.secretKeysNeeded)) {
-      state.set(name, { provided: isObject(v) && v.isProvided === true, description: isObject(v) ? str(v.description) : undefined });
+      state.set(name, {
+        provided: isObject(v) && v.isProvided === true,
+        description: isObject(v) ? str(v.description) : undefined,
+      });
     }
   }
-  return [...state].filter(([name, v]) => !v.provided && !setNames.includes(name)).map(([name, v]) => ({ name, description: v.description }));
+  return [...state]
+    .filter(([name, v]) => !v.provided && !setNames.includes(name))
+    .map(([name, v]) => ({ name, description: v.description }));
 }
 
 /** build_get_agent_status's own secretsMissing (checked against the details), when it sent one. */
 function missingFromStatus(st: Json): Array<{ name: string; description?: string }> | undefined {
   if (!Array.isArray(st.secretsMissing)) return undefined;
-  return st.secretsMissing.filter(isObject).flatMap((m) => (str(m.name) ? [{ name: str(m.name)!, description: str(m.description) }] : []));
+  return st.secretsMissing
+    .filter(isObject)
+    .flatMap((m) => (str(m.name) ? [{ name: str(m.name)!, description: str(m.description) }] : []));
 }
 
 // ---- whose state it is (T1, T4) ----
@@ -126,8 +162,14 @@ function isOurs(state: BuildState, startedAt: unknown): boolean {
 
 /** A state that is still the previous work's: keep waiting for the new one, for a while. */
 function notShownYet(state: BuildState, running: Phase, what: string, now: number): BuildState {
-  if (state.since === undefined || now - state.since < APPEARANCE_MS) return { ...state, phase: running, canDeploy: false };
-  return { ...state, phase: "failed", canDeploy: false, failure: `The ${what} never showed: the status still shows the previous one a minute after the call. Check it with build_get_project.` };
+  if (state.since === undefined || now - state.since < APPEARANCE_MS)
+    return { ...state, phase: running, canDeploy: false };
+  return {
+    ...state,
+    phase: "failed",
+    canDeploy: false,
+    failure: `The ${what} never showed: the status still shows the previous one a minute after the call. Check it with build_get_project.`,
+  };
 }
 
 function deploymentPhase(state: BuildState, d: Json | null, now: number): BuildState {
@@ -156,19 +198,22 @@ export function applyProject(state: BuildState, p: Json, now = Date.now()): Buil
   const preview = httpsUrl(p.previewImageUrl);
   if (preview) next.previewImageUrl = preview;
   const deployment = isObject(p.deployment) ? p.deployment : null;
-  const previousDeployment = state.work === "deployment" && isRunning(state.phase) && !isOurs(state, deployment?.createdAt);
+  const previousDeployment =
+    state.work === "deployment" && isRunning(state.phase) && !isOurs(state, deployment?.createdAt);
   if (deployment?.status === "success" && !previousDeployment) {
     const url = siteUrl(p.productionProjectUrl);
     if (url) next.productionUrl = url;
   }
-  if (next.credits?.scope !== "run" && num(p.totalCreditsSpent) !== undefined) next.credits = { value: num(p.totalCreditsSpent)!, scope: "project" };
+  if (next.credits?.scope !== "run" && num(p.totalCreditsSpent) !== undefined)
+    next.credits = { value: num(p.totalCreditsSpent)!, scope: "project" };
 
   if (state.work === "deployment" && isRunning(state.phase)) {
     return { ...deploymentPhase(next, deployment, now), needsProject: false };
   } else if (state.work === "versionRecovery") {
     const r = isObject(p.versionRecovery) ? p.versionRecovery : null;
     if (!r) next.phase = isRunning(state.phase) ? "done" : state.phase;
-    else if (r.status === "error") Object.assign(next, { phase: "failed", failure: str(r.errorMessage) ?? "The version recovery failed." });
+    else if (r.status === "error")
+      Object.assign(next, { phase: "failed", failure: str(r.errorMessage) ?? "The version recovery failed." });
     else next.phase = "recovering";
   } else if (state.work === "import") {
     const i = isObject(p.importInProgress) ? p.importInProgress : null;
@@ -194,21 +239,29 @@ export function applyAgentStatus(state: BuildState, st: Json, now = Date.now()):
   if (credits !== undefined) next.credits = { value: credits, scope: "run" };
   const startedAt = str(st.startedAt) ? Date.parse(str(st.startedAt)!) : NaN;
   // While it runs, the run's own start wins when it is a plausible past time (simulated clocks may run ahead).
-  if (st.status === "init" && Number.isFinite(startedAt) && startedAt <= now && now - startedAt < 86_400_000) next.elapsed = { seconds: (now - startedAt) / 1000, at: now };
+  if (st.status === "init" && Number.isFinite(startedAt) && startedAt <= now && now - startedAt < 86_400_000)
+    next.elapsed = { seconds: (now - startedAt) / 1000, at: now };
 
   if (st.status === "init") return { ...next, phase: "agent-running", canDeploy: false, sawRunning: true };
   // T1: `done` is also the previous run's resting state, and `idle` means no run showed yet.
-  if (st.status !== "done" && state.since === undefined) return { ...next, phase: "failed", canDeploy: false, failure: "No agent run has happened on this project (idle)." };
-  if (st.status !== "done" || !isOurs(state, st.startedAt)) return notShownYet(next, "agent-running", "new agent run", now);
+  if (st.status !== "done" && state.since === undefined)
+    return { ...next, phase: "failed", canDeploy: false, failure: "No agent run has happened on this project (idle)." };
+  if (st.status !== "done" || !isOurs(state, st.startedAt))
+    return notShownYet(next, "agent-running", "new agent run", now);
   const last = latestMessages(conversation, 1)[0];
-  if (last && FAILED_MESSAGE_TYPES.has(last.type)) return { ...next, phase: "failed", failure: last.text, canDeploy: false };
+  if (last && FAILED_MESSAGE_TYPES.has(last.type))
+    return { ...next, phase: "failed", failure: last.text, canDeploy: false };
   const wasRunning = isRunning(state.phase) || state.phase === "unknown";
   return { ...next, phase: "done", canDeploy: true, needsProject: wasRunning || state.needsProject };
 }
 
 /** build_get_deployment_status: deploying, success, error, or null (never deployed; T4: not ours yet). */
 export function applyDeployment(state: BuildState, d: Json, now = Date.now()): BuildState {
-  return deploymentPhase({ ...state, work: "deployment", canDeploy: false }, d.status === null || d.status === undefined ? null : d, now);
+  return deploymentPhase(
+    { ...state, work: "deployment", canDeploy: false },
+    d.status === null || d.status === undefined ? null : d,
+    now,
+  );
 }
 
 /** A waitResult (build_wait, or `wait` inside the launch/start/deploy results). */
@@ -219,8 +272,14 @@ export function fromWait(w: Json, base: BuildState, now = Date.now()): BuildStat
   if (credits !== undefined) state.credits = { value: credits, scope: "run" };
   if (isObject(w.project)) state = applyProject(state, w.project);
   if (w.outcome === "done") state = { ...state, phase: "done", canDeploy: work === "agent" };
-  else if (w.outcome === "failed") state = { ...state, phase: "failed", failure: str(w.message) ?? "The work failed.", canDeploy: false };
-  else state = { ...state, phase: RUNNING[work], notes: [...state.notes, "The server stopped waiting; this view keeps following the work."] };
+  else if (w.outcome === "failed")
+    state = { ...state, phase: "failed", failure: str(w.message) ?? "The work failed.", canDeploy: false };
+  else
+    state = {
+      ...state,
+      phase: RUNNING[work],
+      notes: [...state.notes, "The server stopped waiting; this view keeps following the work."],
+    };
   return { ...state, needsProject: false, needsMessages: work === "agent" };
 }
 
@@ -228,8 +287,16 @@ export function fromWait(w: Json, base: BuildState, now = Date.now()): BuildStat
  * The state a tool result opens the console with. `isError` results may carry a failed
  * waitResult as structured content; otherwise their text is the failure.
  */
-export function stateFromResult(tool: string, sc: Json | undefined, isError: boolean, errorText: string, args: Json = {}, now = Date.now()): BuildState {
-  const projectId = str(sc?.projectId) ?? (isObject(sc?.project) ? str(sc.project.projectId) : undefined) ?? str(args.projectId);
+export function stateFromResult(
+  tool: string,
+  sc: Json | undefined,
+  isError: boolean,
+  errorText: string,
+  args: Json = {},
+  now = Date.now(),
+): BuildState {
+  const projectId =
+    str(sc?.projectId) ?? (isObject(sc?.project) ? str(sc.project.projectId) : undefined) ?? str(args.projectId);
   const base = empty(projectId);
   if (sc && isObject(sc.wait)) return fromWait(sc.wait, base, now);
   if (sc && typeof sc.outcome === "string" && isObject(sc.project)) {
@@ -240,20 +307,54 @@ export function stateFromResult(tool: string, sc: Json | undefined, isError: boo
   if (!sc) return base;
 
   const warnings = Array.isArray(sc.warnings)
-    ? sc.warnings.filter(isObject).map((w) => `Step ${str(w.step) ?? "?"} did not happen${w.errorCode ? ` (${String(w.errorCode)})` : ""}: ${str(w.errorMessage) ?? ""}`.trim())
+    ? sc.warnings
+        .filter(isObject)
+        .map((w) =>
+          `Step ${str(w.step) ?? "?"} did not happen${w.errorCode ? ` (${String(w.errorCode)})` : ""}: ${str(w.errorMessage) ?? ""}`.trim(),
+        )
     : [];
-  const since = typeof sc.startedAt === "string" && Number.isFinite(Date.parse(sc.startedAt)) ? Date.parse(sc.startedAt) : undefined;
-  if (tool === "build_deploy") return { ...base, work: "deployment", phase: "deploying", notes: warnings, elapsed: { seconds: 0, at: now }, since, sawRunning: false };
+  const since =
+    typeof sc.startedAt === "string" && Number.isFinite(Date.parse(sc.startedAt))
+      ? Date.parse(sc.startedAt)
+      : undefined;
+  if (tool === "build_deploy")
+    return {
+      ...base,
+      work: "deployment",
+      phase: "deploying",
+      notes: warnings,
+      elapsed: { seconds: 0, at: now },
+      since,
+      sawRunning: false,
+    };
   if (tool === "build_launch_project" && isObject(sc.agent)) {
-    const agentWarnings = (Array.isArray(sc.agent.warnings) ? sc.agent.warnings : []).map((w) => `Agent warning: ${String(w)}`);
+    const agentWarnings = (Array.isArray(sc.agent.warnings) ? sc.agent.warnings : []).map(
+      (w) => `Agent warning: ${String(w)}`,
+    );
     if (sc.agent.started !== true) {
-      const failure = "The project was created and charged, but the agent did not start. Once the cause below is fixed, call build_start_agent with the same prompt.";
+      const failure =
+        "The project was created and charged, but the agent did not start. Once the cause below is fixed, call build_start_agent with the same prompt.";
       const said = warnings.length === 0 && str(sc.agent.message) ? [`The service said: ${str(sc.agent.message)}`] : [];
       return { ...base, phase: "failed", failure, notes: [...warnings, ...said, ...agentWarnings] };
     }
-    return { ...base, phase: "agent-running", notes: [...warnings, ...agentWarnings], elapsed: { seconds: 0, at: now }, since, sawRunning: false };
+    return {
+      ...base,
+      phase: "agent-running",
+      notes: [...warnings, ...agentWarnings],
+      elapsed: { seconds: 0, at: now },
+      since,
+      sawRunning: false,
+    };
   }
-  if (tool === "build_start_agent" || tool === "build_launch_project") return { ...base, phase: "agent-running", notes: warnings, elapsed: { seconds: 0, at: now }, since, sawRunning: false };
+  if (tool === "build_start_agent" || tool === "build_launch_project")
+    return {
+      ...base,
+      phase: "agent-running",
+      notes: warnings,
+      elapsed: { seconds: 0, at: now },
+      since,
+      sawRunning: false,
+    };
   return base;
 }
 
@@ -286,9 +387,11 @@ export function carryOver(previous: BuildState, next: BuildState): BuildState {
 export function nextPoll(state: BuildState): { name: string; arguments: { projectId: string } } | null {
   if (!state.projectId) return null;
   const args = { projectId: state.projectId };
-  if (state.phase === "agent-running" || (state.phase === "unknown" && state.work === "agent")) return { name: "build_get_agent_status", arguments: args };
+  if (state.phase === "agent-running" || (state.phase === "unknown" && state.work === "agent"))
+    return { name: "build_get_agent_status", arguments: args };
   if (state.phase === "deploying") return { name: "build_get_deployment_status", arguments: args };
-  if (state.phase === "recovering" || state.phase === "importing") return { name: "build_get_project", arguments: args };
+  if (state.phase === "recovering" || state.phase === "importing")
+    return { name: "build_get_project", arguments: args };
   if (state.needsMessages) return { name: "build_get_agent_status", arguments: args };
   if (state.needsProject) return { name: "build_get_project", arguments: args };
   return null;

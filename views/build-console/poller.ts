@@ -26,7 +26,10 @@ export class Poller {
     private readonly tick: () => Promise<TickOutcome>,
     private readonly options: PollerOptions,
   ) {
-    this.timers = options.timers ?? { setTimeout: globalThis.setTimeout.bind(globalThis), clearTimeout: globalThis.clearTimeout.bind(globalThis) };
+    this.timers = options.timers ?? {
+      setTimeout: globalThis.setTimeout.bind(globalThis),
+      clearTimeout: globalThis.clearTimeout.bind(globalThis),
+    };
   }
 
   get active(): boolean {

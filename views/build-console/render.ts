@@ -44,7 +44,12 @@ export function createUi(): ConsoleUi {
   };
   ui.root.append(
     h("header", { class: "row spread" }, h("div", {}, h("h1", {}, "Build console"), ui.project), ui.phase),
-    h("div", { class: "facts row" }, h("span", {}, ui.elapsedLabel, " ", ui.elapsed), h("span", {}, "Credits ", ui.credits)),
+    h(
+      "div",
+      { class: "facts row" },
+      h("span", {}, ui.elapsedLabel, " ", ui.elapsed),
+      h("span", {}, "Credits ", ui.credits),
+    ),
     ui.steps,
     ui.failure,
     ui.secrets,
@@ -63,7 +68,12 @@ export function renderElapsed(ui: ConsoleUi, state: BuildState, now: number): vo
   ui.elapsed.textContent = ms === undefined ? "—" : formatDuration(ms);
 }
 
-const WORK_LABEL: Record<BuildState["work"], string> = { agent: "Agent run", deployment: "Deployment", versionRecovery: "Recovery", import: "Import" };
+const WORK_LABEL: Record<BuildState["work"], string> = {
+  agent: "Agent run",
+  deployment: "Deployment",
+  versionRecovery: "Recovery",
+  import: "Import",
+};
 
 type StepState = "todo" | "current" | "done" | "failed";
 
@@ -72,15 +82,24 @@ function stepStates(state: BuildState): Array<[string, StepState]> | null {
   const failed = state.phase === "failed";
   if (state.work === "agent") {
     const build: StepState = failed ? "failed" : state.phase === "done" ? "done" : "current";
-    return [["Build", build], ["Deploy", "todo"], ["Live", "todo"]];
+    return [
+      ["Build", build],
+      ["Deploy", "todo"],
+      ["Live", "todo"],
+    ];
   }
   const deploy: StepState = failed ? "failed" : state.phase === "done" ? "done" : "current";
-  return [["Build", "done"], ["Deploy", deploy], ["Live", state.phase === "done" && state.productionUrl ? "done" : "todo"]];
+  return [
+    ["Build", "done"],
+    ["Deploy", deploy],
+    ["Live", state.phase === "done" && state.productionUrl ? "done" : "todo"],
+  ];
 }
 
 function messageItem(m: AgentMessage): HTMLElement {
   const when = m.at ? new Date(m.at) : null;
-  const time = when && !Number.isNaN(when.getTime()) ? when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "";
+  const time =
+    when && !Number.isNaN(when.getTime()) ? when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "";
   return h(
     "li",
     { class: `message type-${m.type.replace(/[^a-z-]/gi, "")}` },
@@ -95,11 +114,18 @@ export function renderState(ui: ConsoleUi, state: BuildState, now: number): void
   ui.phase.textContent = doneLabel(state);
   ui.elapsedLabel.textContent = WORK_LABEL[state.work];
   renderElapsed(ui, state, now);
-  ui.credits.textContent = state.credits ? `${state.credits.value} ${state.credits.scope === "project" ? "(project total)" : "(agent run)"}` : "—";
+  ui.credits.textContent = state.credits
+    ? `${state.credits.value} ${state.credits.scope === "project" ? "(project total)" : "(agent run)"}`
+    : "—";
 
   const steps = stepStates(state);
   ui.steps.hidden = !steps;
-  replaceChildren(ui.steps, ...(steps ?? []).map(([label, s]) => h("li", { "data-state": s }, label, h("span", { class: "sr-only" }, `: ${s}`))));
+  replaceChildren(
+    ui.steps,
+    ...(steps ?? []).map(([label, s]) =>
+      h("li", { "data-state": s }, label, h("span", { class: "sr-only" }, `: ${s}`)),
+    ),
+  );
 
   ui.failure.hidden = !(state.phase === "failed" && state.failure);
   ui.failure.textContent = state.failure ?? "";
@@ -108,11 +134,22 @@ export function renderState(ui: ConsoleUi, state: BuildState, now: number): void
   replaceChildren(
     ui.secrets,
     h("strong", {}, `The agent needs ${state.secrets.length === 1 ? "a secret" : "secrets"}:`),
-    h("ul", {}, ...state.secrets.map((sec) => h("li", {}, h("code", {}, sec.name), sec.description ? ` — ${sec.description}` : ""))),
+    h(
+      "ul",
+      {},
+      ...state.secrets.map((sec) =>
+        h("li", {}, h("code", {}, sec.name), sec.description ? ` — ${sec.description}` : ""),
+      ),
+    ),
     h("p", { class: "small" }, "Set them with build_set_secret; their values are never shown here."),
   );
 
-  replaceChildren(ui.messages, ...(state.messages.length ? [h("h2", {}, "Latest from the agent"), h("ol", { class: "plain" }, ...state.messages.map(messageItem))] : []));
+  replaceChildren(
+    ui.messages,
+    ...(state.messages.length
+      ? [h("h2", {}, "Latest from the agent"), h("ol", { class: "plain" }, ...state.messages.map(messageItem))]
+      : []),
+  );
 
   renderPreview(ui, state);
   renderLinks(ui, state);
@@ -125,15 +162,40 @@ function renderPreview(ui: ConsoleUi, state: BuildState): void {
   const current = ui.preview.querySelector("img")?.getAttribute("src");
   ui.preview.hidden = !url;
   if (!url || current === url) return;
-  const img = h("img", { src: url, alt: `Screenshot of the home page of ${state.projectId ?? "the project"}`, referrerpolicy: "no-referrer", decoding: "async" });
-  img.addEventListener("error", () => replaceChildren(ui.preview, h("figcaption", { class: "muted small" }, "The preview image could not be loaded here.")));
+  const img = h("img", {
+    src: url,
+    alt: `Screenshot of the home page of ${state.projectId ?? "the project"}`,
+    referrerpolicy: "no-referrer",
+    decoding: "async",
+  });
+  img.addEventListener("error", () =>
+    replaceChildren(
+      ui.preview,
+      h("figcaption", { class: "muted small" }, "The preview image could not be loaded here."),
+    ),
+  );
   replaceChildren(ui.preview, img, h("figcaption", { class: "muted small" }, "Preview"));
 }
 
 function renderLinks(ui: ConsoleUi, state: BuildState): void {
   const links: HTMLElement[] = [];
-  if (state.productionUrl) links.push(h("li", {}, "Live at ", h("a", { href: state.productionUrl, "data-external": "", rel: "noopener noreferrer" }, state.productionUrl)));
-  if (state.previewImageUrl && state.phase === "done") links.push(h("li", {}, h("a", { href: state.previewImageUrl, "data-external": "", rel: "noopener noreferrer" }, "Preview image")));
+  if (state.productionUrl)
+    links.push(
+      h(
+        "li",
+        {},
+        "Live at ",
+        h("a", { href: state.productionUrl, "data-external": "", rel: "noopener noreferrer" }, state.productionUrl),
+      ),
+    );
+  if (state.previewImageUrl && state.phase === "done")
+    links.push(
+      h(
+        "li",
+        {},
+        h("a", { href: state.previewImageUrl, "data-external": "", rel: "noopener noreferrer" }, "Preview image"),
+      ),
+    );
   ui.links.hidden = links.length === 0;
   replaceChildren(ui.links, ...(links.length ? [h("h2", {}, "Links"), h("ul", { class: "plain" }, ...links)] : []));
 }
@@ -142,9 +204,13 @@ export function renderStatus(ui: ConsoleUi, text: string): void {
   ui.status.textContent = text;
 }
 
-export function followingText(state: BuildState, opts: { active: boolean; paused: boolean; intervalMs: number; error?: string; stoppedOnErrors: boolean }): string {
+export function followingText(
+  state: BuildState,
+  opts: { active: boolean; paused: boolean; intervalMs: number; error?: string; stoppedOnErrors: boolean },
+): string {
   if (opts.stoppedOnErrors) return `Stopped following after repeated errors${opts.error ? `: ${opts.error}` : ""}.`;
   if (opts.paused) return "Paused while this view is hidden.";
-  if (opts.active) return `Following the work: checking every ${Math.round(opts.intervalMs / 100) / 10} s${opts.error ? ` (last check failed: ${opts.error})` : ""}.`;
+  if (opts.active)
+    return `Following the work: checking every ${Math.round(opts.intervalMs / 100) / 10} s${opts.error ? ` (last check failed: ${opts.error})` : ""}.`;
   return isRunning(state.phase) ? "Not following (this host cannot call the server's tools)." : "";
 }

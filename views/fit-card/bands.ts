@@ -99,7 +99,8 @@ export function chartRows(
       .filter((size) => chart[size][measure])
       .map((size) => {
         const [lo, hi] = chart[size][measure];
-        const role: BandRole = size === pick.recommended ? "recommended" : size === pick.alternative ? "alternative" : "other";
+        const role: BandRole =
+          size === pick.recommended ? "recommended" : size === pick.alternative ? "alternative" : "other";
         return { size, lo, hi, role };
       });
     const value = num(measurements[measure]);
@@ -177,6 +178,12 @@ export function describeRow(row: ChartRow): string {
   if (row.value === undefined) return `${row.measure}: not measured. Sizes: ${sizes} cm.`;
   const p = row.placement!;
   const where =
-    p.position === "inside" ? `inside ${p.size}` : p.position === "below" ? "below the smallest size" : p.position === "above" ? "above the largest size" : "between two sizes";
+    p.position === "inside"
+      ? `inside ${p.size}`
+      : p.position === "below"
+        ? "below the smallest size"
+        : p.position === "above"
+          ? "above the largest size"
+          : "between two sizes";
   return `${row.measure} ${row.value} cm, ${where}${row.fitWord ? ` (${row.fitWord})` : ""}. Sizes: ${sizes} cm.`;
 }

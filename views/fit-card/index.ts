@@ -3,7 +3,15 @@ import { h, perFrame, replaceChildren } from "../shared/dom.js";
 import { humanize, isObject, num, str, type Json } from "../shared/format.js";
 import { isErrorResult, structuredOf, textOf } from "../shared/result.js";
 import { followTheme } from "../shared/theme.js";
-import { chartRows, confidencePercent, fitWordsOf, itemFromResult, measurementsOf, sizeOrder, type FitItem } from "./bands.js";
+import {
+  chartRows,
+  confidencePercent,
+  fitWordsOf,
+  itemFromResult,
+  measurementsOf,
+  sizeOrder,
+  type FitItem,
+} from "./bands.js";
 import { chartTable, rowFigure, rowHeader } from "./render.js";
 
 /**
@@ -40,7 +48,11 @@ bridge.on("toolinput", (p) => {
 });
 bridge.on("toolresult", (r) => void open(r));
 bridge.on("toolcancelled", () => showError("The recommendation was cancelled."));
-bridge.connect().catch((err: unknown) => showError(`Could not connect to the host: ${err instanceof Error ? err.message : String(err)}`));
+bridge
+  .connect()
+  .catch((err: unknown) =>
+    showError(`Could not connect to the host: ${err instanceof Error ? err.message : String(err)}`),
+  );
 
 function showError(text: string): void {
   ui.error.textContent = text;
@@ -94,8 +106,21 @@ function render(): void {
   const confidence = confidencePercent(rec.confidence_score);
   const preferred = str(toolArgs.preferred_fit) ?? str(rec.preferred_fit);
 
-  const title = item.name ? [h("h1", {}, item.name), item.brand ? h("p", { class: "muted small" }, item.brand) : null] : [h("h1", {}, "Size recommendation")];
-  const meter = h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": confidence ?? 0, "aria-label": "Confidence" }, h("div", { class: "meter-fill" }));
+  const title = item.name
+    ? [h("h1", {}, item.name), item.brand ? h("p", { class: "muted small" }, item.brand) : null]
+    : [h("h1", {}, "Size recommendation")];
+  const meter = h(
+    "div",
+    {
+      class: "meter",
+      role: "meter",
+      "aria-valuemin": 0,
+      "aria-valuemax": 100,
+      "aria-valuenow": confidence ?? 0,
+      "aria-label": "Confidence",
+    },
+    h("div", { class: "meter-fill" }),
+  );
   (meter.firstChild as HTMLElement).style.width = `${confidence ?? 0}%`;
   replaceChildren(
     ui.summary,
@@ -103,11 +128,23 @@ function render(): void {
     h(
       "div",
       { class: "pick row" },
-      h("div", { class: "size-badge recommended", "data-size": recommended }, h("span", { class: "small muted" }, "Recommended"), h("strong", {}, recommended)),
+      h(
+        "div",
+        { class: "size-badge recommended", "data-size": recommended },
+        h("span", { class: "small muted" }, "Recommended"),
+        h("strong", {}, recommended),
+      ),
       alternative && alternative !== recommended
-        ? h("div", { class: "size-badge alternative", "data-size": alternative }, h("span", { class: "small muted" }, "Alternative"), h("strong", {}, alternative))
+        ? h(
+            "div",
+            { class: "size-badge alternative", "data-size": alternative },
+            h("span", { class: "small muted" }, "Alternative"),
+            h("strong", {}, alternative),
+          )
         : null,
-      confidence !== undefined ? h("div", { class: "confidence" }, h("span", { class: "small muted" }, `Confidence ${confidence}%`), meter) : null,
+      confidence !== undefined
+        ? h("div", { class: "confidence" }, h("span", { class: "small muted" }, `Confidence ${confidence}%`), meter)
+        : null,
     ),
     h(
       "p",
@@ -118,7 +155,11 @@ function render(): void {
   );
   renderChart(recommended, alternative, fitWords);
   const notes = str(rec.fit_notes);
-  replaceChildren(ui.notes, ...(notes ? [h("h2", {}, "Why this size"), h("p", {}, notes)] : []), ...(chartNote ? [h("p", { class: "muted small" }, chartNote)] : []));
+  replaceChildren(
+    ui.notes,
+    ...(notes ? [h("h2", {}, "Why this size"), h("p", {}, notes)] : []),
+    ...(chartNote ? [h("p", { class: "muted small" }, chartNote)] : []),
+  );
 }
 
 function renderChart(recommended: string, alternative: string | undefined, fitWords: Record<string, string>): void {
@@ -128,7 +169,12 @@ function renderChart(recommended: string, alternative: string | undefined, fitWo
     return;
   }
   const measurements = measurementsOf(rec?.measurements, toolArgs.measurements);
-  const rows = chartRows(chart, measurements, { recommended, alternative, availableSizes: item?.availableSizes, fitWords });
+  const rows = chartRows(chart, measurements, {
+    recommended,
+    alternative,
+    availableSizes: item?.availableSizes,
+    fitWords,
+  });
   const width = Math.max(260, Math.floor(ui.chart.clientWidth || ui.root.clientWidth - 24 || 480));
   lastWidth = width;
   const charted = new Set(rows.map((r) => r.measure));
@@ -147,7 +193,13 @@ function renderChart(recommended: string, alternative: string | undefined, fitWo
       "you",
     ),
     ...rows.flatMap((row) => [rowHeader(row), rowFigure(row, width)]),
-    unused.length ? h("p", { class: "muted small" }, `${unused.map(humanize).join(" and ")} ${unused.length > 1 ? "are" : "is"} not part of this item's size chart.`) : null,
+    unused.length
+      ? h(
+          "p",
+          { class: "muted small" },
+          `${unused.map(humanize).join(" and ")} ${unused.length > 1 ? "are" : "is"} not part of this item's size chart.`,
+        )
+      : null,
     chartTable(chart, sizeOrder(chart, item?.availableSizes), recommended, alternative),
   );
 }

@@ -22,7 +22,11 @@ function load(): Shapes {
 }
 
 /** SVG path data of land and inner borders, clipped to the viewport so zoomed-in maps stay small. */
-export function basemapPaths(projection: GeoProjection, width: number, height: number): { land: string; borders: string } {
+export function basemapPaths(
+  projection: GeoProjection,
+  width: number,
+  height: number,
+): { land: string; borders: string } {
   const { land, borders } = load();
   const clipped = projection.clipExtent([
     [-4, -4],

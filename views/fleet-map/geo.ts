@@ -28,7 +28,12 @@ export function boxOf(points: ReadonlyArray<{ lat: number; lon: number }>): Box 
 export function unionBox(a: Box | null | undefined, b: Box | null | undefined): Box | null {
   if (!a) return b ?? null;
   if (!b) return a;
-  return { minLat: Math.min(a.minLat, b.minLat), maxLat: Math.max(a.maxLat, b.maxLat), minLon: Math.min(a.minLon, b.minLon), maxLon: Math.max(a.maxLon, b.maxLon) };
+  return {
+    minLat: Math.min(a.minLat, b.minLat),
+    maxLat: Math.max(a.maxLat, b.maxLat),
+    minLon: Math.min(a.minLon, b.minLon),
+    maxLon: Math.max(a.maxLon, b.maxLon),
+  };
 }
 
 /**
@@ -78,7 +83,12 @@ function clampLat(lat: number): number {
 }
 
 /** A scale bar: a round distance (km) and its length in px, at most maxPx long, measured at the map centre. */
-export function scaleBar(projection: GeoProjection, width: number, height: number, maxPx: number): { km: number; px: number } | null {
+export function scaleBar(
+  projection: GeoProjection,
+  width: number,
+  height: number,
+  maxPx: number,
+): { km: number; px: number } | null {
   const a = projection.invert?.([width / 2, height / 2]);
   const b = projection.invert?.([width / 2 + 100, height / 2]);
   if (!a || !b) return null;
@@ -154,7 +164,12 @@ const GOLDEN_ANGLE = Math.PI * (3 - Math.sqrt(5));
  * place), so stacked drones stay visible and pickable. Above `maxCount` markers nothing is moved:
  * at that density no spreading could separate them.
  */
-export function spreadOverlaps(xs: Float64Array, ys: Float64Array, minDist: number, maxCount = 800): { x: Float64Array; y: Float64Array; moved: number } {
+export function spreadOverlaps(
+  xs: Float64Array,
+  ys: Float64Array,
+  minDist: number,
+  maxCount = 800,
+): { x: Float64Array; y: Float64Array; moved: number } {
   const x = Float64Array.from(xs);
   const y = Float64Array.from(ys);
   if (xs.length > maxCount || minDist <= 0) return { x, y, moved: 0 };
@@ -247,7 +262,12 @@ export type Direction = "left" | "right" | "up" | "down";
  * The point an arrow key moves to: the closest one lying in that direction, where being off the
  * axis costs twice as much as distance along it. Points at the same spot are visited in index order.
  */
-export function neighborInDirection(xs: ArrayLike<number>, ys: ArrayLike<number>, from: number, dir: Direction): number {
+export function neighborInDirection(
+  xs: ArrayLike<number>,
+  ys: ArrayLike<number>,
+  from: number,
+  dir: Direction,
+): number {
   const x0 = xs[from];
   const y0 = ys[from];
   let best = -1;

@@ -34,7 +34,11 @@ bridge.on("toolcancelled", () => showError(ui, "The tool call was cancelled."));
 bridge.on("teardown", () => {
   closed = true;
 });
-bridge.connect().catch((err: unknown) => showError(ui, `Could not connect to the host: ${err instanceof Error ? err.message : String(err)}`));
+bridge
+  .connect()
+  .catch((err: unknown) =>
+    showError(ui, `Could not connect to the host: ${err instanceof Error ? err.message : String(err)}`),
+  );
 
 async function onResult(result: ToolResult): Promise<void> {
   if (isErrorResult(result)) return showError(ui, textOf(result) || "The tool returned an error.");
@@ -51,7 +55,10 @@ async function onResult(result: ToolResult): Promise<void> {
 }
 
 function refreshSlots(): void {
-  st.slots = statusSlots([...Object.keys(st.model?.summary?.byStatus ?? {}), ...(st.model?.drones ?? []).map((d) => d.status)]);
+  st.slots = statusSlots([
+    ...Object.keys(st.model?.summary?.byStatus ?? {}),
+    ...(st.model?.drones ?? []).map((d) => d.status),
+  ]);
 }
 
 function redraw(): void {
@@ -97,7 +104,8 @@ ui.side.addEventListener("click", (e) => {
 
 function filtersFromArgs(): Json {
   const filters: Json = {};
-  for (const key of ["status", "minBattery", "maxBattery"]) if (toolArgs[key] !== undefined) filters[key] = toolArgs[key];
+  for (const key of ["status", "minBattery", "maxBattery"])
+    if (toolArgs[key] !== undefined) filters[key] = toolArgs[key];
   return filters;
 }
 

@@ -76,7 +76,10 @@ export class MapInteraction {
 
   private pin(d: MapDrone): void {
     this.st.pinnedId = d.id;
-    replaceChildren(this.ui.details, detailsContent(d, () => this.unpin(true)));
+    replaceChildren(
+      this.ui.details,
+      detailsContent(d, () => this.unpin(true)),
+    );
     this.st.scene?.cursor.classList.toggle("pinned", this.st.selectedId === d.id);
   }
 

@@ -101,7 +101,9 @@ function boxFrom(value: unknown): Box | undefined {
 
 function summaryFrom(sc: Json): SummaryInfo {
   const byStatus: Record<string, number> = {};
-  if (isObject(sc.byStatus)) for (const [k, v] of Object.entries(sc.byStatus)) if (num(v) !== undefined) byStatus[normalizeStatus(k)] = (byStatus[normalizeStatus(k)] ?? 0) + (v as number);
+  if (isObject(sc.byStatus))
+    for (const [k, v] of Object.entries(sc.byStatus))
+      if (num(v) !== undefined) byStatus[normalizeStatus(k)] = (byStatus[normalizeStatus(k)] ?? 0) + (v as number);
   const lowBattery = (Array.isArray(sc.lowBattery) ? sc.lowBattery : []).filter(isObject).map((d) => ({
     id: str(d._id) ?? "",
     name: str(d.name) ?? str(d._id) ?? "unnamed drone",
@@ -182,7 +184,10 @@ export function embeddedAlerts(record: Json): AlertInfo[] {
   for (const key of ["open_alerts", "openAlerts", "alerts"]) {
     const value = record[key];
     if (Array.isArray(value)) {
-      return value.filter(isObject).filter((a) => key !== "alerts" || a.status === undefined || OPEN.has(normalizeStatus(a.status))).map(alertInfo);
+      return value
+        .filter(isObject)
+        .filter((a) => key !== "alerts" || a.status === undefined || OPEN.has(normalizeStatus(a.status)))
+        .map(alertInfo);
     }
     const count = num(value);
     if (count !== undefined && count > 0) return Array.from({ length: Math.min(count, 99) }, () => ({}));
@@ -239,5 +244,7 @@ export function statusCounts(model: FleetModel): Array<{ status: string; count: 
   } else {
     for (const d of model.drones) counts.set(d.status, (counts.get(d.status) ?? 0) + 1);
   }
-  return [...counts].map(([status, count]) => ({ status, count })).sort((a, b) => b.count - a.count || a.status.localeCompare(b.status));
+  return [...counts]
+    .map(([status, count]) => ({ status, count }))
+    .sort((a, b) => b.count - a.count || a.status.localeCompare(b.status));
 }

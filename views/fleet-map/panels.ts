@@ -32,12 +32,19 @@ function renderHeader(ui: FleetUi, { model }: FleetState): void {
   } else {
     const page = model.page!;
     ui.title.textContent = "Drones";
-    ui.subtitle.textContent = page.matched === page.total ? plural(page.total, "drone") : `${plural(page.matched, "drone")} matching, of ${page.total.toLocaleString("en")}`;
+    ui.subtitle.textContent =
+      page.matched === page.total
+        ? plural(page.total, "drone")
+        : `${plural(page.matched, "drone")} matching, of ${page.total.toLocaleString("en")}`;
   }
 }
 
 export function swatch(slot: number): SVGSVGElement {
-  return s("svg", { class: "swatch", width: 14, height: 14, viewBox: "0 0 14 14", "aria-hidden": "true" }, s("path", { class: `marker st-${slot}`, d: shapePath(SHAPES[slot % SHAPES.length], 7, 7, 4.6) }));
+  return s(
+    "svg",
+    { class: "swatch", width: 14, height: 14, viewBox: "0 0 14 14", "aria-hidden": "true" },
+    s("path", { class: `marker st-${slot}`, d: shapePath(SHAPES[slot % SHAPES.length], 7, 7, 4.6) }),
+  );
 }
 
 function originKey(): SVGSVGElement {
@@ -54,7 +61,12 @@ function renderLegend(ui: FleetUi, st: FleetState): void {
   const items = statusCounts(st.model).map(({ status, count }) =>
     h(
       "button",
-      { type: "button", class: "legend-item", "data-status": status, "aria-pressed": String(!st.hiddenStatuses.has(status)) },
+      {
+        type: "button",
+        class: "legend-item",
+        "data-status": status,
+        "aria-pressed": String(!st.hiddenStatuses.has(status)),
+      },
       swatch(st.slots.get(status) ?? 0),
       status,
       h("span", { class: "muted" }, count.toLocaleString("en")),
@@ -77,7 +89,12 @@ function droneButton(d: MapDrone, label: string): HTMLElement {
 }
 
 function stat(label: string, value: string): HTMLElement {
-  return h("div", { class: "stat" }, h("div", { class: "stat-value" }, value), h("div", { class: "muted small" }, label));
+  return h(
+    "div",
+    { class: "stat" },
+    h("div", { class: "stat-value" }, value),
+    h("div", { class: "muted small" }, label),
+  );
 }
 
 function renderSide(ui: FleetUi, { model }: FleetState): void {
@@ -88,7 +105,16 @@ function renderSide(ui: FleetUi, { model }: FleetState): void {
     parts.push(h("h2", {}, "Nearest first"));
     parts.push(
       ranked.length
-        ? h("ol", { class: "plain ranked" }, ...ranked.map((d) => droneButton(d, `${d.rank}. ${d.name} · ${formatKm(d.distanceKm ?? 0)} · ${d.status} · ${formatPercent(d.battery)}`)))
+        ? h(
+            "ol",
+            { class: "plain ranked" },
+            ...ranked.map((d) =>
+              droneButton(
+                d,
+                `${d.rank}. ${d.name} · ${formatKm(d.distanceKm ?? 0)} · ${d.status} · ${formatPercent(d.battery)}`,
+              ),
+            ),
+          )
         : h("p", { class: "muted" }, "No drone matched."),
     );
   }
@@ -121,8 +147,19 @@ function renderSide(ui: FleetUi, { model }: FleetState): void {
     }
   }
   if (model.mode === "list" && model.page?.nextOffset !== undefined) {
-    const more = h("button", { type: "button", "data-action": "load-all" }, `Load all ${model.page.matched.toLocaleString("en")} drones`);
-    parts.push(h("p", { class: "row" }, `Showing ${model.drones.length.toLocaleString("en")} of ${model.page.matched.toLocaleString("en")}.`, more));
+    const more = h(
+      "button",
+      { type: "button", "data-action": "load-all" },
+      `Load all ${model.page.matched.toLocaleString("en")} drones`,
+    );
+    parts.push(
+      h(
+        "p",
+        { class: "row" },
+        `Showing ${model.drones.length.toLocaleString("en")} of ${model.page.matched.toLocaleString("en")}.`,
+        more,
+      ),
+    );
   }
   if (model.drones.length) {
     const list = [...model.drones].sort((a, b) => a.name.localeCompare(b.name)).slice(0, LIST_LIMIT);

@@ -20,10 +20,14 @@ export function recordRows(d: MapDrone): Array<[string, string]> {
     ["Battery", formatPercent(d.battery)],
     ["Position", formatCoord(d.lat, d.lon)],
   ];
-  if (d.rank !== undefined && d.distanceKm !== undefined) rows.push(["Distance", `${formatKm(d.distanceKm)} (nearest #${d.rank})`]);
+  if (d.rank !== undefined && d.distanceKm !== undefined)
+    rows.push(["Distance", `${formatKm(d.distanceKm)} (nearest #${d.rank})`]);
   if (d.id) rows.push(["ID", d.id]);
   for (const a of d.openAlerts.slice(0, 5)) {
-    rows.push([`Open alert${a.severity ? ` (${a.severity})` : ""}`, displayValue(a.message ?? a.type ?? "open alert", 160)]);
+    rows.push([
+      `Open alert${a.severity ? ` (${a.severity})` : ""}`,
+      displayValue(a.message ?? a.type ?? "open alert", 160),
+    ]);
   }
   if (d.openAlerts.length > 5) rows.push(["", `${d.openAlerts.length - 5} more open alerts`]);
   for (const [key, value] of Object.entries(d.record)) {

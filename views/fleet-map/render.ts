@@ -1,7 +1,20 @@
 import { s } from "../shared/dom.js";
 import { formatKm } from "../shared/format.js";
 import { basemapPaths } from "./basemap.js";
-import { batteryArcPath, boxOf, circlePath, fitProjection, markerRadius, PointGrid, scaleBar, shapePath, SHAPES, spreadOverlaps, unionBox, type Box } from "./geo.js";
+import {
+  batteryArcPath,
+  boxOf,
+  circlePath,
+  fitProjection,
+  markerRadius,
+  PointGrid,
+  scaleBar,
+  shapePath,
+  SHAPES,
+  spreadOverlaps,
+  unionBox,
+  type Box,
+} from "./geo.js";
 import { isLowBattery, type FleetModel, type MapDrone } from "./model.js";
 
 /**
@@ -55,12 +68,24 @@ function layout(model: FleetModel, drones: MapDrone[], width: number, height: nu
   let overflow = 0;
   const margin = ringR + 4;
   for (let i = 0; i < drones.length; i++) {
-    overflow = Math.max(overflow, margin - first.x[i], first.x[i] - (width - margin), margin - first.y[i], first.y[i] - (height - margin));
+    overflow = Math.max(
+      overflow,
+      margin - first.x[i],
+      first.x[i] - (width - margin),
+      margin - first.y[i],
+      first.y[i] - (height - margin),
+    );
   }
   return overflow > 0 ? place(PADDING + overflow) : first;
 }
 
-export function drawMap(model: FleetModel, drones: MapDrone[], slots: Map<string, number>, width: number, height: number): MapScene {
+export function drawMap(
+  model: FleetModel,
+  drones: MapDrone[],
+  slots: Map<string, number>,
+  width: number,
+  height: number,
+): MapScene {
   const r = markerRadius(drones.length);
   const ringR = drones.length > DETAIL_LIMIT ? r + 1.6 : r + 2.8;
   const { projection, trueX, trueY, x: xs, y: ys, moved } = layout(model, drones, width, height, ringR);
@@ -75,7 +100,11 @@ export function drawMap(model: FleetModel, drones: MapDrone[], slots: Map<string
     "aria-roledescription": "map",
     "aria-label": `Map of ${drones.length} drone${drones.length === 1 ? "" : "s"}. Tab to the map, then use the arrow keys to move between drones and Enter to show details.`,
   });
-  svg.append(s("rect", { class: "sea", width, height }), s("path", { class: "land", d: land }), s("path", { class: "borders", d: borders }));
+  svg.append(
+    s("rect", { class: "sea", width, height }),
+    s("path", { class: "land", d: land }),
+    s("path", { class: "borders", d: borders }),
+  );
 
   if (model.mode === "summary" && model.box) svg.append(boxOutline(projection, model.box));
   if (moved) svg.append(leaderLines(trueX, trueY, xs, ys));
@@ -88,7 +117,11 @@ export function drawMap(model: FleetModel, drones: MapDrone[], slots: Map<string
   svg.append(scaleAndCredit(projection, width, height));
 
   const hover = s("path", { class: "hover-ring", d: "" });
-  const cursor = s("g", { class: "cursor", tabindex: drones.length ? 0 : -1, role: "button", "aria-label": "No drone selected" }, s("path", { class: "cursor-ring", d: circlePath(0, 0, r + 5) }));
+  const cursor = s(
+    "g",
+    { class: "cursor", tabindex: drones.length ? 0 : -1, role: "button", "aria-label": "No drone selected" },
+    s("path", { class: "cursor-ring", d: circlePath(0, 0, r + 5) }),
+  );
   cursor.setAttribute("visibility", "hidden");
   svg.append(hover, cursor);
 
@@ -108,10 +141,22 @@ function leaderLines(trueX: Float64Array, trueY: Float64Array, xs: Float64Array,
 function boxOutline(projection: ReturnType<typeof fitProjection>, box: Box): SVGElement {
   const [x0, y0] = projection([box.minLon, box.maxLat]) ?? [0, 0];
   const [x1, y1] = projection([box.maxLon, box.minLat]) ?? [0, 0];
-  return s("rect", { class: "bbox", x: Math.min(x0, x1), y: Math.min(y0, y1), width: Math.abs(x1 - x0), height: Math.abs(y1 - y0) });
+  return s("rect", {
+    class: "bbox",
+    x: Math.min(x0, x1),
+    y: Math.min(y0, y1),
+    width: Math.abs(x1 - x0),
+    height: Math.abs(y1 - y0),
+  });
 }
 
-function nearestLines(model: FleetModel, drones: MapDrone[], xs: Float64Array, ys: Float64Array, projection: ReturnType<typeof fitProjection>): SVGElement {
+function nearestLines(
+  model: FleetModel,
+  drones: MapDrone[],
+  xs: Float64Array,
+  ys: Float64Array,
+  projection: ReturnType<typeof fitProjection>,
+): SVGElement {
   const [ox, oy] = projection([model.origin!.lon, model.origin!.lat]) ?? [0, 0];
   const d = drones
     .map((dr, i) => (dr.rank ? `M${ox.toFixed(1)},${oy.toFixed(1)}L${xs[i].toFixed(1)},${ys[i].toFixed(1)}` : ""))
@@ -119,7 +164,13 @@ function nearestLines(model: FleetModel, drones: MapDrone[], xs: Float64Array, y
   return s("path", { class: "nearest-line", d });
 }
 
-function batteryRings(model: FleetModel, drones: MapDrone[], xs: Float64Array, ys: Float64Array, r: number): SVGElement[] {
+function batteryRings(
+  model: FleetModel,
+  drones: MapDrone[],
+  xs: Float64Array,
+  ys: Float64Array,
+  r: number,
+): SVGElement[] {
   const low = model.lowBatteryThreshold;
   if (drones.length > DETAIL_LIMIT) {
     const d = drones.map((dr, i) => (isLowBattery(dr, low) ? circlePath(xs[i], ys[i], r + 1.6) : "")).join("");
@@ -134,10 +185,20 @@ function batteryRings(model: FleetModel, drones: MapDrone[], xs: Float64Array, y
     track.push(circlePath(xs[i], ys[i], ringR));
     (isLowBattery(dr, low) ? lowLevel : level).push(batteryArcPath(xs[i], ys[i], ringR, dr.battery));
   });
-  return [s("path", { class: "ring-track", d: track.join("") }), s("path", { class: "ring-level", d: level.join("") }), s("path", { class: "ring-low", d: lowLevel.join("") })];
+  return [
+    s("path", { class: "ring-track", d: track.join("") }),
+    s("path", { class: "ring-level", d: level.join("") }),
+    s("path", { class: "ring-low", d: lowLevel.join("") }),
+  ];
 }
 
-function markerGroups(drones: MapDrone[], xs: Float64Array, ys: Float64Array, r: number, slots: Map<string, number>): SVGElement[] {
+function markerGroups(
+  drones: MapDrone[],
+  xs: Float64Array,
+  ys: Float64Array,
+  r: number,
+  slots: Map<string, number>,
+): SVGElement[] {
   const groups = new Map<string, string[]>();
   drones.forEach((dr, i) => {
     const list = groups.get(dr.status) ?? [];
@@ -146,7 +207,12 @@ function markerGroups(drones: MapDrone[], xs: Float64Array, ys: Float64Array, r:
     groups.set(dr.status, list);
   });
   return [...groups].map(([status, parts]) =>
-    s("path", { class: `marker st-${slots.get(status) ?? 0}`, "data-status": status, "data-count": parts.length, d: parts.join("") }),
+    s("path", {
+      class: `marker st-${slots.get(status) ?? 0}`,
+      "data-status": status,
+      "data-count": parts.length,
+      d: parts.join(""),
+    }),
   );
 }
 
@@ -171,7 +237,19 @@ function nearestHighlights(drones: MapDrone[], xs: Float64Array, ys: Float64Arra
   drones.forEach((dr, i) => {
     if (!dr.rank) return;
     rings.push(circlePath(xs[i], ys[i], r + 6.5));
-    labels.push(s("text", { class: "rank-label", x: (xs[i] + r + 8).toFixed(1), y: (ys[i] - r - 4).toFixed(1), "data-rank": dr.rank, "data-drone-id": dr.id }, String(dr.rank)));
+    labels.push(
+      s(
+        "text",
+        {
+          class: "rank-label",
+          x: (xs[i] + r + 8).toFixed(1),
+          y: (ys[i] - r - 4).toFixed(1),
+          "data-rank": dr.rank,
+          "data-drone-id": dr.id,
+        },
+        String(dr.rank),
+      ),
+    );
   });
   // Labels last-to-first so rank 1 paints on top where they overlap.
   return [s("path", { class: "nearest-ring", d: rings.join("") }), ...labels.reverse()];

@@ -31,7 +31,16 @@ export interface FleetState {
 }
 
 export function createState(): FleetState {
-  return { model: null, scene: null, slots: new Map(), hiddenStatuses: new Set(), selectedId: null, pinnedId: null, hoverIndex: -1, notes: [] };
+  return {
+    model: null,
+    scene: null,
+    slots: new Map(),
+    hiddenStatuses: new Set(),
+    selectedId: null,
+    pinnedId: null,
+    hoverIndex: -1,
+    notes: [],
+  };
 }
 
 export function createUi(): FleetUi {
@@ -47,9 +56,25 @@ export function createUi(): FleetUi {
     footer: h("p", { class: "muted small footer", "aria-live": "polite" }),
     live: h("div", { class: "sr-only", "aria-live": "polite" }),
   };
-  const hint = h("p", { class: "muted small" }, "Tab to the map, move between drones with the arrow keys, Enter shows details, Esc closes them.");
+  const hint = h(
+    "p",
+    { class: "muted small" },
+    "Tab to the map, move between drones with the arrow keys, Enter shows details, Esc closes them.",
+  );
   document.body.append(
-    h("main", { class: "fleet" }, h("header", {}, ui.title, ui.subtitle), ui.error, ui.legend, ui.mapBox, hint, ui.details, ui.side, ui.footer, ui.live),
+    h(
+      "main",
+      { class: "fleet" },
+      h("header", {}, ui.title, ui.subtitle),
+      ui.error,
+      ui.legend,
+      ui.mapBox,
+      hint,
+      ui.details,
+      ui.side,
+      ui.footer,
+      ui.live,
+    ),
   );
   return ui;
 }

@@ -78,7 +78,11 @@ export class ViewBridge {
 
   /** tools/call on the server that owns this view, proxied by the host. Tool errors come back as isError results. */
   async callServerTool(params: { name: string; arguments?: Json }, timeoutMs = 60_000): Promise<ToolResult> {
-    const result = await this.request("tools/call", { name: params.name, arguments: params.arguments ?? {} }, timeoutMs);
+    const result = await this.request(
+      "tools/call",
+      { name: params.name, arguments: params.arguments ?? {} },
+      timeoutMs,
+    );
     if (!isObject(result)) throw new Error(`The host answered tools/call ${params.name} without a result.`);
     return result as ToolResult;
   }
@@ -145,7 +149,10 @@ export class ViewBridge {
     if (!pending) return;
     this.pending.delete(msg.id);
     clearTimeout(pending.timer);
-    if (isObject(msg.error)) pending.reject(new Error(typeof msg.error.message === "string" ? msg.error.message : "The host returned an error."));
+    if (isObject(msg.error))
+      pending.reject(
+        new Error(typeof msg.error.message === "string" ? msg.error.message : "The host returned an error."),
+      );
     else pending.resolve(msg.result);
   };
 

@@ -38,10 +38,16 @@ export class Introspection {
     const hit = this.cache.get(key);
     if (hit && hit.until > now) return hit.answer;
     this.cache.delete(key);
-    const basic = Buffer.from(`${encodeURIComponent(this.options.clientId)}:${encodeURIComponent(this.options.clientSecret)}`).toString("base64");
+    const basic = Buffer.from(
+      `${encodeURIComponent(this.options.clientId)}:${encodeURIComponent(this.options.clientSecret)}`,
+    ).toString("base64");
     const response = await fetch(this.options.url, {
       method: "POST",
-      headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+      headers: {
+        authorization: `Basic ${basic}`,
+        "content-type": "application/x-www-form-urlencoded",
+        accept: "application/json",
+      },
       body: new URLSearchParams({ token, token_type_hint: "access_token" }),
       signal: AbortSignal.timeout(5000),
       redirect: "error",

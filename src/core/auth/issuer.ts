@@ -45,8 +45,13 @@ export class TrustedIssuer {
   /** Verifies signature, issuer, audience, expiry (with skew); returns the claims. */
   async verify(token: string, audience: string[]): Promise<JWTPayload> {
     const meta = await this.metadata();
-    if (!meta.jwks_uri) throw new Error(`the metadata of ${this.issuer} names no jwks_uri: JWT access tokens cannot be checked`);
-    this.keys ??= createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: FETCH_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 });
+    if (!meta.jwks_uri)
+      throw new Error(`the metadata of ${this.issuer} names no jwks_uri: JWT access tokens cannot be checked`);
+    this.keys ??= createRemoteJWKSet(new URL(meta.jwks_uri), {
+      timeoutDuration: FETCH_TIMEOUT_MS,
+      cooldownDuration: 30_000,
+      cacheMaxAge: 10 * 60_000,
+    });
     try {
       const { payload } = await jwtVerify(token, this.keys, {
         issuer: this.issuer,
@@ -65,11 +70,16 @@ export class TrustedIssuer {
 function tokenError(err: unknown): Error {
   if (err instanceof joseErrors.JWTExpired) return new InvalidToken("The access token expired");
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
-    if (err.claim === "aud") return new InvalidToken("The access token was issued for another resource (audience); request one for this server");
+    if (err.claim === "aud")
+      return new InvalidToken(
+        "The access token was issued for another resource (audience); request one for this server",
+      );
     return new InvalidToken(`The access token's ${err.claim} claim is not acceptable`);
   }
-  if (err instanceof joseErrors.JWKSNoMatchingKey) return new InvalidToken("The access token was signed with a key the issuer does not publish");
-  if (err instanceof joseErrors.JOSEError && !(err instanceof joseErrors.JWKSTimeout)) return new InvalidToken("The access token's signature or format is invalid");
+  if (err instanceof joseErrors.JWKSNoMatchingKey)
+    return new InvalidToken("The access token was signed with a key the issuer does not publish");
+  if (err instanceof joseErrors.JOSEError && !(err instanceof joseErrors.JWKSTimeout))
+    return new InvalidToken("The access token's signature or format is invalid");
   return err instanceof Error ? err : new Error(String(err));
 }
 
@@ -90,7 +100,11 @@ async function discover(issuer: string): Promise<IssuerMetadata> {
   for (const url of discoveryUrls(issuer)) {
     let response: Response;
     try {
-      response = await fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: "error" });
+      response = await fetch(url, {
+        headers: { accept: "application/json" },
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        redirect: "error",
+      });
     } catch (err) {
       tried.push(`${url}: ${(err as Error).message}`);
       continue;

@@ -77,7 +77,14 @@ export class ResourceServer {
 
   /** Warms discovery at start, so the first request does not pay for it and a wrong issuer shows in the log. */
   async discover(): Promise<Array<{ issuer: string; error?: string }>> {
-    return Promise.all([...this.issuers.values()].map((i) => i.metadata().then(() => ({ issuer: i.issuer }), (err: Error) => ({ issuer: i.issuer, error: err.message }))));
+    return Promise.all(
+      [...this.issuers.values()].map((i) =>
+        i.metadata().then(
+          () => ({ issuer: i.issuer }),
+          (err: Error) => ({ issuer: i.issuer, error: err.message }),
+        ),
+      ),
+    );
   }
 
   /** The caller behind an Authorization header; throws InvalidToken (401) or another Error (503). */
@@ -103,7 +110,12 @@ export class ResourceServer {
       issuer: issuer.issuer,
       subject: claims.sub!,
       scopes: grantedScopes(claims as { scope?: unknown; scp?: unknown }),
-      clientId: typeof claims.client_id === "string" ? claims.client_id : typeof claims.azp === "string" ? claims.azp : undefined,
+      clientId:
+        typeof claims.client_id === "string"
+          ? claims.client_id
+          : typeof claims.azp === "string"
+            ? claims.azp
+            : undefined,
       expiresAt: claims.exp!,
     };
   }
@@ -111,18 +123,35 @@ export class ResourceServer {
   private async fromIntrospection(token: string): Promise<Identity> {
     const answer = await this.introspection!.introspect(token);
     const issuer = answer.iss ?? (this.issuers.size === 1 ? [...this.issuers.keys()][0] : undefined);
-    if (!issuer || !this.issuers.has(issuer)) throw new InvalidToken("The access token comes from an issuer this server does not trust");
+    if (!issuer || !this.issuers.has(issuer))
+      throw new InvalidToken("The access token comes from an issuer this server does not trust");
     const audiences = answer.aud === undefined ? [] : Array.isArray(answer.aud) ? answer.aud : [answer.aud];
-    if (!audiences.some((a) => this.audiences.includes(a))) throw new InvalidToken("The access token was issued for another resource (audience); request one for this server");
+    if (!audiences.some((a) => this.audiences.includes(a)))
+      throw new InvalidToken(
+        "The access token was issued for another resource (audience); request one for this server",
+      );
     if (!answer.sub) throw new InvalidToken("The introspected token names no subject");
     if (!answer.exp || answer.exp * 1000 < Date.now()) throw new InvalidToken("The access token expired");
-    return { issuer, subject: answer.sub, scopes: grantedScopes(answer), clientId: answer.client_id, expiresAt: answer.exp };
+    return {
+      issuer,
+      subject: answer.sub,
+      scopes: grantedScopes(answer),
+      clientId: answer.client_id,
+      expiresAt: answer.exp,
+    };
   }
 
   /** 401: no token, or one that is not valid here. `scope` is what the request in hand needs. */
   unauthorized(err: unknown, scope = READ_SCOPE): Refusal {
     if (!(err instanceof InvalidToken)) {
-      return { status: 503, headers: { "retry-after": "5" }, body: { error: "temporarily_unavailable", error_description: "The authorization server's keys could not be fetched; retry shortly" } };
+      return {
+        status: 503,
+        headers: { "retry-after": "5" },
+        body: {
+          error: "temporarily_unavailable",
+          error_description: "The authorization server's keys could not be fetched; retry shortly",
+        },
+      };
     }
     const description = err.message;
     const params = [
@@ -133,7 +162,12 @@ export class ResourceServer {
     return {
       status: 401,
       headers: { "www-authenticate": `Bearer ${params.join(", ")}` },
-      body: { error: "invalid_token", error_description: description || "This endpoint needs an OAuth access token: discover the authorization server from the resource_metadata URL" },
+      body: {
+        error: "invalid_token",
+        error_description:
+          description ||
+          "This endpoint needs an OAuth access token: discover the authorization server from the resource_metadata URL",
+      },
     };
   }
 
@@ -146,7 +180,9 @@ export class ResourceServer {
     const description = `This call needs the ${missing.join(" and ")} scope; authorize again with scope "${scope}"`;
     return {
       status: 403,
-      headers: { "www-authenticate": `Bearer error="insufficient_scope", scope=${quoted(scope)}, resource_metadata=${quoted(this.metadataUrl)}, error_description=${quoted(description)}` },
+      headers: {
+        "www-authenticate": `Bearer error="insufficient_scope", scope=${quoted(scope)}, resource_metadata=${quoted(this.metadataUrl)}, error_description=${quoted(description)}`,
+      },
       body: { error: "insufficient_scope", error_description: description },
     };
   }

@@ -12,14 +12,26 @@ export function scopeForKind(kind: ToolKind): string {
 }
 
 /** Methods that read data (resources, prompts, completions): they need the read scope. */
-const READ_METHODS = new Set(["resources/list", "resources/read", "resources/templates/list", "resources/subscribe", "prompts/list", "prompts/get", "completion/complete"]);
+const READ_METHODS = new Set([
+  "resources/list",
+  "resources/read",
+  "resources/templates/list",
+  "resources/subscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+]);
 
 /**
  * The scope one MCP request needs, or undefined when any valid token will do (initialize,
  * tools/list, tasks/*, notifications: the protocol's plumbing, the same for everyone).
  * A tools/call of a tool this server does not have needs the read scope (the SDK then refuses it).
  */
-export function scopeForRequest(method: string | undefined, toolName: string | undefined, toolScope: (name: string) => string | undefined): string | undefined {
+export function scopeForRequest(
+  method: string | undefined,
+  toolName: string | undefined,
+  toolScope: (name: string) => string | undefined,
+): string | undefined {
   if (method === "tools/call") return (toolName !== undefined && toolScope(toolName)) || READ_SCOPE;
   return method !== undefined && READ_METHODS.has(method) ? READ_SCOPE : undefined;
 }

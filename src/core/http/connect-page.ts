@@ -35,7 +35,9 @@ const COOKIE = "sb_connect";
  * external resource), a CSRF token bound to a cookie and the ticket, labels and focus styles for
  * the keyboard, light and dark. The key is checked with a cheap upstream read before it is kept.
  */
-export function connectPages(options: ConnectPageOptions): (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> {
+export function connectPages(
+  options: ConnectPageOptions,
+): (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> {
   const byName = new Map(options.services.map((s) => [s.name, s]));
   const secure = new URL(options.publicUrl).protocol === "https:";
   const publicOrigin = new URL(options.publicUrl).origin;
@@ -57,7 +59,12 @@ export function connectPages(options: ConnectPageOptions): (req: IncomingMessage
       }
       const cookie = randomBytes(18).toString("base64url");
       const setCookie = `${COOKIE}=${cookie}; Path=/connect; HttpOnly; SameSite=Strict; Max-Age=${TICKET_TTL_MS / 1000}${secure ? "; Secure" : ""}`;
-      send(res, 200, form(service, ticket, url.searchParams.get("ticket")!, options.tickets.csrf(ticket.nonce, cookie)), { "set-cookie": setCookie });
+      send(
+        res,
+        200,
+        form(service, ticket, url.searchParams.get("ticket")!, options.tickets.csrf(ticket.nonce, cookie)),
+        { "set-cookie": setCookie },
+      );
       return true;
     }
     if (req.method !== "POST") {
@@ -71,31 +78,78 @@ export function connectPages(options: ConnectPageOptions): (req: IncomingMessage
   async function submit(req: IncomingMessage, res: ServerResponse, service: ConnectService): Promise<void> {
     // A form posted from anywhere but this server's own page is refused (with the CSRF token below).
     const origin = req.headers.origin;
-    if (origin !== undefined && origin !== publicOrigin) return send(res, 403, page("Not allowed", "<p role=\"alert\">This form can only be sent from its own page.</p>"));
+    if (origin !== undefined && origin !== publicOrigin)
+      return send(res, 403, page("Not allowed", '<p role="alert">This form can only be sent from its own page.</p>'));
     const body = await readForm(req);
-    if (!body) return send(res, 413, page("Too large", "<p role=\"alert\">The form was too large.</p>"));
+    if (!body) return send(res, 413, page("Too large", '<p role="alert">The form was too large.</p>'));
     const raw = body.get("ticket");
     const ticket = options.tickets.open(raw, service.name);
-    if ("refused" in ticket) return send(res, 400, page("Link not valid", `<p role="alert">${esc(ticket.refused)}</p>`));
+    if ("refused" in ticket)
+      return send(res, 400, page("Link not valid", `<p role="alert">${esc(ticket.refused)}</p>`));
     const cookie = cookieOf(req);
     if (!cookie || body.get("csrf") !== options.tickets.csrf(ticket.nonce, cookie)) {
-      return send(res, 403, page("Session expired", "<p role=\"alert\">This page was open too long or in another browser. Open the link from your chat app again.</p>"));
+      return send(
+        res,
+        403,
+        page(
+          "Session expired",
+          '<p role="alert">This page was open too long or in another browser. Open the link from your chat app again.</p>',
+        ),
+      );
     }
     const tries = (attempts.get(ticket.nonce) ?? 0) + 1;
     attempts.set(ticket.nonce, tries);
     if (attempts.size > 10_000) attempts.delete(attempts.keys().next().value!);
-    if (tries > MAX_ATTEMPTS) return send(res, 429, page("Too many attempts", "<p role=\"alert\">Too many keys were tried with this link. Call the tool again in your chat app for a new one.</p>"));
+    if (tries > MAX_ATTEMPTS)
+      return send(
+        res,
+        429,
+        page(
+          "Too many attempts",
+          '<p role="alert">Too many keys were tried with this link. Call the tool again in your chat app for a new one.</p>',
+        ),
+      );
     const key = (body.get("key") ?? "").trim();
-    if (key.length < 8 || key.length > 1024 || /\s/.test(key)) return send(res, 400, form(service, ticket, raw!, body.get("csrf")!, "That does not look like an API key: paste the whole key, without spaces."));
-    const problem = await options.verifyKey(service.name, key, AbortSignal.timeout(15_000)).catch(() => `The ${service.title} could not be reached to check the key; try again in a moment.`);
+    if (key.length < 8 || key.length > 1024 || /\s/.test(key))
+      return send(
+        res,
+        400,
+        form(
+          service,
+          ticket,
+          raw!,
+          body.get("csrf")!,
+          "That does not look like an API key: paste the whole key, without spaces.",
+        ),
+      );
+    const problem = await options
+      .verifyKey(service.name, key, AbortSignal.timeout(15_000))
+      .catch(() => `The ${service.title} could not be reached to check the key; try again in a moment.`);
     if (problem) return send(res, 400, form(service, ticket, raw!, body.get("csrf")!, problem));
-    if ((await options.nonces.consume(`link:${ticket.nonce}`, await options.nonces.generation(), TICKET_TTL_MS)) !== "first") {
-      return send(res, 409, page("Link already used", "<p role=\"alert\">This link was already used. Call the tool again in your chat app if you need a new one.</p>"));
+    if (
+      (await options.nonces.consume(`link:${ticket.nonce}`, await options.nonces.generation(), TICKET_TTL_MS)) !==
+      "first"
+    ) {
+      return send(
+        res,
+        409,
+        page(
+          "Link already used",
+          '<p role="alert">This link was already used. Call the tool again in your chat app if you need a new one.</p>',
+        ),
+      );
     }
     await options.vault.link(ticket.tenant, service.name, key);
     options.logger.info("connect: a key was linked", { service: service.name, elicitationId: ticket.elicitationId });
     options.onLinked?.(ticket);
-    send(res, 200, page(`${service.title} linked`, `<p role="status">Your ${esc(service.title)} key ending in <strong>${esc(key.slice(-4))}</strong> is linked. You can close this tab and go back to your chat.</p>`));
+    send(
+      res,
+      200,
+      page(
+        `${service.title} linked`,
+        `<p role="status">Your ${esc(service.title)} key ending in <strong>${esc(key.slice(-4))}</strong> is linked. You can close this tab and go back to your chat.</p>`,
+      ),
+    );
   }
 }
 

@@ -7,10 +7,21 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** The origins a browser on this machine sends, for a server bound to loopback. */
-export const LOOPBACK_ORIGINS = ["http://localhost", "http://127.0.0.1", "http://[::1]", "https://localhost", "https://127.0.0.1", "https://[::1]"];
+export const LOOPBACK_ORIGINS = [
+  "http://localhost",
+  "http://127.0.0.1",
+  "http://[::1]",
+  "https://localhost",
+  "https://127.0.0.1",
+  "https://[::1]",
+];
 
 /** Host header check against DNS rebinding: a loopback bind answers loopback names, and the names the operator lists (MCP_ALLOWED_HOSTS). */
-export function hostAllowed(host: string | undefined, loopbackOnly: boolean, allowedHosts: readonly string[] = []): boolean {
+export function hostAllowed(
+  host: string | undefined,
+  loopbackOnly: boolean,
+  allowedHosts: readonly string[] = [],
+): boolean {
   if (!loopbackOnly) return true; // a non-loopback bind requires the bearer token instead
   if (!host) return false;
   const name = (host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]).toLowerCase();
@@ -28,7 +39,9 @@ export function originAllowed(origin: string, allowed: string[]): boolean {
   // URL keeps IPv6 hostnames in brackets already: never add a second pair.
   const withoutPort = `${parsed.protocol}//${parsed.hostname}`;
   const withPort = `${parsed.protocol}//${parsed.host}`;
-  return allowed.includes("*") || allowed.includes(withPort) || allowed.includes(withoutPort) || allowed.includes(origin);
+  return (
+    allowed.includes("*") || allowed.includes(withPort) || allowed.includes(withoutPort) || allowed.includes(origin)
+  );
 }
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
@@ -96,7 +109,15 @@ export function readJson(req: IncomingMessage, max: number, deadlineMs?: number)
       const counted = Math.max(0, size - UNCOUNTED_BODY_BYTES) - held;
       if (counted > 0 && budget) {
         if (!budget.tryTake(counted)) {
-          return stop({ error: "Server busy: request bodies being received at once are at the server's limit (MCP_BODY_BUDGET_BYTES); retry in a few seconds", status: 503, code: -32000 }, { "retry-after": "5" });
+          return stop(
+            {
+              error:
+                "Server busy: request bodies being received at once are at the server's limit (MCP_BODY_BUDGET_BYTES); retry in a few seconds",
+              status: 503,
+              code: -32000,
+            },
+            { "retry-after": "5" },
+          );
         }
         held += counted;
       }
@@ -116,7 +137,10 @@ export function readJson(req: IncomingMessage, max: number, deadlineMs?: number)
     const onClose = () => {
       if (!req.complete) onError();
     };
-    const timer = setTimeout(() => stop({ error: `Request body not received within ${deadline / 1000} s`, status: 408, code: -32600 }), deadline);
+    const timer = setTimeout(
+      () => stop({ error: `Request body not received within ${deadline / 1000} s`, status: 408, code: -32600 }),
+      deadline,
+    );
     const cleanup = () => {
       clearTimeout(timer);
       req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
@@ -136,7 +160,11 @@ export function closeAfterAnswer(req: IncomingMessage, headers: Record<string, s
 export function plain(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
   const extra = abandoned.get(res.req);
-  res.writeHead(status, { "content-type": "application/json", ...(extra ? { connection: "close", ...extra } : {}), ...headers });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    ...(extra ? { connection: "close", ...extra } : {}),
+    ...headers,
+  });
   res.end(JSON.stringify(body));
   if (extra) res.once("finish", () => res.req.destroy());
 }
@@ -152,7 +180,13 @@ export class RequestRefused extends Error {
   }
 }
 
-export function rpcError(res: ServerResponse, status: number, code: number, message: string, headers?: Record<string, string>): void {
+export function rpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers?: Record<string, string>,
+): void {
   plain(res, status, { jsonrpc: "2.0", error: { code, message }, id: null }, headers);
 }
 
@@ -164,7 +198,12 @@ export function toWebRequest(req: IncomingMessage, body: unknown, signal: AbortS
   }
   const url = `http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`;
   const method = req.method ?? "GET";
-  return new Request(url, { method, headers, signal, ...(body !== undefined && method !== "GET" && method !== "HEAD" ? { body: JSON.stringify(body) } : {}) });
+  return new Request(url, {
+    method,
+    headers,
+    signal,
+    ...(body !== undefined && method !== "GET" && method !== "HEAD" ? { body: JSON.stringify(body) } : {}),
+  });
 }
 
 /** Streams a web Response back through node's response (SSE streams included). */

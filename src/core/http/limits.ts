@@ -124,7 +124,11 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
       });
       server.on("drop", () => {
         counts.droppedConnections++;
-        warn("HTTP connection cap reached: new connections are closed at once", { maxConnections, variable: "MCP_MAX_CONNECTIONS", dropped: counts.droppedConnections });
+        warn("HTTP connection cap reached: new connections are closed at once", {
+          maxConnections,
+          variable: "MCP_MAX_CONNECTIONS",
+          dropped: counts.droppedConnections,
+        });
       });
     },
     track(req, res) {
@@ -138,13 +142,24 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
     refuseUnauthenticated(req, res) {
       if (!bucket.take()) {
         counts.throttled++;
-        warn("HTTP: requests without a valid token over the rate are answered 429", { ratePerSecond: rate, variable: "MCP_UNAUTH_RATE", throttled: counts.throttled });
+        warn("HTTP: requests without a valid token over the rate are answered 429", {
+          ratePerSecond: rate,
+          variable: "MCP_UNAUTH_RATE",
+          throttled: counts.throttled,
+        });
         closeAfterAnswer(req, { "retry-after": String(bucket.retryAfterSeconds()) });
-        return rpcError(res, 429, -32000, "Too many requests without a valid token; retry later with Authorization: Bearer <MCP_HTTP_TOKEN>");
+        return rpcError(
+          res,
+          429,
+          -32000,
+          "Too many requests without a valid token; retry later with Authorization: Bearer <MCP_HTTP_TOKEN>",
+        );
       }
       counts.unauthorized++;
       closeAfterAnswer(req);
-      return rpcError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <MCP_HTTP_TOKEN>", { "www-authenticate": 'Bearer realm="switchboard-mcp"' });
+      return rpcError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <MCP_HTTP_TOKEN>", {
+        "www-authenticate": 'Bearer realm="switchboard-mcp"',
+      });
     },
     stats: () => ({ ...counts, bodyBytes: bodyBudget.inUse }),
   };

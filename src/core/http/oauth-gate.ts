@@ -19,7 +19,11 @@ const header = (req: IncomingMessage, name: string) => {
   return Array.isArray(v) ? v[0] : v;
 };
 
-export function createOAuthGate(server: ResourceServer, toolScope: (name: string) => string | undefined, logger: Logger): OAuthGate {
+export function createOAuthGate(
+  server: ResourceServer,
+  toolScope: (name: string) => string | undefined,
+  logger: Logger,
+): OAuthGate {
   const refuse = (req: IncomingMessage, res: ServerResponse, refusal: Refusal) => {
     if (refusal.status === 401) closeAfterAnswer(req);
     plain(res, refusal.status, refusal.body, refusal.headers);
@@ -33,9 +37,18 @@ export function createOAuthGate(server: ResourceServer, toolScope: (name: string
     serveMetadata(req, res, pathname) {
       const doc = server.metadataFor(pathname);
       if (!doc) return false;
-      const cors = { "access-control-allow-origin": "*", "access-control-allow-methods": "GET, HEAD, OPTIONS", "cache-control": "public, max-age=3600" };
+      const cors = {
+        "access-control-allow-origin": "*",
+        "access-control-allow-methods": "GET, HEAD, OPTIONS",
+        "cache-control": "public, max-age=3600",
+      };
       if (req.method === "OPTIONS") {
-        res.writeHead(204, { ...cors, "access-control-allow-headers": header(req, "access-control-request-headers") ?? "*" }).end();
+        res
+          .writeHead(204, {
+            ...cors,
+            "access-control-allow-headers": header(req, "access-control-request-headers") ?? "*",
+          })
+          .end();
       } else if (req.method !== "GET" && req.method !== "HEAD") {
         plain(res, 405, { error: "method_not_allowed" }, { allow: "GET, HEAD, OPTIONS", ...cors });
       } else {
@@ -51,7 +64,8 @@ export function createOAuthGate(server: ResourceServer, toolScope: (name: string
         return identity;
       } catch (err) {
         const refusal = server.unauthorized(err, headerScopes(req)[0]);
-        if (refusal.status === 503) logger.warn("OAuth: a token could not be checked", { error: (err as Error).message });
+        if (refusal.status === 503)
+          logger.warn("OAuth: a token could not be checked", { error: (err as Error).message });
         return void refuse(req, res, refusal);
       }
     },

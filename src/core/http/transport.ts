@@ -1,12 +1,30 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Server as NetServer, type AddressInfo } from "node:net";
-import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpServer } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type McpHttpHandler,
+  type McpServer,
+} from "@modelcontextprotocol/server";
 import type { Logger } from "../logger.js";
 import { createMcpServer, type OneRequest } from "../mcp/server.js";
 import { watchResources, type McpRuntime } from "../mcp/runtime.js";
 import { WatchLimitError } from "../watch-budget.js";
-import { hostAllowed, isLoopbackHost, originAllowed, plain, readJson, RequestRefused, rpcError, sendWebResponse, toWebRequest, tokenChecker } from "./guards.js";
+import {
+  hostAllowed,
+  isLoopbackHost,
+  originAllowed,
+  plain,
+  readJson,
+  RequestRefused,
+  rpcError,
+  sendWebResponse,
+  toWebRequest,
+  tokenChecker,
+} from "./guards.js";
 import { createHttpLimits, type HttpLimitOptions } from "./limits.js";
 import type { Identity } from "../auth/resource-server.js";
 import type { OAuthGate } from "./oauth-gate.js";
@@ -70,7 +88,9 @@ export const DEFAULT_MAX_SESSIONS_PER_TENANT = 100;
 
 /** What a 2026-07-28 request asks, from its headers (the SDK checks them against the body before the factory runs). */
 const oneRequest = (request?: Request): OneRequest | undefined =>
-  request ? { method: request.headers.get("mcp-method") ?? undefined, name: request.headers.get("mcp-name") ?? undefined } : undefined;
+  request
+    ? { method: request.headers.get("mcp-method") ?? undefined, name: request.headers.get("mcp-name") ?? undefined }
+    : undefined;
 
 /** How long a draining server keeps idle keep-alive connections open for a last request each. */
 const DRAIN_LINGER_MS = 2000;
@@ -134,10 +154,13 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     await session.transport.close().catch(() => undefined);
     await session.server.close().catch(() => undefined);
   };
-  const sweep = setInterval(() => {
-    const cutoff = Date.now() - idleMs;
-    for (const [id, s] of sessions) if (s.inflight === 0 && s.lastSeen < cutoff) void closeSession(id);
-  }, Math.min(idleMs, 60_000));
+  const sweep = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const [id, s] of sessions) if (s.inflight === 0 && s.lastSeen < cutoff) void closeSession(id);
+    },
+    Math.min(idleMs, 60_000),
+  );
   sweep.unref();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -146,16 +169,21 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     // Draining: each connection closes after its answer, so the balancer stops reusing it cleanly.
     if (draining) res.setHeader("connection", "close");
     const url = new URL(req.url ?? "/", "http://localhost");
-    if (!hostAllowed(req.headers.host, loopbackOnly, options.allowedHosts)) return plain(res, 403, { error: "Host not allowed" });
+    if (!hostAllowed(req.headers.host, loopbackOnly, options.allowedHosts))
+      return plain(res, 403, { error: "Host not allowed" });
     // Metadata is for any origin (browser-based clients); the pages check their own origin.
     if (options.oauth?.serveMetadata(req, res, url.pathname)) return;
     if (options.pages && (await options.pages(req, res, url))) return;
     const origin = req.headers.origin;
-    if (origin !== undefined && !originAllowed(origin, options.allowedOrigins)) return plain(res, 403, { error: "Origin not allowed" });
+    if (origin !== undefined && !originAllowed(origin, options.allowedOrigins))
+      return plain(res, 403, { error: "Origin not allowed" });
     if (url.pathname === "/readyz" && req.method === "GET") {
       if (draining) return plain(res, 503, { status: "draining" });
       const ready = (await options.ready?.()) ?? { ok: true };
-      return plain(res, ready.ok ? 200 : 503, { status: ready.ok ? "ready" : "not ready", ...(tokenOk && !tokenOk(req.headers.authorization) ? {} : ready) });
+      return plain(res, ready.ok ? 200 : 503, {
+        status: ready.ok ? "ready" : "not ready",
+        ...(tokenOk && !tokenOk(req.headers.authorization) ? {} : ready),
+      });
     }
     if (url.pathname === "/healthz" && req.method === "GET") {
       // Liveness is open; what runs here (version, toolsets, sessions) only for the token's holder.
@@ -174,7 +202,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       const read = await readJson(req, maxBody);
       if (read.error) return rpcError(res, read.status, read.code, read.error);
       body = read.value;
-      if (Array.isArray(body) && body.length === 0) return rpcError(res, 400, -32600, "Invalid request: an empty batch");
+      if (Array.isArray(body) && body.length === 0)
+        return rpcError(res, 400, -32600, "Invalid request: an empty batch");
       if (identity && !options.oauth!.authorize(identity, req, res, body)) return;
     }
     const abort = new AbortController();
@@ -195,7 +224,12 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       const session = sessions.get(sessionId);
       if (!session) return rpcError(res, 404, -32001, "Session not found or expired; initialize a new session");
       if (session.runtime !== tenant && session.runtime.owner(undefined) !== tenant.owner(undefined)) {
-        return rpcError(res, 403, -32001, "This session was opened with other upstream keys; send the same keys, or initialize a new session");
+        return rpcError(
+          res,
+          403,
+          -32001,
+          "This session was opened with other upstream keys; send the same keys, or initialize a new session",
+        );
       }
       session.lastSeen = Date.now();
       session.inflight++;
@@ -207,11 +241,24 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     }
     // Given the parsed body it reads nothing from the request, so no clone (a copy of the body) is needed.
     if (req.method === "POST" && (await isLegacyRequest(request, body))) {
-      if (!isInitializeRequest(body)) return rpcError(res, 400, -32000, "Bad request: no mcp-session-id header, and the body is not an initialize request");
-      if (sessions.size >= maxSessions) return rpcError(res, 503, -32000, `Too many open sessions (${maxSessions}); close one or retry later`);
+      if (!isInitializeRequest(body))
+        return rpcError(
+          res,
+          400,
+          -32000,
+          "Bad request: no mcp-session-id header, and the body is not an initialize request",
+        );
+      if (sessions.size >= maxSessions)
+        return rpcError(res, 503, -32000, `Too many open sessions (${maxSessions}); close one or retry later`);
       if ((sessionsOf.get(tenant.owner(undefined)) ?? 0) >= maxPerTenant) {
-        const whose = tenant.credentials && Object.keys(tenant.credentials).length === 0 ? "Callers without keys" : "These keys";
-        return rpcError(res, 429, -32000, `${whose} hold ${maxPerTenant} open sessions on this server, the limit (MCP_MAX_SESSIONS_PER_TENANT); close one (HTTP DELETE) or let one expire (MCP_SESSION_IDLE_MS) first`);
+        const whose =
+          tenant.credentials && Object.keys(tenant.credentials).length === 0 ? "Callers without keys" : "These keys";
+        return rpcError(
+          res,
+          429,
+          -32000,
+          `${whose} hold ${maxPerTenant} open sessions on this server, the limit (MCP_MAX_SESSIONS_PER_TENANT); close one (HTTP DELETE) or let one expire (MCP_SESSION_IDLE_MS) first`,
+        );
       }
       return send(await openSession(tenant, request, body), res);
     }
@@ -232,7 +279,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     const prefix = options.replicaId ? `${options.replicaId}.` : "";
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => `${prefix}${randomUUID()}`,
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server, runtime: tenant, lastSeen: Date.now(), inflight: 0 }),
+      onsessioninitialized: (id) =>
+        void sessions.set(id, { transport, server, runtime: tenant, lastSeen: Date.now(), inflight: 0 }),
     });
     const unpin = tenant.pin();
     const owner = tenant.owner(undefined);
@@ -261,8 +309,11 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
    * subscription caps (WatchLimitError past one: the request is refused before it is answered).
    */
   const watchListened = (tenant: McpRuntime, handler: McpHttpHandler, body: unknown): (() => void) => {
-    const message = body as { method?: string; params?: { notifications?: { resourceSubscriptions?: unknown } } } | undefined;
-    const uris = message?.method === "subscriptions/listen" ? message.params?.notifications?.resourceSubscriptions : undefined;
+    const message = body as
+      | { method?: string; params?: { notifications?: { resourceSubscriptions?: unknown } } }
+      | undefined;
+    const uris =
+      message?.method === "subscriptions/listen" ? message.params?.notifications?.resourceSubscriptions : undefined;
     if (!Array.isArray(uris)) return () => undefined;
     tenant.watchBudget?.checkRequest(uris.length);
     const named = [...new Set(uris.filter((u): u is string => typeof u === "string"))];

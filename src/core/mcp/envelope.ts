@@ -1,4 +1,8 @@
-import { CLIENT_CAPABILITIES_META_KEY, type ClientCapabilities, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 
 export type EnvelopeCapabilities = ClientCapabilities & { extensions?: Record<string, unknown> };
 

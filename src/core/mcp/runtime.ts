@@ -100,7 +100,13 @@ export interface McpRuntime {
 
 /** A tool of this runtime, ready to run as a task (started here, or adopted from another replica). */
 export function taskHost(rt: McpRuntime, def: ToolDef<any, any>): TaskHost {
-  return { def, toolRuntime: rt.toolRuntime, logger: rt.logger, pin: rt.pin, resourcesChanged: () => rt.changes.resourcesChanged() };
+  return {
+    def,
+    toolRuntime: rt.toolRuntime,
+    logger: rt.logger,
+    pin: rt.pin,
+    resourcesChanged: () => rt.changes.resourcesChanged(),
+  };
 }
 
 /**

@@ -12,7 +12,12 @@ type Handler = (request: any, ctx: ServerContext) => Promise<any>;
  */
 interface ServerInternals {
   _requestHandlers: Map<string, Handler>;
-  _invokeInputRequiredCapableHandler(method: string, handler: Handler, request: unknown, ctx: ServerContext): Promise<any>;
+  _invokeInputRequiredCapableHandler(
+    method: string,
+    handler: Handler,
+    request: unknown,
+    ctx: ServerContext,
+  ): Promise<any>;
 }
 
 function internals(server: McpServer): ServerInternals {
@@ -27,7 +32,10 @@ function internals(server: McpServer): ServerInternals {
 export function wrapRequestHandler(server: McpServer, method: string, wrap: (original: Handler) => Handler): void {
   const handlers = internals(server)._requestHandlers;
   const original = handlers.get(method);
-  if (!original) throw new Error(`switchboard-mcp: the SDK has no ${method} handler to wrap; check core/mcp/sdk-internals.ts after an SDK upgrade`);
+  if (!original)
+    throw new Error(
+      `switchboard-mcp: the SDK has no ${method} handler to wrap; check core/mcp/sdk-internals.ts after an SDK upgrade`,
+    );
   handlers.set(method, wrap(original));
 }
 
@@ -38,6 +46,11 @@ export function wrapEveryRequestHandler(server: McpServer, wrap: (original: Hand
 }
 
 /** Runs a tools/call handler through the SDK's input_required seam (requestState check, legacy shim). */
-export function withInputRequired(server: McpServer, handler: Handler, request: unknown, ctx: ServerContext): Promise<any> {
+export function withInputRequired(
+  server: McpServer,
+  handler: Handler,
+  request: unknown,
+  ctx: ServerContext,
+): Promise<any> {
   return internals(server)._invokeInputRequiredCapableHandler.call(server.server, "tools/call", handler, request, ctx);
 }

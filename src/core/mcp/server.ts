@@ -19,7 +19,18 @@ import { UpstreamError } from "../upstream.js";
 import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
 import { TaskLimitError } from "../tasks/runner.js";
 import type { CallEgress, Egress } from "../egress.js";
-import { annotationsFor, callRuntime, verifyOf, failure, NeedsInput, parseInput, runBefore, runTool, type ToolContext, type ToolDef } from "../tool.js";
+import {
+  annotationsFor,
+  callRuntime,
+  verifyOf,
+  failure,
+  NeedsInput,
+  parseInput,
+  runBefore,
+  runTool,
+  type ToolContext,
+  type ToolDef,
+} from "../tool.js";
 import type { McpRuntime } from "./runtime.js";
 import { taskHost, watchResources } from "./runtime.js";
 import { WatchLimitError } from "../watch-budget.js";
@@ -83,9 +94,15 @@ export function createMcpServer(rt: McpRuntime, era: Era, request?: OneRequest):
   for (const def of needs.resources ? rt.resources : []) registerResource(server, rt, def);
   if (needs.resources && rt.resources.length) shapeResourceList(server, rt);
   for (const def of needs.prompts ? rt.prompts : []) {
-    server.registerPrompt(def.name, { title: def.title, description: def.description, argsSchema: argsSchemaOf(def) }, (args: Record<string, unknown>) => ({
-      messages: [{ role: "user" as const, content: { type: "text" as const, text: rt.egress.text(def.text(args as never)) } }],
-    }));
+    server.registerPrompt(
+      def.name,
+      { title: def.title, description: def.description, argsSchema: argsSchemaOf(def) },
+      (args: Record<string, unknown>) => ({
+        messages: [
+          { role: "user" as const, content: { type: "text" as const, text: rt.egress.text(def.text(args as never)) } },
+        ],
+      }),
+    );
   }
   shapeToolList(server, rt);
   interceptToolCalls(server, rt, era);
@@ -126,7 +143,10 @@ function scrubErrors(server: McpServer, rt: McpRuntime): void {
  * resources/* the resources, prompts/* the prompts, completion/complete both; tasks/*, discovery,
  * listen, ping and notifications nothing. Without a request (sessions, stdio): everything.
  */
-function registrationsFor(rt: McpRuntime, request: OneRequest | undefined): { tools: readonly ToolDef<any, any>[]; resources: boolean; prompts: boolean } {
+function registrationsFor(
+  rt: McpRuntime,
+  request: OneRequest | undefined,
+): { tools: readonly ToolDef<any, any>[]; resources: boolean; prompts: boolean } {
   const method = request?.method;
   if (method === undefined) return { tools: rt.tools, resources: true, prompts: true };
   if (method === "tools/call") {
@@ -148,7 +168,12 @@ function argsSchemaOf(def: PromptDef<any>): z.ZodObject {
   return schema;
 }
 
-function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, session: { logLevelSet: boolean }): void {
+function registerTool(
+  server: McpServer,
+  rt: McpRuntime,
+  def: ToolDef<any, any>,
+  session: { logLevelSet: boolean },
+): void {
   const schemas = registeredSchemas(def);
   const config = {
     title: def.title,
@@ -179,7 +204,15 @@ function registerTool(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>,
 }
 
 /** A tool's context for a request that is still open: progress, logs and questions go to its client. */
-function requestContext(server: McpServer, rt: McpRuntime, egress: CallEgress, def: ToolDef<any, any>, input: Record<string, unknown>, ctx: ServerContext, session: { logLevelSet: boolean }): ToolContext {
+function requestContext(
+  server: McpServer,
+  rt: McpRuntime,
+  egress: CallEgress,
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  ctx: ServerContext,
+  session: { logLevelSet: boolean },
+): ToolContext {
   const modern = ctx.mcpReq.envelope !== undefined;
   return {
     signal: ctx.mcpReq.signal,
@@ -210,7 +243,15 @@ function progressSender(egress: Egress, ctx: ServerContext): ToolContext["progre
     if (token === undefined || ctx.mcpReq.signal.aborted) return;
     counter = Math.max(counter + 1, progress ?? 0);
     await ctx.mcpReq
-      .notify({ method: "notifications/progress", params: { progressToken: token, progress: counter, ...(total !== undefined ? { total } : {}), message: egress.text(message) } })
+      .notify({
+        method: "notifications/progress",
+        params: {
+          progressToken: token,
+          progress: counter,
+          ...(total !== undefined ? { total } : {}),
+          message: egress.text(message),
+        },
+      })
       .catch(() => undefined);
   };
 }
@@ -221,7 +262,9 @@ async function askForInput(rt: McpRuntime, need: NeedsInput, ctx: ServerContext)
   const confirm = { type: "boolean" as const, title, description: message, default: false };
   const schema = { type: "object" as const, properties: { confirm }, required: ["confirm"] };
   return inputRequired({
-    inputRequests: { [need.key]: inputRequired.elicit({ message: rt.egress.text(need.request.message), requestedSchema: schema }) },
+    inputRequests: {
+      [need.key]: inputRequired.elicit({ message: rt.egress.text(need.request.message), requestedSchema: schema }),
+    },
     requestState: await rt.confirmations.mint(need.state as never, ctx),
   });
 }
@@ -238,8 +281,13 @@ function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
     const def = byName.get(request.params?.name);
     if (!def) return original(request, ctx);
     // 2025-11-25: a task-augmented call carries `task` (its TTL) in the params.
-    const legacyTaskRequest = era === "legacy" && typeof request.params?.task === "object" && request.params.task !== null;
-    if (legacyTaskRequest && !def.longRunning) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `Tool ${def.name} does not support task-augmented execution; call it without "task"`);
+    const legacyTaskRequest =
+      era === "legacy" && typeof request.params?.task === "object" && request.params.task !== null;
+    if (legacyTaskRequest && !def.longRunning)
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `Tool ${def.name} does not support task-augmented execution; call it without "task"`,
+      );
     const parsed = parseInput(def, request.params?.arguments);
     if (!parsed.ok) return parsed.result;
     const { input } = takeRepeat(parsed.input);
@@ -254,7 +302,15 @@ function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
 /** A task-augmented 2025 call past the tenant's cap of working tasks (2026-07-28 gets an isError result). */
 const TASK_LIMIT_CODE = -32000;
 
-async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, input: Record<string, unknown>, request: any, ctx: ServerContext, era: Era) {
+async function startTask(
+  server: McpServer,
+  rt: McpRuntime,
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  request: any,
+  ctx: ServerContext,
+  era: Era,
+) {
   try {
     // Before `before`: a confirmation is not spent on a task that would be refused.
     await rt.tasks.admit(rt.owner(ctx));
@@ -276,7 +332,8 @@ async function startTask(server: McpServer, rt: McpRuntime, def: ToolDef<any, an
   }
   // A refusal before any work (too few credits, a declined confirmation) is the call's answer: as
   // is on 2026-07-28 (the server decides whether to make a task), as an ended task on 2025.
-  if (refused) return era === "legacy" ? { task: legacyTask(await rt.tasks.settled(rt.owner(ctx), def, refused)) } : refused;
+  if (refused)
+    return era === "legacy" ? { task: legacyTask(await rt.tasks.settled(rt.owner(ctx), def, refused)) } : refused;
   const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
   const record = await rt.tasks.start({
     owner: rt.owner(ctx),
@@ -334,11 +391,19 @@ function registerResource(server: McpServer, rt: McpRuntime, def: McpRuntime["re
     } catch (err) {
       throw resourceError(uri, err, describe);
     }
-    if (def.artifact && typeof data === "string") return { contents: [{ uri: uri.href, mimeType, text: data, ...(def.meta ? { _meta: def.meta } : {}) }] };
+    if (def.artifact && typeof data === "string")
+      return { contents: [{ uri: uri.href, mimeType, text: data, ...(def.meta ? { _meta: def.meta } : {}) }] };
     const text = typeof data === "string" ? data : JSON.stringify(egress.json(data), null, 2);
-    return { contents: [{ uri: uri.href, mimeType, text: egress.text(text), ...(def.meta ? { _meta: def.meta } : {}) }] };
+    return {
+      contents: [{ uri: uri.href, mimeType, text: egress.text(text), ...(def.meta ? { _meta: def.meta } : {}) }],
+    };
   };
-  const metadata = { title: def.title, description: def.description, mimeType, ...(def.meta ? { _meta: def.meta } : {}) };
+  const metadata = {
+    title: def.title,
+    description: def.description,
+    mimeType,
+    ...(def.meta ? { _meta: def.meta } : {}),
+  };
   if (!def.uri.includes("{")) {
     server.registerResource(def.name, def.uri, metadata, (uri, ctx) => read(uri, {}, ctx));
     return;
@@ -360,7 +425,12 @@ function registerResource(server: McpServer, rt: McpRuntime, def: McpRuntime["re
         }
       : undefined,
     complete: def.complete
-      ? Object.fromEntries(Object.entries(def.complete).map(([name, fn]) => [name, async (value: string) => rt.egress.json(await fn(value)).slice(0, 100)]))
+      ? Object.fromEntries(
+          Object.entries(def.complete).map(([name, fn]) => [
+            name,
+            async (value: string) => rt.egress.json(await fn(value)).slice(0, 100),
+          ]),
+        )
       : undefined,
   });
   server.registerResource(def.name, template, metadata, (uri, variables, ctx) =>
@@ -411,7 +481,10 @@ function enableLegacySubscriptions(server: McpServer, rt: McpRuntime): void {
   server.server.setRequestHandler("resources/subscribe", async ({ params: { uri } }) => {
     if (active.has(uri)) return {};
     try {
-      active.set(uri, watchResources(rt, [uri], () => void server.server.sendResourceUpdated({ uri }).catch(() => undefined)));
+      active.set(
+        uri,
+        watchResources(rt, [uri], () => void server.server.sendResourceUpdated({ uri }).catch(() => undefined)),
+      );
     } catch (err) {
       if (err instanceof WatchLimitError) throw new ProtocolError(SUBSCRIPTION_LIMIT_CODE, err.message);
       throw err;

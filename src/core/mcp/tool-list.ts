@@ -39,7 +39,8 @@ function clean(schema: unknown): unknown {
   for (const [k, v] of Object.entries(schema)) {
     if (k === "$schema") continue;
     if (k === "additionalProperties" && v && typeof v === "object" && Object.keys(v).length === 0) continue;
-    if ((k === "maximum" && v === Number.MAX_SAFE_INTEGER) || (k === "minimum" && v === Number.MIN_SAFE_INTEGER)) continue;
+    if ((k === "maximum" && v === Number.MAX_SAFE_INTEGER) || (k === "minimum" && v === Number.MIN_SAFE_INTEGER))
+      continue;
     // zod writes a plain nullable field as ["string", "null"]; strict validators want anyOf.
     if (k === "type" && Array.isArray(v)) out.anyOf = v.map((type) => ({ type }));
     else out[k] = clean(v);

@@ -1,4 +1,12 @@
-import { handOut, settle, type Poller, type PollerFactory, type PollerOptions, type PollListener, type PollResult } from "../poller.js";
+import {
+  handOut,
+  settle,
+  type Poller,
+  type PollerFactory,
+  type PollerOptions,
+  type PollListener,
+  type PollResult,
+} from "../poller.js";
 import { UpstreamError } from "../upstream.js";
 import type { RedisState } from "./redis.js";
 
@@ -57,11 +65,21 @@ export class ClusterPoller<T> implements Poller<T> {
     let entry = this.entries.get(key);
     const follower: Follower<T> = { listener, joinedAt: Date.now() };
     if (!entry) {
-      const created: Entry<T> = { followers: new Set(), controller: new AbortController(), holding: false, inFlight: false, freshWanted: false, lastStart: 0, stop: [] };
+      const created: Entry<T> = {
+        followers: new Set(),
+        controller: new AbortController(),
+        holding: false,
+        inFlight: false,
+        freshWanted: false,
+        lastStart: 0,
+        stop: [],
+      };
       entry = created;
       this.entries.set(key, created);
       created.stop.push(
-        this.state.subscribe(this.name(key, "result"), (message) => this.received(key, created, JSON.parse(message) as Published)),
+        this.state.subscribe(this.name(key, "result"), (message) =>
+          this.received(key, created, JSON.parse(message) as Published),
+        ),
         this.state.subscribe(this.name(key, "want"), (message) => this.wanted(key, created, message)),
       );
       this.schedule(key, created, 0);
@@ -111,7 +129,10 @@ export class ClusterPoller<T> implements Poller<T> {
       entry.holding = await this.state.lease(this.name(key, "lease"), this.leaseMs);
     } catch (err) {
       // Redis is away: poll locally meanwhile, so waits on this replica keep going.
-      this.options.logger.debug("poll lease unavailable; polling locally", { key, error: err instanceof Error ? err.message : String(err) });
+      this.options.logger.debug("poll lease unavailable; polling locally", {
+        key,
+        error: err instanceof Error ? err.message : String(err),
+      });
       entry.holding = true;
     }
     if (this.entries.get(key) !== entry) return;
@@ -123,8 +144,12 @@ export class ClusterPoller<T> implements Poller<T> {
     entry.inFlight = false;
     if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
     this.deliver(key, entry, startedAt, result);
-    void this.state.publish(this.name(key, "result"), JSON.stringify(toPublished(this.state.replicaId, startedAt, result))).catch(() => undefined);
-    const delay = entry.freshWanted ? Math.max(0, entry.lastStart + this.minGapMs - Date.now()) : this.options.intervalMs;
+    void this.state
+      .publish(this.name(key, "result"), JSON.stringify(toPublished(this.state.replicaId, startedAt, result)))
+      .catch(() => undefined);
+    const delay = entry.freshWanted
+      ? Math.max(0, entry.lastStart + this.minGapMs - Date.now())
+      : this.options.intervalMs;
     this.schedule(key, entry, delay);
   }
 
@@ -143,7 +168,11 @@ function toPublished(from: string, startedAt: number, result: PollResult<unknown
   const err = result.error;
   if (err instanceof UpstreamError) {
     const { service, status, code, message, request, outcomeUnknown, retryAfterMs, details } = err;
-    return { from, startedAt, error: { message, upstream: { service, status, code, message, request, outcomeUnknown, retryAfterMs, details } } };
+    return {
+      from,
+      startedAt,
+      error: { message, upstream: { service, status, code, message, request, outcomeUnknown, retryAfterMs, details } },
+    };
   }
   return { from, startedAt, error: { message: err instanceof Error ? err.message : String(err) } };
 }
@@ -152,7 +181,18 @@ function fromPublished<T>(message: Published): PollResult<T> {
   if (!message.error) return { value: message.value as T };
   const u = message.error.upstream;
   if (!u) return { error: new Error(message.error.message) };
-  return { error: new UpstreamError(u.service, u.status, u.code, u.message, u.request, u.outcomeUnknown, u.retryAfterMs, u.details) };
+  return {
+    error: new UpstreamError(
+      u.service,
+      u.status,
+      u.code,
+      u.message,
+      u.request,
+      u.outcomeUnknown,
+      u.retryAfterMs,
+      u.details,
+    ),
+  };
 }
 
 /** Pollers whose keys are leased cluster-wide, one namespace per tenant and status kind. */

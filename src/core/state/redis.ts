@@ -3,7 +3,16 @@ import type { NonceStore, NonceUse } from "../confirm.js";
 import type { RepeatStore } from "../idempotency.js";
 import type { Logger } from "../logger.js";
 import type { VaultStore } from "../vault/vault.js";
-import { afterCursor, decodeCursor, encodeCursor, TERMINAL, type TaskChange, type TaskPage, type TaskRecord, type TaskStore } from "../tasks/store.js";
+import {
+  afterCursor,
+  decodeCursor,
+  encodeCursor,
+  TERMINAL,
+  type TaskChange,
+  type TaskPage,
+  type TaskRecord,
+  type TaskStore,
+} from "../tasks/store.js";
 
 /** Every key and channel of ours starts with this, so one Redis can be shared with other software. */
 const P = "sb:";
@@ -135,10 +144,21 @@ export class RedisState {
       maxRetriesPerRequest: 1,
       retryStrategy: (times: number) => Math.min(200 * times, 2000),
     };
-    this.cmd = new Redis(options.url, { ...common, enableOfflineQueue: false, connectionName: `switchboard-${options.replicaId}` });
-    this.sub = new Redis(options.url, { ...common, enableOfflineQueue: true, connectionName: `switchboard-${options.replicaId}-sub` });
+    this.cmd = new Redis(options.url, {
+      ...common,
+      enableOfflineQueue: false,
+      connectionName: `switchboard-${options.replicaId}`,
+    });
+    this.sub = new Redis(options.url, {
+      ...common,
+      enableOfflineQueue: true,
+      connectionName: `switchboard-${options.replicaId}-sub`,
+    });
     let down = false;
-    for (const [name, conn] of [["commands", this.cmd], ["subscriber", this.sub]] as const) {
+    for (const [name, conn] of [
+      ["commands", this.cmd],
+      ["subscriber", this.sub],
+    ] as const) {
       conn.on("error", (err: Error) => {
         if (!down) options.logger.warn("redis connection error", { connection: name, error: err.message });
         down = true;
@@ -191,7 +211,9 @@ export class RedisState {
     if (!set) {
       set = new Set();
       this.handlers.set(key, set);
-      this.sub.subscribe(key).catch((err: Error) => this.options.logger.warn("redis subscribe failed", { channel, error: err.message }));
+      this.sub
+        .subscribe(key)
+        .catch((err: Error) => this.options.logger.warn("redis subscribe failed", { channel, error: err.message }));
     }
     set.add(handler);
     return () => {
@@ -217,7 +239,9 @@ export class RedisState {
       }
     };
     this.sub.on("pmessage", listener);
-    this.sub.psubscribe(key).catch((err: Error) => this.options.logger.warn("redis subscribe failed", { pattern, error: err.message }));
+    this.sub
+      .psubscribe(key)
+      .catch((err: Error) => this.options.logger.warn("redis subscribe failed", { pattern, error: err.message }));
     return () => {
       this.sub.off("pmessage", listener);
       this.sub.punsubscribe(key).catch(() => undefined);
@@ -353,7 +377,17 @@ export class RedisTaskStore implements TaskStore {
       if (ended) delete next.sealed;
       const text = JSON.stringify(next);
       this.state.roundTrips++;
-      const written = await this.state.scripts.sbTaskCas(taskKey(taskId), WORKING, P + leaseName(taskId), P + CHANGED, raw, text, ended ? "1" : "0", JSON.stringify(publicPart(next)), taskId);
+      const written = await this.state.scripts.sbTaskCas(
+        taskKey(taskId),
+        WORKING,
+        P + leaseName(taskId),
+        P + CHANGED,
+        raw,
+        text,
+        ended ? "1" : "0",
+        JSON.stringify(publicPart(next)),
+        taskId,
+      );
       if (written === 1) return next;
     }
     throw new Error(`task ${taskId} is being changed by several replicas at once; try again`);
@@ -363,9 +397,18 @@ export class RedisTaskStore implements TaskStore {
     const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
     this.state.roundTrips++;
     // Tasks sharing the cursor's expiry come first in the range and are skipped by id; a few extra cover them.
-    const flat = await this.state.cmd.zrangebyscore(ownerKey(owner), after ? after.expiresAt : Date.now(), "+inf", "WITHSCORES", "LIMIT", "0", String(page.limit + 1 + 16));
+    const flat = await this.state.cmd.zrangebyscore(
+      ownerKey(owner),
+      after ? after.expiresAt : Date.now(),
+      "+inf",
+      "WITHSCORES",
+      "LIMIT",
+      "0",
+      String(page.limit + 1 + 16),
+    );
     const entries: Array<[string, number]> = [];
-    for (let i = 0; i < flat.length; i += 2) if (afterCursor(Number(flat[i + 1]), flat[i], after)) entries.push([flat[i], Number(flat[i + 1])]);
+    for (let i = 0; i < flat.length; i += 2)
+      if (afterCursor(Number(flat[i + 1]), flat[i], after)) entries.push([flat[i], Number(flat[i + 1])]);
     const chosen = entries.slice(0, page.limit);
     if (chosen.length === 0) return { tasks: [] };
     this.state.roundTrips++;
@@ -378,7 +421,11 @@ export class RedisTaskStore implements TaskStore {
   async working(owner: string, cap: number): Promise<number> {
     const key = ownerWorkingKey(owner);
     this.state.roundTrips++;
-    const [, ids] = (await this.state.cmd.multi().zremrangebyscore(key, "-inf", String(Date.now())).zrange(key, "0", "-1").exec()) as [unknown, [unknown, string[]]];
+    const [, ids] = (await this.state.cmd
+      .multi()
+      .zremrangebyscore(key, "-inf", String(Date.now()))
+      .zrange(key, "0", "-1")
+      .exec()) as [unknown, [unknown, string[]]];
     const candidates = ids?.[1] ?? [];
     // Below the cap the set (working tasks and some that ended since) is answer enough.
     if (candidates.length < cap) return candidates.length;
@@ -408,8 +455,16 @@ export class RedisTaskStore implements TaskStore {
     if (taskIds.length === 0) return { lost: [], missing: [] };
     this.state.roundTrips++;
     const keys = [...taskIds.map((id) => P + leaseName(id)), ...taskIds.map(taskKey)];
-    const found = await this.state.scripts.sbRenew(keys.length, ...keys, this.state.replicaId, String(this.state.leaseMs));
-    return { lost: found.filter((i) => i > 0).map((i) => taskIds[i - 1]), missing: found.filter((i) => i < 0).map((i) => taskIds[-i - 1]) };
+    const found = await this.state.scripts.sbRenew(
+      keys.length,
+      ...keys,
+      this.state.replicaId,
+      String(this.state.leaseMs),
+    );
+    return {
+      lost: found.filter((i) => i > 0).map((i) => taskIds[i - 1]),
+      missing: found.filter((i) => i < 0).map((i) => taskIds[-i - 1]),
+    };
   }
 
   async restore(record: TaskRecord): Promise<boolean> {
@@ -418,7 +473,16 @@ export class RedisTaskStore implements TaskStore {
     if (left <= 0) return false;
     const working = TERMINAL.has(record.status) ? "0" : "1";
     const keys = [taskKey(record.taskId), ownerKey(record.owner), WORKING, P + leaseName(record.taskId)];
-    const args = [JSON.stringify(record), String(left), String(expiresAt), record.taskId, String(left), working, this.state.replicaId, String(this.state.leaseMs)];
+    const args = [
+      JSON.stringify(record),
+      String(left),
+      String(expiresAt),
+      record.taskId,
+      String(left),
+      working,
+      this.state.replicaId,
+      String(this.state.leaseMs),
+    ];
     this.state.roundTrips++;
     return (await this.state.scripts.sbRestore(...keys, ...args)) === 1;
   }
@@ -436,7 +500,11 @@ export class RedisTaskStore implements TaskStore {
   async orphans(): Promise<string[]> {
     const now = Date.now();
     this.state.roundTrips++;
-    const [, ids] = (await this.state.cmd.multi().zremrangebyscore(WORKING, "-inf", String(now)).zrange(WORKING, "0", "-1").exec()) as [unknown, [unknown, string[]]];
+    const [, ids] = (await this.state.cmd
+      .multi()
+      .zremrangebyscore(WORKING, "-inf", String(now))
+      .zrange(WORKING, "0", "-1")
+      .exec()) as [unknown, [unknown, string[]]];
     const working = ids?.[1] ?? [];
     if (working.length === 0) return [];
     const check = this.state.cmd.pipeline();

@@ -1,4 +1,9 @@
-import { CancelTaskRequestSchema, GetTaskPayloadRequestSchema, GetTaskRequestSchema, ListTasksRequestSchema } from "@modelcontextprotocol/core";
+import {
+  CancelTaskRequestSchema,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
+} from "@modelcontextprotocol/core";
 import {
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -15,7 +20,6 @@ import { BadCursorError, TERMINAL, type TaskRecord } from "./store.js";
 /** The 2026-07-28 tasks extension (SEP-2663). */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
-
 /** Did this 2026-07-28 request declare the tasks extension? */
 export function declaresTasks(ctx: ServerContext): boolean {
   return envelopeCapabilities(ctx)?.extensions?.[TASKS_EXTENSION] !== undefined;
@@ -25,12 +29,28 @@ export function declaresTasks(ctx: ServerContext): boolean {
 export function legacyTask(r: TaskRecord) {
   // A tool result with isError ended the work in failure, which 2025-11-25 calls "failed".
   const status = r.status === "completed" && r.result?.isError ? "failed" : r.status;
-  return { taskId: r.taskId, status, statusMessage: r.statusMessage, createdAt: r.createdAt, lastUpdatedAt: r.lastUpdatedAt, ttl: r.ttlMs, pollInterval: r.pollIntervalMs };
+  return {
+    taskId: r.taskId,
+    status,
+    statusMessage: r.statusMessage,
+    createdAt: r.createdAt,
+    lastUpdatedAt: r.lastUpdatedAt,
+    ttl: r.ttlMs,
+    pollInterval: r.pollIntervalMs,
+  };
 }
 
 /** 2026-07-28's task handle (`resultType: "task"` is added by the caller). */
 export function modernTask(r: TaskRecord) {
-  return { taskId: r.taskId, status: r.status, statusMessage: r.statusMessage, createdAt: r.createdAt, lastUpdatedAt: r.lastUpdatedAt, ttlMs: r.ttlMs, pollIntervalMs: r.pollIntervalMs };
+  return {
+    taskId: r.taskId,
+    status: r.status,
+    statusMessage: r.statusMessage,
+    createdAt: r.createdAt,
+    lastUpdatedAt: r.lastUpdatedAt,
+    ttlMs: r.ttlMs,
+    pollIntervalMs: r.pollIntervalMs,
+  };
 }
 
 /** A DetailedTask: the handle plus the result or error, inline, once the task has ended. */
@@ -38,7 +58,8 @@ function detailedTask(r: TaskRecord) {
   const base = modernTask(r);
   // The inline result is the tools/call result as the wire would carry it, discriminator included.
   if (r.status === "completed" && r.result) return { ...base, result: { ...r.result, resultType: "complete" } };
-  if (r.status === "failed") return { ...base, error: r.error ?? { code: -32603, message: r.statusMessage ?? "The task failed." } };
+  if (r.status === "failed")
+    return { ...base, error: r.error ?? { code: -32603, message: r.statusMessage ?? "The task failed." } };
   return base;
 }
 
@@ -53,11 +74,18 @@ async function stateCall<T>(rt: McpRuntime, fn: () => Promise<T>): Promise<T> {
     if (err instanceof ProtocolError) throw err;
     if (err instanceof BadCursorError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
     const cause = rt.egress.text(err instanceof Error ? err.message : String(err));
-    throw new ProtocolError(ProtocolErrorCode.InternalError, `The task store is unavailable right now (${cause}); retry in a few seconds. The upstream work is not affected.`);
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `The task store is unavailable right now (${cause}); retry in a few seconds. The upstream work is not affected.`,
+    );
   }
 }
 
-const notFound = (taskId: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found (${taskId}); it may have expired`);
+const notFound = (taskId: string) =>
+  new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    `Failed to retrieve task: Task not found (${taskId}); it may have expired`,
+  );
 const taskIdParams = z.looseObject({ taskId: z.string().min(1) });
 
 /**
@@ -67,31 +95,53 @@ const taskIdParams = z.looseObject({ taskId: z.string().min(1) });
  */
 export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "legacy" | "modern"): void {
   const tasks = rt.tasks;
-  const find = async (taskId: string, ctx: ServerContext) => (await stateCall(rt, () => tasks.get(taskId, rt.owner(ctx)))) ?? Promise.reject(notFound(taskId));
+  const find = async (taskId: string, ctx: ServerContext) =>
+    (await stateCall(rt, () => tasks.get(taskId, rt.owner(ctx)))) ?? Promise.reject(notFound(taskId));
   const s = server.server;
   if (era === "legacy") {
-    s.setRequestHandler("tasks/get", { params: GetTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => legacyTask(await find(taskId, ctx)));
-    s.setRequestHandler("tasks/list", { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() }, async (params, ctx) => {
-      const cursor = (params as { cursor?: string } | undefined)?.cursor;
-      const page = await stateCall(rt, () => tasks.store.list(rt.owner(ctx), { cursor, limit: TASKS_PAGE_SIZE }));
-      return { tasks: page.tasks.map(legacyTask), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
-    });
+    s.setRequestHandler("tasks/get", { params: GetTaskRequestSchema.shape.params }, async ({ taskId }, ctx) =>
+      legacyTask(await find(taskId, ctx)),
+    );
+    s.setRequestHandler(
+      "tasks/list",
+      { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() },
+      async (params, ctx) => {
+        const cursor = (params as { cursor?: string } | undefined)?.cursor;
+        const page = await stateCall(rt, () => tasks.store.list(rt.owner(ctx), { cursor, limit: TASKS_PAGE_SIZE }));
+        return { tasks: page.tasks.map(legacyTask), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      },
+    );
     s.setRequestHandler("tasks/cancel", { params: CancelTaskRequestSchema.shape.params }, async ({ taskId }, ctx) => {
       const before = await find(taskId, ctx);
-      if (TERMINAL.has(before.status)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task ${taskId}: it is already ${legacyTask(before).status}`);
+      if (TERMINAL.has(before.status))
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Cannot cancel task ${taskId}: it is already ${legacyTask(before).status}`,
+        );
       return legacyTask((await stateCall(rt, () => tasks.cancel(taskId, rt.owner(ctx)))) ?? before);
     });
-    s.setRequestHandler("tasks/result", { params: GetTaskPayloadRequestSchema.shape.params }, async ({ taskId }, ctx) => {
-      const done = await tasks.whenTerminal(await find(taskId, ctx), ctx.mcpReq.signal);
-      if (!done) throw notFound(taskId);
-      const meta = { [RELATED_TASK_META_KEY]: { taskId } };
-      if (done.result) return { ...done.result, _meta: { ...done.result._meta, ...meta } };
-      throw new ProtocolError(done.error?.code ?? ProtocolErrorCode.InternalError, done.error?.message ?? `Task ${taskId} was ${done.status} before it produced a result`);
-    });
+    s.setRequestHandler(
+      "tasks/result",
+      { params: GetTaskPayloadRequestSchema.shape.params },
+      async ({ taskId }, ctx) => {
+        const done = await tasks.whenTerminal(await find(taskId, ctx), ctx.mcpReq.signal);
+        if (!done) throw notFound(taskId);
+        const meta = { [RELATED_TASK_META_KEY]: { taskId } };
+        if (done.result) return { ...done.result, _meta: { ...done.result._meta, ...meta } };
+        throw new ProtocolError(
+          done.error?.code ?? ProtocolErrorCode.InternalError,
+          done.error?.message ?? `Task ${taskId} was ${done.status} before it produced a result`,
+        );
+      },
+    );
     return;
   }
   const requireExtension = (ctx: ServerContext) => {
-    if (!declaresTasks(ctx)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } }, "Missing required client capability: the tasks extension");
+    if (!declaresTasks(ctx))
+      throw new MissingRequiredClientCapabilityError(
+        { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+        "Missing required client capability: the tasks extension",
+      );
   };
   s.setRequestHandler("tasks/get", { params: taskIdParams }, async ({ taskId }, ctx) => {
     requireExtension(ctx);

@@ -107,7 +107,8 @@ export class TaskRunner {
   ) {
     // A task cancelled (or ended) through another replica stops being followed here.
     this.stopListening = store.onChange((r) => {
-      if (TERMINAL.has(r.status)) this.running.get(r.taskId)?.controller.abort(new Error("task cancelled by the client"));
+      if (TERMINAL.has(r.status))
+        this.running.get(r.taskId)?.controller.abort(new Error("task cancelled by the client"));
     });
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     if (store.renew) {
@@ -125,7 +126,9 @@ export class TaskRunner {
       if (busy || this.closing) return;
       busy = true;
       fn()
-        .catch((err) => this.options.logger.debug("task upkeep failed", { error: err instanceof Error ? err.message : String(err) }))
+        .catch((err) =>
+          this.options.logger.debug("task upkeep failed", { error: err instanceof Error ? err.message : String(err) }),
+        )
         .finally(() => (busy = false));
     };
     const timer = setInterval(run, ms);
@@ -143,7 +146,9 @@ export class TaskRunner {
     if (cap === undefined) return;
     const working = await this.store.working(owner, cap);
     if (working >= cap) {
-      throw new TaskLimitError(`These keys have ${working} tasks working, the limit (MCP_MAX_TASKS_PER_TENANT is ${cap}); wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.`);
+      throw new TaskLimitError(
+        `These keys have ${working} tasks working, the limit (MCP_MAX_TASKS_PER_TENANT is ${cap}); wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.`,
+      );
     }
   }
 
@@ -152,7 +157,11 @@ export class TaskRunner {
     const now = new Date().toISOString();
     const ttlMs = Math.min(spec.ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
     const def = spec.host.def;
-    const work: TaskWork = { tool: def.name, input: spec.input, ...(spec.credentials ? { credentials: spec.credentials } : {}) };
+    const work: TaskWork = {
+      tool: def.name,
+      input: spec.input,
+      ...(spec.credentials ? { credentials: spec.credentials } : {}),
+    };
     const taskId = randomUUID();
     const record: TaskRecord = {
       taskId,
@@ -181,7 +190,12 @@ export class TaskRunner {
    * Runs (or resumes) the tool in the background until it ends, the TTL passes or the task is
    * cancelled. Nobody can be asked anything there; progress becomes the task's status line.
    */
-  private follow(record: TaskRecord, work: TaskWork, host: TaskHost, resumeFrom: Record<string, unknown> | undefined): void {
+  private follow(
+    record: TaskRecord,
+    work: TaskWork,
+    host: TaskHost,
+    resumeFrom: Record<string, unknown> | undefined,
+  ): void {
     const { taskId } = record;
     const controller = new AbortController();
     const followed: Followed = { controller, record, work };
@@ -208,7 +222,9 @@ export class TaskRunner {
       checkpoint: async (state) => {
         if (!this.store.shared) return;
         work.checkpoint = state;
-        await change(this.sealed(work, taskId)).catch((err) => this.options.logger.warn("task checkpoint not saved", { taskId, error: String(err) }));
+        await change(this.sealed(work, taskId)).catch((err) =>
+          this.options.logger.warn("task checkpoint not saved", { taskId, error: String(err) }),
+        );
       },
     };
     void runTool(host.def, work.input, ctx, call, true, resumeFrom)
@@ -233,8 +249,13 @@ export class TaskRunner {
    */
   private async writeBack(followed: Followed): Promise<void> {
     const { record, work } = followed;
-    const restored: TaskRecord = { ...record, ...this.sealed(work, record.taskId), lastUpdatedAt: new Date().toISOString() };
-    if (await this.store.restore?.(restored)) this.options.logger.info("task record lost by the store; written back", { taskId: record.taskId });
+    const restored: TaskRecord = {
+      ...record,
+      ...this.sealed(work, record.taskId),
+      lastUpdatedAt: new Date().toISOString(),
+    };
+    if (await this.store.restore?.(restored))
+      this.options.logger.info("task record lost by the store; written back", { taskId: record.taskId });
   }
 
   /**
@@ -252,7 +273,10 @@ export class TaskRunner {
         else await this.store.create(ended);
         return;
       } catch (err) {
-        this.options.logger.warn("task result not saved yet; retrying", { taskId: record.taskId, error: err instanceof Error ? err.message : String(err) });
+        this.options.logger.warn("task result not saved yet; retrying", {
+          taskId: record.taskId,
+          error: err instanceof Error ? err.message : String(err),
+        });
         await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
       }
     }
@@ -279,14 +303,17 @@ export class TaskRunner {
     for (const taskId of await this.store.orphans!()) {
       if (this.closing || this.running.has(taskId)) continue;
       if (!(await this.store.claim!(taskId))) continue;
-      await this.adopt(taskId).catch((err) => this.options.logger.error("task takeover failed", { taskId, error: String(err) }));
+      await this.adopt(taskId).catch((err) =>
+        this.options.logger.error("task takeover failed", { taskId, error: String(err) }),
+      );
     }
   }
 
   private async adopt(taskId: string): Promise<void> {
     const record = await this.store.get(taskId);
     if (!record || TERMINAL.has(record.status)) return;
-    const fail = (message: string) => this.store.update(taskId, { status: "failed", error: { code: -32603, message } }).then(() => undefined);
+    const fail = (message: string) =>
+      this.store.update(taskId, { status: "failed", error: { code: -32603, message } }).then(() => undefined);
     let work: TaskWork;
     try {
       work = this.options.sealer!.open<TaskWork>(record.sealed ?? "", taskId);
@@ -297,12 +324,18 @@ export class TaskRunner {
       );
     }
     const host = this.options.adopt!(record.owner, work.credentials, work.tool);
-    if (!host) return fail(`This task's replica stopped, and no replica here offers ${work.tool} any more. The upstream work goes on.`);
+    if (!host)
+      return fail(
+        `This task's replica stopped, and no replica here offers ${work.tool} any more. The upstream work goes on.`,
+      );
     const { def } = host;
     const canResume = work.checkpoint !== undefined && def.longRunning?.resume !== undefined;
     if (!canResume && def.kind !== "read") {
       // Its request may be in flight still, and land after a look that finds nothing: wait out its deadline first.
-      const deadline = Date.parse(record.createdAt) + (this.options.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS) + CLOCK_MARGIN_MS;
+      const deadline =
+        Date.parse(record.createdAt) +
+        (this.options.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS) +
+        CLOCK_MARGIN_MS;
       if (Date.now() < deadline) {
         const line = `${def.title}: its replica stopped while the request may still be reaching the service; nothing is sent again. Known by ${new Date(deadline).toISOString()}.`;
         if (record.statusMessage !== line) await this.store.update(taskId, { statusMessage: line });
@@ -322,7 +355,17 @@ export class TaskRunner {
   /** A task that ended before any work began (a refused spend asked for as a 2025 task). */
   async settled(owner: string, def: ToolDef<any, any>, result: CallToolResult): Promise<TaskRecord> {
     const now = new Date().toISOString();
-    const record: TaskRecord = { taskId: randomUUID(), owner, tool: def.name, status: "completed", result, createdAt: now, lastUpdatedAt: now, ttlMs: DEFAULT_TASK_TTL_MS, pollIntervalMs: this.options.pollIntervalMs };
+    const record: TaskRecord = {
+      taskId: randomUUID(),
+      owner,
+      tool: def.name,
+      status: "completed",
+      result,
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: DEFAULT_TASK_TTL_MS,
+      pollIntervalMs: this.options.pollIntervalMs,
+    };
     await this.store.create(record);
     return record;
   }
@@ -331,7 +374,12 @@ export class TaskRunner {
   async cancel(taskId: string, owner: string): Promise<TaskRecord | undefined> {
     const record = await this.store.get(taskId);
     if (!record || record.owner !== owner) return undefined;
-    const updated = TERMINAL.has(record.status) ? record : await this.store.update(taskId, { status: "cancelled", statusMessage: "Cancelled by the client; the upstream work itself goes on." });
+    const updated = TERMINAL.has(record.status)
+      ? record
+      : await this.store.update(taskId, {
+          status: "cancelled",
+          statusMessage: "Cancelled by the client; the upstream work itself goes on.",
+        });
     this.running.get(taskId)?.controller.abort(new Error("task cancelled by the client"));
     return updated;
   }

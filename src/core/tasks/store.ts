@@ -53,14 +53,19 @@ export function decodeCursor(cursor: string): { expiresAt: number; taskId: strin
   } catch {
     // fall through
   }
-  throw new BadCursorError("Invalid cursor: pass the nextCursor of the previous tasks/list answer, or none for the first page");
+  throw new BadCursorError(
+    "Invalid cursor: pass the nextCursor of the previous tasks/list answer, or none for the first page",
+  );
 }
 
 export const expiresAtOf = (r: TaskRecord) => Date.parse(r.createdAt) + r.ttlMs;
 
 /** After the cursor's position in (expiry, id) order. */
-export const afterCursor = (expiresAt: number, taskId: string, cursor: { expiresAt: number; taskId: string } | undefined) =>
-  !cursor || expiresAt > cursor.expiresAt || (expiresAt === cursor.expiresAt && taskId > cursor.taskId);
+export const afterCursor = (
+  expiresAt: number,
+  taskId: string,
+  cursor: { expiresAt: number; taskId: string } | undefined,
+) => !cursor || expiresAt > cursor.expiresAt || (expiresAt === cursor.expiresAt && taskId > cursor.taskId);
 
 /** Where tasks live: in process by default, a shared store for replicas (the hosted mode). */
 export interface TaskStore {
@@ -133,7 +138,10 @@ export class MemoryTaskStore implements TaskStore {
       .sort((a, b) => expiresAtOf(a) - expiresAtOf(b) || (a.taskId < b.taskId ? -1 : 1));
     const tasks = mine.slice(0, page.limit);
     const last = tasks.at(-1);
-    return { tasks, ...(mine.length > page.limit && last ? { nextCursor: encodeCursor(expiresAtOf(last), last.taskId) } : {}) };
+    return {
+      tasks,
+      ...(mine.length > page.limit && last ? { nextCursor: encodeCursor(expiresAtOf(last), last.taskId) } : {}),
+    };
   }
 
   async working(owner: string, _cap: number): Promise<number> {

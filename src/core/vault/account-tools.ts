@@ -17,35 +17,60 @@ const linkedService = z.object({
 });
 
 /** Toolset `account` (MCP_CREDENTIALS=linked): which keys the user linked, and unlinking one. */
-export function accountTools(deps: AccountDeps, services: ReadonlyArray<{ name: string; title: string }>): ToolDef<any, any>[] {
+export function accountTools(
+  deps: AccountDeps,
+  services: ReadonlyArray<{ name: string; title: string }>,
+): ToolDef<any, any>[] {
   const names = services.map((s) => s.name) as [string, ...string[]];
   const titleOf = (name: string) => services.find((s) => s.name === name)?.title ?? name;
   return [
     defineTool({
       name: "account_linked_services",
       title: "Linked services",
-      description: "Which upstream services you have linked a key for (last four characters only, never the key). A tool of a service you have not linked asks you to link it through a page.",
+      description:
+        "Which upstream services you have linked a key for (last four characters only, never the key). A tool of a service you have not linked asks you to link it through a page.",
       toolset: "account",
       kind: "read",
       input: {},
       output: z.object({ services: z.array(linkedService) }),
       run: async () => {
         const linked = new Map((await deps.linked()).map((k) => [k.service, k]));
-        return { services: services.map((s) => ({ service: s.name, title: s.title, linked: linked.has(s.name), ...(linked.has(s.name) ? { lastFour: linked.get(s.name)!.lastFour, linkedAt: linked.get(s.name)!.linkedAt } : {}) })) };
+        return {
+          services: services.map((s) => ({
+            service: s.name,
+            title: s.title,
+            linked: linked.has(s.name),
+            ...(linked.has(s.name)
+              ? { lastFour: linked.get(s.name)!.lastFour, linkedAt: linked.get(s.name)!.linkedAt }
+              : {}),
+          })),
+        };
       },
-      render: (out) => out.services.map((s) => `${s.service}: ${s.linked ? `linked (key ending ${s.lastFour}, since ${s.linkedAt})` : "not linked"}`).join("\n"),
+      render: (out) =>
+        out.services
+          .map(
+            (s) =>
+              `${s.service}: ${s.linked ? `linked (key ending ${s.lastFour}, since ${s.linkedAt})` : "not linked"}`,
+          )
+          .join("\n"),
     }),
     defineTool({
       name: "account_unlink_service",
       title: "Unlink a service",
-      description: "Forget the key you linked for one service; its tools ask for a new link next time. To rotate a key, unlink, then link again.",
+      description:
+        "Forget the key you linked for one service; its tools ask for a new link next time. To rotate a key, unlink, then link again.",
       toolset: "account",
       kind: "destructive",
-      input: { service: z.enum(names, { error: `service must be one of ${names.join(", ")}` }).describe("The service whose key to forget") },
+      input: {
+        service: z
+          .enum(names, { error: `service must be one of ${names.join(", ")}` })
+          .describe("The service whose key to forget"),
+      },
       output: z.object({ service: z.string(), unlinked: z.boolean() }),
       run: async ({ service }) => {
         const unlinked = await deps.unlink(service);
-        if (!unlinked) throw new ToolError(`No ${titleOf(service)} key was linked; nothing changed.`, { service, unlinked: false });
+        if (!unlinked)
+          throw new ToolError(`No ${titleOf(service)} key was linked; nothing changed.`, { service, unlinked: false });
         return { service, unlinked };
       },
       render: (out) => `The ${titleOf(out.service)} key is unlinked; its tools will ask for a new link.`,

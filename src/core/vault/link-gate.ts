@@ -45,7 +45,12 @@ const inputKey = (service: string) => `link_${service}`;
  * cannot open URLs gets URLElicitationRequiredError (-32042) on 2025, an isError result with the
  * link on 2026-07-28 (which has no such error). Undefined: go on with the call.
  */
-export async function linkGate(server: McpServer, rt: McpRuntime, def: ToolDef<any, any>, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult | undefined> {
+export async function linkGate(
+  server: McpServer,
+  rt: McpRuntime,
+  def: ToolDef<any, any>,
+  ctx: ServerContext,
+): Promise<CallToolResult | InputRequiredResult | undefined> {
   const service = rt.linking?.serviceOf(def);
   if (!rt.linking || !service) return undefined;
   const linking = rt.linking;
@@ -59,14 +64,18 @@ export async function linkGate(server: McpServer, rt: McpRuntime, def: ToolDef<a
   if (returning) {
     const answer = inputResponse(ctx.mcpReq.inputResponses, inputKey(service.name));
     if (answer.kind === "elicit" && answer.action !== "accept") {
-      return refusal(`No ${service.title} key was linked (the link was ${answer.action === "decline" ? "declined" : "dismissed"}); nothing was sent upstream. Call ${def.name} again to get a new link.`);
+      return refusal(
+        `No ${service.title} key was linked (the link was ${answer.action === "decline" ? "declined" : "dismissed"}); nothing was sent upstream. Call ${def.name} again to get a new link.`,
+      );
     }
     const link = state as LinkState;
     if (await waitForLink(linking, service.name, ctx.mcpReq.signal, link.until)) {
       if (!modern) await notifyComplete(server, link.elicitationId);
       return undefined;
     }
-    return refusal(`The ${service.title} key was not linked in time; nothing was sent upstream. Call ${def.name} again for a new link (each works once, for ${TICKET_TTL_MS / 60_000} minutes).`);
+    return refusal(
+      `The ${service.title} key was not linked in time; nothing was sent upstream. Call ${def.name} again for a new link (each works once, for ${TICKET_TTL_MS / 60_000} minutes).`,
+    );
   }
 
   const elicitationId = randomUUID();
@@ -76,12 +85,19 @@ export async function linkGate(server: McpServer, rt: McpRuntime, def: ToolDef<a
     const next: LinkState = { kind: "link", service: service.name, elicitationId, until: Date.now() + TICKET_TTL_MS };
     return inputRequired({
       // 2025-11-25 names the elicitation (the completion notice refers to it); 2026-07-28 has no such id.
-      inputRequests: { [inputKey(service.name)]: inputRequired.elicitUrl({ message, url, ...(modern ? {} : { elicitationId }) } as { message: string; url: string }) },
+      inputRequests: {
+        [inputKey(service.name)]: inputRequired.elicitUrl({ message, url, ...(modern ? {} : { elicitationId }) } as {
+          message: string;
+          url: string;
+        }),
+      },
       requestState: await rt.confirmations.mint(next as never, ctx),
     });
   }
   if (!modern) throw new UrlElicitationRequiredError([{ mode: "url", message, url, elicitationId }]);
-  return refusal(`${message}\n\n${url}\n\nThe link works once, for ${TICKET_TTL_MS / 60_000} minutes; the user opens it in a browser (never type the key into the chat). Then call ${def.name} again.`);
+  return refusal(
+    `${message}\n\n${url}\n\nThe link works once, for ${TICKET_TTL_MS / 60_000} minutes; the user opens it in a browser (never type the key into the chat). Then call ${def.name} again.`,
+  );
 }
 
 function canOpenUrls(server: McpServer, ctx: ServerContext, modern: boolean): boolean {

@@ -37,7 +37,10 @@ export class LiveInstances {
       this.instances.set(service, next);
       this.scope.set(service, next.deps);
       this.retired.add(previous);
-      setTimeout(() => this.retired.delete(previous) && void previous.close().catch(() => undefined), RETIRE_AFTER_MS).unref();
+      setTimeout(
+        () => this.retired.delete(previous) && void previous.close().catch(() => undefined),
+        RETIRE_AFTER_MS,
+      ).unref();
     }
     this.keys = { ...keys };
   }
@@ -55,14 +58,27 @@ export class LiveInstances {
           ...def,
           read: async (uri, variables, signal) => (await fresh()).read(uri, variables, signal),
           list: def.list && (async (signal: AbortSignal) => (await fresh()).list!(signal)),
-          complete: def.complete && Object.fromEntries(Object.keys(def.complete).map((name) => [name, async (value: string) => (await fresh()).complete![name](value)])),
+          complete:
+            def.complete &&
+            Object.fromEntries(
+              Object.keys(def.complete).map((name) => [
+                name,
+                async (value: string) => (await fresh()).complete![name](value),
+              ]),
+            ),
         } satisfies ResourceDef;
       }),
     );
   }
 
   watchers(): ResourceWatcher[] {
-    return [...this.instances.entries()].filter(([, i]) => i.watch).map(([service]) => (uri, onChange) => this.instances.get(service)!.watch?.(uri, onChange));
+    return [...this.instances.entries()]
+      .filter(([, i]) => i.watch)
+      .map(
+        ([service]) =>
+          (uri, onChange) =>
+            this.instances.get(service)!.watch?.(uri, onChange),
+      );
   }
 
   async close(): Promise<void> {

@@ -33,13 +33,16 @@ export class TicketSigner {
   /** The ticket, or a reason it is refused (tampered, expired, for another service). */
   open(raw: string | null | undefined, service: string, now = Date.now()): Ticket | { refused: string } {
     const [body, signature, extra] = (raw ?? "").split(".");
-    if (!body || !signature || extra !== undefined || raw!.length > 2048) return { refused: "This link is incomplete: open the whole link your chat app gave you." };
+    if (!body || !signature || extra !== undefined || raw!.length > 2048)
+      return { refused: "This link is incomplete: open the whole link your chat app gave you." };
     const expected = Buffer.from(this.sign(body));
     const given = Buffer.from(signature);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { refused: "This link is not valid: ask your chat app for a new one by calling the tool again." };
+    if (expected.length !== given.length || !timingSafeEqual(expected, given))
+      return { refused: "This link is not valid: ask your chat app for a new one by calling the tool again." };
     const ticket = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Ticket;
     if (ticket.service !== service) return { refused: "This link is for another service." };
-    if (ticket.expires < now) return { refused: "This link expired: call the tool again in your chat app for a new one." };
+    if (ticket.expires < now)
+      return { refused: "This link expired: call the tool again in your chat app for a new one." };
     return ticket;
   }
 

@@ -54,7 +54,10 @@ export class Vault {
   ) {}
 
   async link(tenant: string, service: string, key: string): Promise<void> {
-    const sealed = this.sealer.seal({ key, linkedAt: new Date().toISOString() } satisfies Sealed, bound(tenant, service));
+    const sealed = this.sealer.seal(
+      { key, linkedAt: new Date().toISOString() } satisfies Sealed,
+      bound(tenant, service),
+    );
     await this.store.put(tenant, service, sealed);
   }
 

@@ -22,17 +22,30 @@ export class BuildClient {
   constructor(readonly http: UpstreamClient) {}
 
   getAccount(signal?: AbortSignal) {
-    return this.http.request<{ credits: number; recurrentCredits?: number; oneTimeCredits?: number }>({ method: "GET", path: `${API}/account`, signal });
+    return this.http.request<{ credits: number; recurrentCredits?: number; oneTimeCredits?: number }>({
+      method: "GET",
+      path: `${API}/account`,
+      signal,
+    });
   }
   getCreditCosts(signal?: AbortSignal) {
-    return this.http.request<{ creditCosts: Record<string, number> }>({ method: "GET", path: `${API}/credit-costs`, signal });
+    return this.http.request<{ creditCosts: Record<string, number> }>({
+      method: "GET",
+      path: `${API}/credit-costs`,
+      signal,
+    });
   }
   listProjects(query: ListProjectsQuery, signal?: AbortSignal) {
     return this.http.request<Json[]>({ method: "GET", path: `${API}/projects`, query: { ...query }, signal });
   }
   /** A page of projects with the paging headers (X-Total-Count, X-Has-More, X-Limit, X-Skip). */
   async listProjectsPage(query: ListProjectsQuery, signal?: AbortSignal) {
-    const { data, headers } = await this.http.requestFull<Json[]>({ method: "GET", path: `${API}/projects`, query: { ...query }, signal });
+    const { data, headers } = await this.http.requestFull<Json[]>({
+      method: "GET",
+      path: `${API}/projects`,
+      query: { ...query },
+      signal,
+    });
     return { projects: data, ...pagingHeaders(headers) };
   }
   getProject(projectId: string, signal?: AbortSignal) {
@@ -42,25 +55,43 @@ export class BuildClient {
     return this.http.request<Json>({ method: "POST", path: `${API}/projects`, body, signal });
   }
   launchProject(body: Json, signal?: AbortSignal) {
-    return this.http.request<Json & { projectId: string; agent?: { started: boolean } }>({ method: "POST", path: `${API}/projects/launch`, body, signal });
+    return this.http.request<Json & { projectId: string; agent?: { started: boolean } }>({
+      method: "POST",
+      path: `${API}/projects/launch`,
+      body,
+      signal,
+    });
   }
   deleteProject(projectId: string, signal?: AbortSignal) {
     return this.http.request<unknown>({ method: "DELETE", path: p(projectId), signal });
   }
-  startAgent(projectId: string, body: { prompt?: string; inputFiles?: Json[]; multiPrompt?: { prompts?: string[]; letTotalumDecide?: boolean } }, signal?: AbortSignal) {
+  startAgent(
+    projectId: string,
+    body: { prompt?: string; inputFiles?: Json[]; multiPrompt?: { prompts?: string[]; letTotalumDecide?: boolean } },
+    signal?: AbortSignal,
+  ) {
     return this.http.request<Json>({ method: "POST", path: `${p(projectId)}/agent/start`, body, signal });
   }
   getAgentStatus(projectId: string, signal?: AbortSignal) {
     return this.http.request<AgentStatus>({ method: "GET", path: `${p(projectId)}/agent/status`, signal });
   }
   getConversation(projectId: string, signal?: AbortSignal) {
-    return this.http.request<{ conversation: ConversationMessage[] }>({ method: "GET", path: `${p(projectId)}/agent/full-conversation`, signal });
+    return this.http.request<{ conversation: ConversationMessage[] }>({
+      method: "GET",
+      path: `${p(projectId)}/agent/full-conversation`,
+      signal,
+    });
   }
   stopAgent(projectId: string, signal?: AbortSignal) {
     return this.http.request<unknown>({ method: "POST", path: `${p(projectId)}/agent/stop`, body: {}, signal });
   }
   restartServer(projectId: string, signal?: AbortSignal) {
-    return this.http.request<unknown>({ method: "POST", path: `${p(projectId)}/agent/server/start-or-restart`, body: {}, signal });
+    return this.http.request<unknown>({
+      method: "POST",
+      path: `${p(projectId)}/agent/server/start-or-restart`,
+      body: {},
+      signal,
+    });
   }
   deploy(projectId: string, signal?: AbortSignal) {
     return this.http.request<Json>({ method: "POST", path: `${p(projectId)}/deployments/deploy`, body: {}, signal });
@@ -69,19 +100,37 @@ export class BuildClient {
     return this.http.request<Json>({ method: "GET", path: `${p(projectId)}/deployments/status`, signal });
   }
   listVersions(projectId: string, query: { limit?: number; skip?: number }, signal?: AbortSignal) {
-    return this.http.request<{ versions: Json[]; totalCount?: number }>({ method: "GET", path: `${p(projectId)}/versions`, query, signal });
+    return this.http.request<{ versions: Json[]; totalCount?: number }>({
+      method: "GET",
+      path: `${p(projectId)}/versions`,
+      query,
+      signal,
+    });
   }
   recoverVersion(projectId: string, versionId: string, signal?: AbortSignal) {
-    return this.http.request<unknown>({ method: "POST", path: `${p(projectId)}/versions/${encodeURIComponent(versionId)}/recover`, body: {}, signal });
+    return this.http.request<unknown>({
+      method: "POST",
+      path: `${p(projectId)}/versions/${encodeURIComponent(versionId)}/recover`,
+      body: {},
+      signal,
+    });
   }
   getLogs(projectId: string, signal?: AbortSignal) {
     return this.http.request<{ logs: string }>({ method: "GET", path: `${p(projectId)}/backend/dev/logs`, signal });
   }
-  setSecret(projectId: string, body: { secretName: string; secretValue: string; environment?: string }, signal?: AbortSignal) {
+  setSecret(
+    projectId: string,
+    body: { secretName: string; secretValue: string; environment?: string },
+    signal?: AbortSignal,
+  ) {
     return this.http.request<unknown>({ method: "POST", path: `${p(projectId)}/secrets`, body, signal });
   }
   deleteSecret(projectId: string, secretId: string, signal?: AbortSignal) {
-    return this.http.request<unknown>({ method: "DELETE", path: `${p(projectId)}/secrets/${encodeURIComponent(secretId)}`, signal });
+    return this.http.request<unknown>({
+      method: "DELETE",
+      path: `${p(projectId)}/secrets/${encodeURIComponent(secretId)}`,
+      signal,
+    });
   }
   setDomain(projectId: string, hostname: string, signal?: AbortSignal) {
     return this.http.request<unknown>({ method: "PUT", path: `${p(projectId)}/domain`, body: { hostname }, signal });
@@ -90,10 +139,20 @@ export class BuildClient {
     return this.http.request<unknown>({ method: "DELETE", path: `${p(projectId)}/domain`, signal });
   }
   getTables(projectId: string, signal?: AbortSignal) {
-    return this.http.request<{ tables: Json[] }>({ method: "GET", path: `${p(projectId)}/database/tables-structure`, signal });
+    return this.http.request<{ tables: Json[] }>({
+      method: "GET",
+      path: `${p(projectId)}/database/tables-structure`,
+      signal,
+    });
   }
   queryDatabase(projectId: string, body: { tableName: string; queryOptions?: Json }, signal?: AbortSignal) {
-    return this.http.request<{ results: Json[] }>({ method: "POST", path: `${p(projectId)}/database/query`, body, signal, idempotent: true });
+    return this.http.request<{ results: Json[] }>({
+      method: "POST",
+      path: `${p(projectId)}/database/query`,
+      body,
+      signal,
+      idempotent: true,
+    });
   }
 }
 
@@ -108,5 +167,10 @@ export function pagingHeaders(headers: Record<string, string | string[] | undefi
     return header(name) !== undefined && Number.isFinite(value) ? value : undefined;
   };
   const hasMore = header("x-has-more");
-  return { total: number("x-total-count"), limit: number("x-limit"), skip: number("x-skip"), hasMore: hasMore === undefined ? undefined : hasMore === "true" };
+  return {
+    total: number("x-total-count"),
+    limit: number("x-limit"),
+    skip: number("x-skip"),
+    hasMore: hasMore === undefined ? undefined : hasMore === "true",
+  };
 }

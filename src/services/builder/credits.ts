@@ -41,7 +41,9 @@ export class CreditGuard {
     const [{ credits }, table] = await untilAborted(Promise.all([this.balance(), this.costTable()]), ctx.signal);
     const items = estimate.items.filter(([, count]) => count > 0);
     const fixed = items.reduce((sum, [op, count]) => sum + (table[op] ?? 0) * count, 0);
-    const breakdown = items.map(([op, count]) => `${op} ${table[op] ?? 0}${count !== 1 ? ` × ${count}` : ""}`).join(" + ");
+    const breakdown = items
+      .map(([op, count]) => `${op} ${table[op] ?? 0}${count !== 1 ? ` × ${count}` : ""}`)
+      .join(" + ");
     const numbers = { operation: estimate.operation, cost: fixed, balance: credits, breakdown };
     if (fixed > credits) {
       throw new ToolError(
@@ -59,10 +61,13 @@ export class CreditGuard {
     const binding = { operation: estimate.operation, cost: fixed, breakdown, variable: estimate.variable?.upTo ?? 0 };
     const answer = await ctx.confirm({ title: "Spend the credits", message, binding });
     if (answer === "unsupported" || answer === "approved") return this.spent();
-    throw new ToolError(`Not done: the user did not approve spending ${plural(fixed)} on ${estimate.operation}. Nothing was sent or spent.`, {
-      declined: true,
-      ...numbers,
-    });
+    throw new ToolError(
+      `Not done: the user did not approve spending ${plural(fixed)} on ${estimate.operation}. Nothing was sent or spent.`,
+      {
+        declined: true,
+        ...numbers,
+      },
+    );
   }
 
   /** The balance is about to change: the next check must read it again. */

@@ -3,7 +3,13 @@ import { credits as creditsText, trimLine } from "../../core/text.js";
 
 /** Short text summaries of build-service objects. Upstream free text is quoted, never bare. */
 
-export function projectLine(p: { projectId: string; label?: string; description?: string; createdAt?: string; lastModifiedAt?: string }): string {
+export function projectLine(p: {
+  projectId: string;
+  label?: string;
+  description?: string;
+  createdAt?: string;
+  lastModifiedAt?: string;
+}): string {
   const name = p.label && p.label !== p.projectId ? `${p.projectId} ("${trimLine(p.label, 60)}")` : p.projectId;
   const when = p.lastModifiedAt ?? p.createdAt;
   return `- ${name}${when ? `, modified ${when}` : ""}${p.description ? `: "${trimLine(p.description, 80)}"` : ""}`;
@@ -12,12 +18,20 @@ export function projectLine(p: { projectId: string; label?: string; description?
 export function projectSummary(p: ProjectDetails): string {
   const lines = [`Project ${p.projectId}${p.label ? ` ("${trimLine(p.label, 60)}")` : ""}`];
   lines.push(`Agent: ${p.agentProcessStatus ?? "unknown"} · dev server: ${p.agentServerStatus ?? "unknown"}`);
-  if (p.deployment) lines.push(`Deployment: ${p.deployment.status ?? "none"}${p.deployment.createdAt ? ` (${p.deployment.createdAt})` : ""}`);
+  if (p.deployment)
+    lines.push(
+      `Deployment: ${p.deployment.status ?? "none"}${p.deployment.createdAt ? ` (${p.deployment.createdAt})` : ""}`,
+    );
   else lines.push("Deployment: never deployed");
   // §3: productionProjectUrl is there before any deployment and 404s until one succeeded.
-  if (p.productionProjectUrl && p.deployment?.status === "success") lines.push(`Production: ${withScheme(p.productionProjectUrl)}`);
-  else if (p.productionProjectUrl) lines.push(`Production address (serves only after a successful deployment): ${withScheme(p.productionProjectUrl)}`);
-  if (p.versionRecovery) lines.push(`Version recovery: ${p.versionRecovery.status}${p.versionRecovery.errorMessage ? ` ("${trimLine(p.versionRecovery.errorMessage)}")` : ""}`);
+  if (p.productionProjectUrl && p.deployment?.status === "success")
+    lines.push(`Production: ${withScheme(p.productionProjectUrl)}`);
+  else if (p.productionProjectUrl)
+    lines.push(`Production address (serves only after a successful deployment): ${withScheme(p.productionProjectUrl)}`);
+  if (p.versionRecovery)
+    lines.push(
+      `Version recovery: ${p.versionRecovery.status}${p.versionRecovery.errorMessage ? ` ("${trimLine(p.versionRecovery.errorMessage)}")` : ""}`,
+    );
   if (p.importInProgress) lines.push(`Import in progress since ${p.importInProgress.startedAt ?? "?"}`);
   if (p.multiPrompt) lines.push(batchSummary(p.multiPrompt));
   if (p.customDomain) lines.push(`Custom domain: ${p.customDomain.hostname} (${p.customDomain.status ?? "?"})`);

@@ -11,7 +11,10 @@ export const newProjectId = z
   .string()
   .min(4, "projectId must be 4-35 characters")
   .max(35, "projectId must be 4-35 characters")
-  .regex(/^[a-z][a-z0-9-]*$/, "projectId must start with a lowercase letter and hold only lowercase letters, digits and hyphens");
+  .regex(
+    /^[a-z][a-z0-9-]*$/,
+    "projectId must start with a lowercase letter and hold only lowercase letters, digits and hyphens",
+  );
 
 /** An identifier that goes into a URL path: non-empty and encodable. */
 export const pathId = (field: string) =>
@@ -46,7 +49,10 @@ export const launchFile = z
     content: z
       .string()
       .min(1)
-      .refine((c) => base64.test(c.replace(/^data:[^,]*;base64,/, "")), "files[].content must be base64 (a data-URL prefix is accepted)")
+      .refine(
+        (c) => base64.test(c.replace(/^data:[^,]*;base64,/, "")),
+        "files[].content must be base64 (a data-URL prefix is accepted)",
+      )
       .optional()
       .describe("Base64 (data: prefix accepted); costs UPLOAD_FILE"),
   })
@@ -83,7 +89,10 @@ export const launchFields = {
     .max(50, "at most 50 secrets")
     .refine((list) => new Set(list.map((s) => s.secretName)).size === list.length, "secret names must be unique")
     .optional(),
-  figma: z.object({ token: z.string().min(1, "figma.token is required") }).optional().describe("Figma personal access token"),
+  figma: z
+    .object({ token: z.string().min(1, "figma.token is required") })
+    .optional()
+    .describe("Figma personal access token"),
 };
 
 // ---- outputs ----
@@ -119,7 +128,11 @@ export const multiPrompt = z.looseObject({
   status: z.string(),
   totalPrompts: z.number().optional(),
   currentPromptIndex: z.number().optional(),
-  prompts: z.array(z.looseObject({ order: z.number().optional(), prompt: z.string().optional(), status: z.string().optional() })).optional(),
+  prompts: z
+    .array(
+      z.looseObject({ order: z.number().optional(), prompt: z.string().optional(), status: z.string().optional() }),
+    )
+    .optional(),
   startedAt: z.string().optional(),
   updatedAt: z.string().optional(),
 });
@@ -128,9 +141,22 @@ export const projectDetails = projectListItem.extend({
   agentProcessStatus: z.string().optional(),
   agentServerStatus: z.string().optional(),
   deployment: deployment.nullable().optional(),
-  versionRecovery: z.looseObject({ status: z.string(), versionId: z.string().optional(), startedAt: z.string().optional(), errorMessage: z.string().optional() }).nullable().optional(),
-  importInProgress: z.looseObject({ startedAt: z.string().optional(), errorMessage: z.string().optional() }).nullable().optional(),
-  secrets: z.array(z.looseObject({ _id: z.string(), secretName: z.string(), environment: z.string().optional() })).optional(),
+  versionRecovery: z
+    .looseObject({
+      status: z.string(),
+      versionId: z.string().optional(),
+      startedAt: z.string().optional(),
+      errorMessage: z.string().optional(),
+    })
+    .nullable()
+    .optional(),
+  importInProgress: z
+    .looseObject({ startedAt: z.string().optional(), errorMessage: z.string().optional() })
+    .nullable()
+    .optional(),
+  secrets: z
+    .array(z.looseObject({ _id: z.string(), secretName: z.string(), environment: z.string().optional() }))
+    .optional(),
   customDomain: z.looseObject({ hostname: z.string(), status: z.string().optional() }).nullable().optional(),
   temporalDevelopmentProjectUrl: z.string().nullable().optional(),
   cachedDevelopmentUrl: z.string().nullable().optional(),
@@ -146,7 +172,9 @@ export const message = z.looseObject({
   messageType: z.string().optional(),
   createdAt: z.string().optional(),
   versionId: z.string().optional(),
-  secretKeysNeeded: z.record(z.string(), z.looseObject({ isProvided: z.boolean().optional(), description: z.string().optional() })).optional(),
+  secretKeysNeeded: z
+    .record(z.string(), z.looseObject({ isProvided: z.boolean().optional(), description: z.string().optional() }))
+    .optional(),
   gitDiffUrl: z.string().optional(),
 });
 export type ConversationMessage = z.infer<typeof message>;
@@ -164,7 +192,9 @@ export type AgentStatus = z.infer<typeof agentStatus>;
 export const waitResult = z.object({
   outcome: z
     .enum(["done", "failed", "timed_out", "idle"])
-    .describe("done: finished; failed: ended in error; timed_out: still running, call build_wait again; idle: nothing was running"),
+    .describe(
+      "done: finished; failed: ended in error; timed_out: still running, call build_wait again; idle: nothing was running",
+    ),
   until: z.enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"]),
   elapsedSeconds: z.number(),
   polls: z.number().int(),
@@ -184,11 +214,30 @@ export const launchResult = z.looseObject({
   label: z.string().optional(),
   groupId: z.string().optional(),
   creditLimits: z.looseObject({}).optional(),
-  files: z.array(z.looseObject({ name: z.string(), imageDescription: z.string().optional(), url: z.string().optional() })).optional(),
-  secrets: z.array(z.looseObject({ _id: z.string().optional(), secretName: z.string(), environment: z.string().optional() })).optional(),
+  files: z
+    .array(z.looseObject({ name: z.string(), imageDescription: z.string().optional(), url: z.string().optional() }))
+    .optional(),
+  secrets: z
+    .array(z.looseObject({ _id: z.string().optional(), secretName: z.string(), environment: z.string().optional() }))
+    .optional(),
   figma: z.looseObject({ connected: z.boolean().optional() }).optional(),
-  agent: z.looseObject({ started: z.boolean(), warnings: z.array(z.string()).optional(), status: z.string().optional(), message: z.string().optional() }).optional(),
-  warnings: z.array(z.looseObject({ step: z.string().optional(), errorCode: z.string().optional(), errorMessage: z.string().optional() })).optional(),
+  agent: z
+    .looseObject({
+      started: z.boolean(),
+      warnings: z.array(z.string()).optional(),
+      status: z.string().optional(),
+      message: z.string().optional(),
+    })
+    .optional(),
+  warnings: z
+    .array(
+      z.looseObject({
+        step: z.string().optional(),
+        errorCode: z.string().optional(),
+        errorMessage: z.string().optional(),
+      }),
+    )
+    .optional(),
   wait: waitResult.optional().describe("present with wait: true"),
 });
 

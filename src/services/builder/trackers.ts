@@ -84,7 +84,11 @@ function batchEnd(batch: Batch): Verdict {
   const failed = prompts.filter((p) => p.status === "failed").length;
   if (batch.status === "cancelled") {
     const done = prompts.filter((p) => p.status === "done").length;
-    return { phase: "failed", message: `The multi-prompt batch was cancelled after ${done} of ${total} prompts.`, line: "Batch cancelled" };
+    return {
+      phase: "failed",
+      message: `The multi-prompt batch was cancelled after ${done} of ${total} prompts.`,
+      line: "Batch cancelled",
+    };
   }
   return { phase: "done", line: `Batch done: ${total} prompts${failed ? `, ${failed} failed` : ""}` };
 }
@@ -105,11 +109,21 @@ export function agentTracker(since: number | undefined): Tracker<AgentStatus> {
     }
     if (status.status === "done" && isOurs(sawRunning, status.startedAt, since)) {
       const last = latestAgentMessage(status.realtimeConversation);
-      if (last && FAILED_MESSAGE_TYPES.has(last.messageType ?? "")) return { phase: "failed", message: last.message ?? "The agent run failed.", line: "Agent failed" };
+      if (last && FAILED_MESSAGE_TYPES.has(last.messageType ?? ""))
+        return { phase: "failed", message: last.message ?? "The agent run failed.", line: "Agent failed" };
       return { phase: "done", line: "Agent done" };
     }
-    if (status.status === "done") return notYet(since, "Waiting for the new run to show (the status still shows the previous one)", "The agent status still shows the previous run: the new run never showed.");
-    return notYet(since, "Waiting for the run to show", "No agent run has ever happened on this project (idle): nothing to wait for.");
+    if (status.status === "done")
+      return notYet(
+        since,
+        "Waiting for the new run to show (the status still shows the previous one)",
+        "The agent status still shows the previous run: the new run never showed.",
+      );
+    return notYet(
+      since,
+      "Waiting for the run to show",
+      "No agent run has ever happened on this project (idle): nothing to wait for.",
+    );
   };
 }
 
@@ -123,13 +137,23 @@ export function deploymentTracker(since: number | undefined): Tracker<ProjectDet
       return { phase: "running", line: "Deploying" };
     }
     const ours = isOurs(sawDeploying, d?.createdAt, since);
-    if (status === "error" && ours) return { phase: "failed", message: "The deployment ended in error.", line: "Deployment failed" };
+    if (status === "error" && ours)
+      return { phase: "failed", message: "The deployment ended in error.", line: "Deployment failed" };
     if (status === "success" && ours) {
       const when = since === undefined && d?.createdAt ? ` (the latest deployment, started ${d.createdAt})` : "";
       return { phase: "done", line: `Deployed${p.productionProjectUrl ? ` to ${p.productionProjectUrl}` : ""}${when}` };
     }
-    if (status === null) return notYet(since, "Waiting for the deployment to show", "This project has never been deployed: nothing to wait for.");
-    return notYet(since, `Waiting for the new deployment to show (the latest is the previous one: ${status})`, `The latest deployment is still the previous one (${status}): the new one never showed.`);
+    if (status === null)
+      return notYet(
+        since,
+        "Waiting for the deployment to show",
+        "This project has never been deployed: nothing to wait for.",
+      );
+    return notYet(
+      since,
+      `Waiting for the new deployment to show (the latest is the previous one: ${status})`,
+      `The latest deployment is still the previous one (${status}): the new one never showed.`,
+    );
   };
 }
 
@@ -160,8 +184,17 @@ export function importTracker(since: number | undefined): Tracker<ProjectDetails
     }
     // T3: the lock goes null on failure too; success also shows a live server and a preview.
     if (sawLock) {
-      const live = p.agentServerStatus === "Active" && Boolean(p.temporalDevelopmentProjectUrl || p.cachedDevelopmentUrl || p.previewImageUrl);
-      return live ? { phase: "done", line: "Import finished" } : { phase: "failed", message: "The import lock was released without a running server or a preview: the import most likely failed (read build_get_conversation for the reason).", line: "Import ended without a result" };
+      const live =
+        p.agentServerStatus === "Active" &&
+        Boolean(p.temporalDevelopmentProjectUrl || p.cachedDevelopmentUrl || p.previewImageUrl);
+      return live
+        ? { phase: "done", line: "Import finished" }
+        : {
+            phase: "failed",
+            message:
+              "The import lock was released without a running server or a preview: the import most likely failed (read build_get_conversation for the reason).",
+            line: "Import ended without a result",
+          };
     }
     return notYet(since, "Waiting for the import to show", "No import is running: nothing to wait for.");
   };
@@ -182,11 +215,17 @@ export function serverTracker(since: number | undefined): Tracker<ProjectDetails
     const status = p.agentServerStatus ?? "unknown";
     if (status === "Active") {
       if (sawStarting || since === undefined) return { phase: "done", line: "Server Active" };
-      if (Date.now() - since < APPEARANCE_MS) return { phase: "running", line: "Waiting for the restart to show (the server still reads Active)" };
+      if (Date.now() - since < APPEARANCE_MS)
+        return { phase: "running", line: "Waiting for the restart to show (the server still reads Active)" };
       return { phase: "done", line: "Server Active (it never read otherwise: the restart was quick or is not shown)" };
     }
     if (status === "Archived" || status === "Archiving") {
-      if (sawStarting) return { phase: "failed", message: `The server went to ${status} instead of starting.`, line: `Server ${status}` };
+      if (sawStarting)
+        return {
+          phase: "failed",
+          message: `The server went to ${status} instead of starting.`,
+          line: `Server ${status}`,
+        };
       return notYet(
         since ?? opened,
         `Waiting for the start to show (the server still reads ${status})`,
@@ -200,11 +239,13 @@ export function serverTracker(since: number | undefined): Tracker<ProjectDetails
 
 /** The next step after a failed wait: a run stopped at its time budget is billed flat, so a blind retry costs as much again. */
 export function failureNextStep(until: string, state: unknown): string {
-  const last = until === "agent" ? latestAgentMessage((state as AgentStatus | undefined)?.realtimeConversation) : undefined;
+  const last =
+    until === "agent" ? latestAgentMessage((state as AgentStatus | undefined)?.realtimeConversation) : undefined;
   if (last?.messageType === "limit-reached") {
     return "the run used its whole time budget and was billed a flat 50 or 60 credits; a retry is billed the same way if it runs as long: split the work into smaller prompts first (build_get_conversation shows what was done).";
   }
-  if (until === "agent") return "failed runs are refunded; read build_get_conversation for the reason, then fix the prompt and try again.";
+  if (until === "agent")
+    return "failed runs are refunded; read build_get_conversation for the reason, then fix the prompt and try again.";
   return "read build_get_conversation or build_get_logs for details, then fix and try again.";
 }
 
@@ -221,9 +262,19 @@ export function rebuildTracker(since: number | undefined): Tracker<RebuildStatus
       const reason = [r.errorCode, r.errorMessage].filter(Boolean).join(": ");
       return { phase: "failed", message: reason || "The rebuild ended in error.", line: "Rebuild failed" };
     }
-    if (r.status === "success" && ours) return { phase: "done", line: `Rebuilt${r.livePreviewUrl ? `, live at ${r.livePreviewUrl}` : ""}` };
-    if (r.status === "idle" || !r.status) return notYet(since, "Waiting for the rebuild to show", "No rebuild has run on this project (idle): nothing to wait for.");
-    return notYet(since, `Waiting for the new rebuild to show (the status still shows the previous one: ${r.status})`, `The rebuild status still shows the previous one (${r.status}): the new one never showed.`);
+    if (r.status === "success" && ours)
+      return { phase: "done", line: `Rebuilt${r.livePreviewUrl ? `, live at ${r.livePreviewUrl}` : ""}` };
+    if (r.status === "idle" || !r.status)
+      return notYet(
+        since,
+        "Waiting for the rebuild to show",
+        "No rebuild has run on this project (idle): nothing to wait for.",
+      );
+    return notYet(
+      since,
+      `Waiting for the new rebuild to show (the status still shows the previous one: ${r.status})`,
+      `The rebuild status still shows the previous one (${r.status}): the new one never showed.`,
+    );
   };
 }
 
@@ -235,12 +286,22 @@ export function githubPullTracker(since: number | undefined): Tracker<PullStatus
       sawRunning = true;
       return { phase: "running", line: "Pulling from GitHub and rebuilding" };
     }
-    if (s.status === null || s.status === undefined) return notYet(since, "Waiting for the pull to show", "No GitHub pull has run on this project: nothing to wait for.");
+    if (s.status === null || s.status === undefined)
+      return notYet(
+        since,
+        "Waiting for the pull to show",
+        "No GitHub pull has run on this project: nothing to wait for.",
+      );
     if (isOurs(sawRunning, s.createdAt, since)) {
-      if (s.status === "error") return { phase: "failed", message: "The GitHub pull ended in error.", line: "Pull failed" };
+      if (s.status === "error")
+        return { phase: "failed", message: "The GitHub pull ended in error.", line: "Pull failed" };
       // The value a pull shows once it auto-completes after 5 minutes is not documented: any other status ends the wait.
       return { phase: "done", line: s.status === "success" ? "Pulled and rebuilt" : `Pull ended (${s.status})` };
     }
-    return notYet(since, `Waiting for the new pull to show (the status still shows the previous one: ${s.status})`, `The pull status still shows the previous one (${s.status}): the new one never showed.`);
+    return notYet(
+      since,
+      `Waiting for the new pull to show (the status still shows the previous one: ${s.status})`,
+      `The pull status still shows the previous one (${s.status}): the new one never showed.`,
+    );
   };
 }

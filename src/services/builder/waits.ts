@@ -5,7 +5,16 @@ import { ToolError, type ToolContext } from "../../core/tool.js";
 import type { BuildClient } from "./client.js";
 import { livePreviewUrl, withScheme } from "./render.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails, WaitResult } from "./schemas.js";
-import { agentTracker, currentBatch, deploymentTracker, failureNextStep, importTracker, latestAgentMessage, recoveryTracker, serverTracker } from "./trackers.js";
+import {
+  agentTracker,
+  currentBatch,
+  deploymentTracker,
+  failureNextStep,
+  importTracker,
+  latestAgentMessage,
+  recoveryTracker,
+  serverTracker,
+} from "./trackers.js";
 import { githubPullTracker, rebuildTracker } from "./trackers.js";
 import type { RebuildStatus } from "./api/files.js";
 import type { PullStatus } from "./api/github.js";
@@ -29,16 +38,21 @@ export interface WaitDeps {
  * so a name counts as set when the project's details `secrets` hold it (`setNames`); without
  * them, every name asked for and not marked provided is listed.
  */
-export function secretsNeeded(conversation: ConversationMessage[] | undefined, setNames?: ReadonlySet<string>): Array<{ name: string; description?: string }> {
+export function secretsNeeded(
+  conversation: ConversationMessage[] | undefined,
+  setNames?: ReadonlySet<string>,
+): Array<{ name: string; description?: string }> {
   const state = new Map<string, { isProvided?: boolean; description?: string }>();
-  for (const m of conversation ?? []) for (const [name, v] of Object.entries(m.secretKeysNeeded ?? {})) state.set(name, v);
-  return [...state].filter(([name, v]) => !v.isProvided && !setNames?.has(name)).map(([name, v]) => ({ name, description: v.description }));
+  for (const m of conversation ?? [])
+    for (const [name, v] of Object.entries(m.secretKeysNeeded ?? {})) state.set(name, v);
+  return [...state]
+    .filter(([name, v]) => !v.isProvided && !setNames?.has(name))
+    .map(([name, v]) => ({ name, description: v.description }));
 }
 
 export function secretNames(p: Pick<ProjectDetails, "secrets">): Set<string> {
   return new Set((p.secrets ?? []).map((x) => x.secretName));
 }
-
 
 function agentLine(status: AgentStatus, elapsedMs: number, line: string): string {
   const parts = [line, formatElapsed(elapsedMs)];
@@ -50,7 +64,12 @@ function agentLine(status: AgentStatus, elapsedMs: number, line: string): string
   return parts.join(" · ");
 }
 
-const PROJECT_TRACKERS = { deployment: deploymentTracker, versionRecovery: recoveryTracker, import: importTracker, server: serverTracker };
+const PROJECT_TRACKERS = {
+  deployment: deploymentTracker,
+  versionRecovery: recoveryTracker,
+  import: importTracker,
+  server: serverTracker,
+};
 
 /** The build_wait call that follows exactly the run started at `startedAt`, not the one before it. */
 export function followHint(projectId: string, until: Until, startedAt: string | undefined): string {
@@ -73,7 +92,14 @@ export async function startThenWait<T extends object>(
   const since = Date.now();
   const result = { ...(await start()), startedAt: new Date(since).toISOString() };
   if (!options.wait || options.worthFollowing?.(result) === false) return result;
-  return { ...result, wait: await followStarted(deps, { projectId, until, since, timeoutSeconds: options.timeoutSeconds, started: result }, ctx) };
+  return {
+    ...result,
+    wait: await followStarted(
+      deps,
+      { projectId, until, since, timeoutSeconds: options.timeoutSeconds, started: result },
+      ctx,
+    ),
+  };
 }
 
 /** Where a task stands once its work started upstream: enough for another replica to follow it. */
@@ -118,7 +144,13 @@ export interface WaitOptions {
  * Blocks until the project's agent run, deployment, recovery, import, rebuild or GitHub pull ends,
  * sending a progress notification on every poll. Timing out is not an error: the result says the work goes on.
  */
-export async function waitFor(deps: WaitDeps, projectId: string, until: Until, ctx: ToolContext, options: WaitOptions = {}): Promise<WaitResult> {
+export async function waitFor(
+  deps: WaitDeps,
+  projectId: string,
+  until: Until,
+  ctx: ToolContext,
+  options: WaitOptions = {},
+): Promise<WaitResult> {
   const timeoutSeconds = waitSeconds(options.timeoutSeconds, ctx.blockingUntil);
   const common = {
     key: projectId,
@@ -136,23 +168,48 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
     const describe = (_s: unknown, elapsed: number, v: { line?: string }) => `${v.line} · ${formatElapsed(elapsed)}`;
     outcome =
       until === "rebuild"
-        ? await waitUntilDone<RebuildStatus>({ ...common, poller: deps.rebuildPoller, check: rebuildTracker(options.since), describe })
-        : await waitUntilDone<PullStatus>({ ...common, poller: deps.pullPoller, check: githubPullTracker(options.since), describe });
+        ? await waitUntilDone<RebuildStatus>({
+            ...common,
+            poller: deps.rebuildPoller,
+            check: rebuildTracker(options.since),
+            describe,
+          })
+        : await waitUntilDone<PullStatus>({
+            ...common,
+            poller: deps.pullPoller,
+            check: githubPullTracker(options.since),
+            describe,
+          });
     lastStatus = outcome.state;
     project = await deps.client.getProject(projectId, ctx.signal);
   } else if (until === "agent") {
     const check = agentTracker(options.since);
-    outcome = await waitUntilDone<AgentStatus>({ ...common, poller: deps.agentPoller, check, describe: (st, elapsed, v) => agentLine(st, elapsed, v.line ?? "Agent") });
+    outcome = await waitUntilDone<AgentStatus>({
+      ...common,
+      poller: deps.agentPoller,
+      check,
+      describe: (st, elapsed, v) => agentLine(st, elapsed, v.line ?? "Agent"),
+    });
     // agent/status gives the credits of the current prompt only: a batch's total is in the details.
     creditsSpent = currentBatch(outcome.state) ? undefined : outcome.state.creditsSpent;
     project = await deps.client.getProject(projectId, ctx.signal);
-    if (outcome.outcome === "done") await ctx.progress({ message: finishedLine(project, outcome.elapsedMs, creditsSpent) });
+    if (outcome.outcome === "done")
+      await ctx.progress({ message: finishedLine(project, outcome.elapsedMs, creditsSpent) });
   } else {
     const check = PROJECT_TRACKERS[until](options.since);
-    outcome = await waitUntilDone<ProjectDetails>({ ...common, poller: deps.projectPoller, check, describe: (_p, elapsed, v) => `${v.line} · ${formatElapsed(elapsed)}` });
+    outcome = await waitUntilDone<ProjectDetails>({
+      ...common,
+      poller: deps.projectPoller,
+      check,
+      describe: (_p, elapsed, v) => `${v.line} · ${formatElapsed(elapsed)}`,
+    });
     project = outcome.state;
     // T2: work that ended inside the read lag never showed its lock; its second signal says it ended.
-    if (outcome.outcome === "idle" && options.since !== undefined && (until === "versionRecovery" || until === "import")) {
+    if (
+      outcome.outcome === "idle" &&
+      options.since !== undefined &&
+      (until === "versionRecovery" || until === "import")
+    ) {
       const confirmed = await secondSignal(deps, projectId, until, options.since, ctx);
       if (confirmed) outcome = { ...outcome, outcome: "done" as const, failureMessage: undefined };
       if (confirmed) project = confirmed;
@@ -172,7 +229,8 @@ export async function waitFor(deps: WaitDeps, projectId: string, until: Until, c
     // A long build is followed by a call a minute for up to 40 minutes: each answer stays short.
     project: outcome.outcome === "timed_out" ? brief(project) : project,
   };
-  if (outcome.outcome === "failed") throw new ToolError(`${result.message}\nNext step: ${failureNextStep(until, outcome.state)}`, result);
+  if (outcome.outcome === "failed")
+    throw new ToolError(`${result.message}\nNext step: ${failureNextStep(until, outcome.state)}`, result);
   return result;
 }
 
@@ -181,14 +239,17 @@ function finishedLine(p: ProjectDetails, elapsedMs: number, credits: number | un
   if (credits !== undefined) parts.push(creditsText(credits));
   const preview = livePreviewUrl(p);
   if (preview) parts.push(`preview: ${preview}`);
-  if (p.productionProjectUrl && p.deployment?.status === "success") parts.push(`production: ${withScheme(p.productionProjectUrl)}`);
+  if (p.productionProjectUrl && p.deployment?.status === "success")
+    parts.push(`production: ${withScheme(p.productionProjectUrl)}`);
   return parts.join(" · ");
 }
 
 /** §4: the secrets the run asked for, checked against the details' secrets (isProvided is not reliable). */
 function missingSecretsLine(status: AgentStatus | undefined, p: ProjectDetails): string {
   const missing = secretsNeeded(status?.realtimeConversation, secretNames(p));
-  return missing.length ? ` The agent asked for secrets that are not set: ${missing.map((m) => m.name).join(", ")} (set them with build_set_secret, then prompt again).` : "";
+  return missing.length
+    ? ` The agent asked for secrets that are not set: ${missing.map((m) => m.name).join(", ")} (set them with build_set_secret, then prompt again).`
+    : "";
 }
 
 /**
@@ -196,18 +257,34 @@ function missingSecretsLine(status: AgentStatus | undefined, p: ProjectDetails):
  * `recoveredVersionId`; an import left a version, an Active server and a preview. Returns fresh
  * details when the work is confirmed ended, else undefined.
  */
-async function secondSignal(deps: WaitDeps, projectId: string, until: "versionRecovery" | "import", since: number, ctx: ToolContext): Promise<ProjectDetails | undefined> {
+async function secondSignal(
+  deps: WaitDeps,
+  projectId: string,
+  until: "versionRecovery" | "import",
+  since: number,
+  ctx: ToolContext,
+): Promise<ProjectDetails | undefined> {
   const { versions } = await deps.client.listVersions(projectId, { limit: 50 }, ctx.signal);
-  const fresh = (v: Record<string, unknown>) => typeof v.createdAt === "string" && Date.parse(v.createdAt) >= since - 5_000;
+  const fresh = (v: Record<string, unknown>) =>
+    typeof v.createdAt === "string" && Date.parse(v.createdAt) >= since - 5_000;
   const made = (Array.isArray(versions) ? versions : []).filter(fresh);
   if (until === "versionRecovery" && !made.some((v) => typeof v.recoveredVersionId === "string")) return undefined;
   if (made.length === 0) return undefined;
   const p = await deps.client.getProject(projectId, ctx.signal);
-  if (until === "import" && !(p.agentServerStatus === "Active" && (livePreviewUrl(p) || p.previewImageUrl))) return undefined;
+  if (until === "import" && !(p.agentServerStatus === "Active" && (livePreviewUrl(p) || p.previewImageUrl)))
+    return undefined;
   return p;
 }
 
-const NOUN: Record<Until, string> = { agent: "agent run", deployment: "deployment", versionRecovery: "version recovery", import: "import", server: "server start", rebuild: "rebuild", githubPull: "GitHub pull" };
+const NOUN: Record<Until, string> = {
+  agent: "agent run",
+  deployment: "deployment",
+  versionRecovery: "version recovery",
+  import: "import",
+  server: "server start",
+  rebuild: "rebuild",
+  githubPull: "GitHub pull",
+};
 
 function summarize(
   until: Until,

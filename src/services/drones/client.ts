@@ -49,15 +49,32 @@ export class DronesClient {
   /** A list answer: an array, or (not shown in the spec, accepted) an object holding one under a usual name. */
   private async list(path: string, name: string, signal?: AbortSignal): Promise<Json[]> {
     const data = await this.http.request<unknown>({ method: "GET", path, signal });
-    const array = Array.isArray(data) ? data : isObject(data) ? [data[name], data.items, data.results, data.data].find(Array.isArray) : undefined;
-    if (!array) throw new UpstreamError("drones", 200, "UNEXPECTED_SHAPE", `The drones service answered GET ${path} without a list.`, { method: "GET", path, idempotent: true });
+    const array = Array.isArray(data)
+      ? data
+      : isObject(data)
+        ? [data[name], data.items, data.results, data.data].find(Array.isArray)
+        : undefined;
+    if (!array)
+      throw new UpstreamError(
+        "drones",
+        200,
+        "UNEXPECTED_SHAPE",
+        `The drones service answered GET ${path} without a list.`,
+        { method: "GET", path, idempotent: true },
+      );
     return array.filter(isObject);
   }
 
   private async one(path: string, signal?: AbortSignal): Promise<Json> {
     const data = await this.http.request<unknown>({ method: "GET", path, signal });
-    if (!isObject(data)) throw new UpstreamError("drones", 200, "UNEXPECTED_SHAPE", `The drones service answered GET ${path} without an object.`, { method: "GET", path, idempotent: true });
+    if (!isObject(data))
+      throw new UpstreamError(
+        "drones",
+        200,
+        "UNEXPECTED_SHAPE",
+        `The drones service answered GET ${path} without an object.`,
+        { method: "GET", path, idempotent: true },
+      );
     return data;
   }
 }
-

@@ -44,7 +44,9 @@ export function matchesDrone(d: DroneLike, f: DroneFilter): boolean {
 
 /** Keeps records whose field equals the wanted value (status words compared loosely); undefined = no filter. */
 export function matchesFields(record: Record<string, unknown>, wanted: Record<string, string | undefined>): boolean {
-  return Object.entries(wanted).every(([field, value]) => value === undefined || normalizeWord(record[field]) === normalizeWord(value));
+  return Object.entries(wanted).every(
+    ([field, value]) => value === undefined || normalizeWord(record[field]) === normalizeWord(value),
+  );
 }
 
 export interface LowBatteryDrone {
@@ -82,7 +84,12 @@ export function fleetSummary(drones: readonly DroneLike[], lowBatteryThreshold =
     if (level !== undefined) {
       levels.push(level);
       if (level < lowBatteryThreshold) {
-        low.push({ _id: d._id, ...(d.name !== undefined ? { name: d.name } : {}), ...(d.status !== undefined ? { status: d.status } : {}), battery_level: level });
+        low.push({
+          _id: d._id,
+          ...(d.name !== undefined ? { name: d.name } : {}),
+          ...(d.status !== undefined ? { status: d.status } : {}),
+          battery_level: level,
+        });
       }
     }
     if (hasPosition(d)) positions.push({ latitude: d.latitude, longitude: d.longitude });

@@ -39,18 +39,33 @@ function coord(v: unknown): string {
 }
 
 export function droneLine(d: Record<string, unknown>): string {
-  const position = num(d.latitude) !== undefined && num(d.longitude) !== undefined ? `, at ${coord(d.latitude)}, ${coord(d.longitude)}` : "";
+  const position =
+    num(d.latitude) !== undefined && num(d.longitude) !== undefined
+      ? `, at ${coord(d.latitude)}, ${coord(d.longitude)}`
+      : "";
   return `- ${String(d._id)} ${quote(d.name ?? "(no name)", 60)}: ${str(d.status) ?? "status unknown"}, ${percentText(d.battery_level)}${position}`;
 }
 
 export function missionLine(m: Record<string, unknown>): string {
-  const parts = [str(m.status), str(m.type), str(m.drone_id) ? `drone ${m.drone_id}` : undefined, str(m.started_at) ? `started ${m.started_at}` : str(m.scheduled_for) ? `scheduled ${m.scheduled_for}` : undefined];
+  const parts = [
+    str(m.status),
+    str(m.type),
+    str(m.drone_id) ? `drone ${m.drone_id}` : undefined,
+    str(m.started_at) ? `started ${m.started_at}` : str(m.scheduled_for) ? `scheduled ${m.scheduled_for}` : undefined,
+  ];
   const title = m.name ?? m.title;
   return `- ${String(m._id ?? "(no _id)")}${title !== undefined ? ` ${quote(title, 80)}` : ""}${parts.some(Boolean) ? `: ${parts.filter(Boolean).join(", ")}` : ""}`;
 }
 
 export function alertLine(a: Record<string, unknown>): string {
-  const head = [str(a.severity) ? `[${a.severity}]` : undefined, str(a.status), str(a.type), str(a.drone_id) ? `drone ${a.drone_id}` : undefined].filter(Boolean).join(" ");
+  const head = [
+    str(a.severity) ? `[${a.severity}]` : undefined,
+    str(a.status),
+    str(a.type),
+    str(a.drone_id) ? `drone ${a.drone_id}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(" ");
   const when = str(a.created_at) ? ` (${a.created_at})` : "";
   return `- ${String(a._id ?? "(no _id)")}${head ? ` ${head}` : ""}${a.message !== undefined ? `: ${quote(a.message, 120)}` : ""}${when}`;
 }
@@ -60,14 +75,20 @@ export function recordText(title: string, r: Record<string, unknown>, maxFields 
   const entries = Object.entries(r).filter(([k]) => k !== "_id");
   const lines = [`${title} ${String(r._id ?? "(no _id)")} (text values quoted as sent by the service):`];
   for (const [k, v] of entries.slice(0, maxFields)) lines.push(`- ${k}: ${show(v)}`);
-  if (entries.length > maxFields) lines.push(`- … ${entries.length - maxFields} more field(s) in the structured result`);
+  if (entries.length > maxFields)
+    lines.push(`- … ${entries.length - maxFields} more field(s) in the structured result`);
   return lines.join("\n");
 }
 
-export function pageFooter(p: { offset: number; count: number; matched: number; total: number; omitted: number; nextOffset?: number }, noun: string): string {
+export function pageFooter(
+  p: { offset: number; count: number; matched: number; total: number; omitted: number; nextOffset?: number },
+  noun: string,
+): string {
   const filtered = p.matched !== p.total ? ` (of ${p.total})` : "";
   const range = p.count ? `showing ${p.offset + 1}-${p.offset + p.count}` : "none in this page";
-  const more = p.omitted ? `; ${p.omitted} omitted${p.nextOffset !== undefined ? `, next page: offset ${p.nextOffset}` : ""}` : "";
+  const more = p.omitted
+    ? `; ${p.omitted} omitted${p.nextOffset !== undefined ? `, next page: offset ${p.nextOffset}` : ""}`
+    : "";
   return `${p.matched} ${noun}${filtered}, ${range}${more}.`;
 }
 
@@ -81,12 +102,20 @@ export function summaryText(s: FleetSummary): string {
   if (s.averageBatteryPercent !== null) lines.push(`Average battery ${s.averageBatteryPercent}%.`);
   if (s.lowBatteryCount === 0) lines.push(`No drone is below ${s.lowBatteryThresholdPercent}% battery.`);
   else {
-    const list = s.lowBattery.map((d) => `${quote(d.name ?? d._id, 40)} ${d.battery_level}%${d.status ? ` (${d.status})` : ""}`).join(", ");
+    const list = s.lowBattery
+      .map((d) => `${quote(d.name ?? d._id, 40)} ${d.battery_level}%${d.status ? ` (${d.status})` : ""}`)
+      .join(", ");
     lines.push(`${s.lowBatteryCount} below ${s.lowBatteryThresholdPercent}% battery, lowest first: ${list}.`);
   }
   const b = s.boundingBox;
-  if (b) lines.push(`Area covered: latitude ${coord(b.minLatitude)} to ${coord(b.maxLatitude)}, longitude ${coord(b.minLongitude)} to ${coord(b.maxLongitude)} (degrees).`);
-  const missing = [s.dronesWithoutBattery ? `${s.dronesWithoutBattery} without a battery level` : "", s.dronesWithoutPosition ? `${s.dronesWithoutPosition} without a position` : ""].filter(Boolean);
+  if (b)
+    lines.push(
+      `Area covered: latitude ${coord(b.minLatitude)} to ${coord(b.maxLatitude)}, longitude ${coord(b.minLongitude)} to ${coord(b.maxLongitude)} (degrees).`,
+    );
+  const missing = [
+    s.dronesWithoutBattery ? `${s.dronesWithoutBattery} without a battery level` : "",
+    s.dronesWithoutPosition ? `${s.dronesWithoutPosition} without a position` : "",
+  ].filter(Boolean);
   if (missing.length) lines.push(`Not counted: ${missing.join(", ")}.`);
   return lines.join("\n");
 }

@@ -35,7 +35,9 @@ function completer(list: () => Promise<Json[]>, label: (r: Json) => string) {
     const records = (await list()).filter((r) => typeof r._id === "string");
     const byId = records.filter((r) => String(r._id).startsWith(value)).map((r) => String(r._id));
     const needle = value.toLowerCase();
-    const byLabel = value ? records.filter((r) => label(r).toLowerCase().startsWith(needle)).map((r) => String(r._id)) : [];
+    const byLabel = value
+      ? records.filter((r) => label(r).toLowerCase().startsWith(needle)).map((r) => String(r._id))
+      : [];
     return [...new Set([...byId, ...byLabel])].slice(0, 100);
   };
 }
@@ -46,11 +48,15 @@ export function dronesResources(client: DronesClient): ResourceDef[] {
       name: "drones-drone",
       segment: "drones",
       title: "Drone",
-      description: "One drone: status, battery_level (percent), position (degrees) and every other field the service sends",
+      description:
+        "One drone: status, battery_level (percent), position (degrees) and every other field the service sends",
       list: cached(() => client.listDrones()),
       get: (id) => client.getDrone(id),
       label: (d) => text(d.name) ?? String(d._id),
-      detail: (d) => [text(d.status), typeof d.battery_level === "number" ? `battery ${d.battery_level}%` : undefined].filter(Boolean).join(", ") || undefined,
+      detail: (d) =>
+        [text(d.status), typeof d.battery_level === "number" ? `battery ${d.battery_level}%` : undefined]
+          .filter(Boolean)
+          .join(", ") || undefined,
     },
     {
       name: "drones-mission",
@@ -82,7 +88,11 @@ export function dronesResources(client: DronesClient): ResourceDef[] {
     list: async () =>
       (await kind.list())
         .filter((r) => typeof r._id === "string")
-        .map((r) => ({ uri: `drones://${kind.segment}/${encodeURIComponent(String(r._id))}`, name: kind.label(r), description: kind.detail(r) })),
+        .map((r) => ({
+          uri: `drones://${kind.segment}/${encodeURIComponent(String(r._id))}`,
+          name: kind.label(r),
+          description: kind.detail(r),
+        })),
     complete: { id: completer(kind.list, kind.label) },
     read: (_uri, { id }) => kind.get(id),
   }));

@@ -31,8 +31,7 @@ export const paging = {
     .number({ error: "offset must be a whole number, 0 or more" })
     .int("offset must be a whole number, 0 or more")
     .min(0, "offset must be a whole number, 0 or more")
-    .optional()
-    ,
+    .optional(),
 };
 
 export const word = (name: string, example: string) =>
@@ -92,7 +91,14 @@ export const fleetSummary = z.object({
   lowBatteryThresholdPercent: z.number(),
   lowBatteryCount: z.number().int(),
   lowBattery: z
-    .array(z.object({ _id: z.string(), name: z.string().optional(), status: z.string().optional(), battery_level: z.number().describe("percent") }))
+    .array(
+      z.object({
+        _id: z.string(),
+        name: z.string().optional(),
+        status: z.string().optional(),
+        battery_level: z.number().describe("percent"),
+      }),
+    )
     .describe("drones below the threshold, lowest battery first"),
   boundingBox: boundingBox.nullable().describe("degrees; null when no drone has a position"),
   dronesWithoutBattery: z.number().int(),
@@ -101,7 +107,9 @@ export const fleetSummary = z.object({
 
 export const nearestResult = z.object({
   origin: z.object({ latitude: z.number(), longitude: z.number() }),
-  drones: z.array(drone.extend({ distanceKm: z.number().describe("great-circle distance, km") })).describe("nearest first"),
+  drones: z
+    .array(drone.extend({ distanceKm: z.number().describe("great-circle distance, km") }))
+    .describe("nearest first"),
   count: z.number().int(),
   candidates: z.number().int().describe("drones that passed the filters and have a position"),
 });

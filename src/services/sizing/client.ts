@@ -20,14 +20,25 @@ export class SizingClient {
   constructor(readonly http: UpstreamClient) {}
 
   async getCatalog(query: { category?: string; gender?: string }, signal?: AbortSignal): Promise<Json[]> {
-    const data = await this.http.request<unknown>({ method: "GET", path: "/api/retailer/catalog", query: { ...query }, signal });
+    const data = await this.http.request<unknown>({
+      method: "GET",
+      path: "/api/retailer/catalog",
+      query: { ...query },
+      signal,
+    });
     if (!Array.isArray(data)) throw shapeError("GET", "/api/retailer/catalog", "a list of catalog items");
     return data.filter(isObject);
   }
 
   async recommend(body: RecommendBody, signal?: AbortSignal): Promise<Json> {
     // Recommending stores nothing upstream: safe to retry like a GET.
-    const data = await this.http.request<unknown>({ method: "POST", path: "/api/retailer/recommend", body, signal, idempotent: true });
+    const data = await this.http.request<unknown>({
+      method: "POST",
+      path: "/api/retailer/recommend",
+      body,
+      signal,
+      idempotent: true,
+    });
     if (!isObject(data)) throw shapeError("POST", "/api/retailer/recommend", "a recommendation object");
     return data;
   }
@@ -40,6 +51,9 @@ export class SizingClient {
 }
 
 function shapeError(method: string, path: string, expected: string): UpstreamError {
-  return new UpstreamError("sizing", 200, "UNEXPECTED_SHAPE", `The sizing service answered without ${expected}.`, { method, path, idempotent: method === "GET" });
+  return new UpstreamError("sizing", 200, "UNEXPECTED_SHAPE", `The sizing service answered without ${expected}.`, {
+    method,
+    path,
+    idempotent: method === "GET",
+  });
 }
-

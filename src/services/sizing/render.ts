@@ -24,7 +24,11 @@ export function confidencePercent(score: number | undefined): number | undefined
 
 export function sizesOf(item: CatalogItem): string {
   if (typeof item.available_sizes === "string" && item.available_sizes.trim()) {
-    return item.available_sizes.split(",").map((s) => s.trim()).filter(Boolean).join(", ");
+    return item.available_sizes
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .join(", ");
   }
   return item.size_chart ? Object.keys(item.size_chart).join(", ") : "?";
 }
@@ -41,9 +45,14 @@ export function catalogLine(item: CatalogItem): string {
 export function catalogText(page: CatalogPage): string {
   if (page.total === 0) return "No catalog items match. Try without category/gender/search, or another category.";
   const range = page.count === 0 ? "none in this page" : `${page.offset + 1}-${page.offset + page.count}`;
-  const lines = [`${page.total} item(s) match; showing ${range} (names and brands quoted as sent by the shop):`, ...page.items.map(catalogLine)];
+  const lines = [
+    `${page.total} item(s) match; showing ${range} (names and brands quoted as sent by the shop):`,
+    ...page.items.map(catalogLine),
+  ];
   if (page.omitted > 0) {
-    lines.push(`${page.omitted} matching item(s) omitted${page.nextOffset !== undefined ? `: call again with offset ${page.nextOffset} for more` : ""}.`);
+    lines.push(
+      `${page.omitted} matching item(s) omitted${page.nextOffset !== undefined ? `: call again with offset ${page.nextOffset} for more` : ""}.`,
+    );
   }
   return lines.join("\n");
 }
@@ -68,7 +77,8 @@ function confidenceWords(pct: number | undefined): string {
 export function recommendationText(r: Recommendation, fit?: string): string {
   const pct = confidencePercent(r.confidence_score);
   const lines = [`I'd go with size ${r.recommended_size} (${confidenceWords(pct)})${fit ? ` for a ${fit} fit` : ""}.`];
-  if (r.alternative_size && r.alternative_size !== r.recommended_size) lines.push(`If it doesn't feel right, the alternative is size ${r.alternative_size}.`);
+  if (r.alternative_size && r.alternative_size !== r.recommended_size)
+    lines.push(`If it doesn't feel right, the alternative is size ${r.alternative_size}.`);
   const words = fitWords(r);
   if (words) lines.push(`How it should fit: ${words}.`);
   if (r.fit_notes) lines.push(`Why, in the sizing service's words: ${quote(r.fit_notes, 600)}`);

@@ -26,7 +26,10 @@ export function sizingResources(client: SizingClient): ResourceDef[] {
           .map((i) => ({
             uri: `sizing://catalog/${encodeURIComponent(String(i._id))}`,
             name: String(i.name ?? i._id),
-            description: [i.brand, i.category, i.gender, typeof i.price === "number" ? String(i.price) : undefined].filter(Boolean).join(" · ") || undefined,
+            description:
+              [i.brand, i.category, i.gender, typeof i.price === "number" ? String(i.price) : undefined]
+                .filter(Boolean)
+                .join(" · ") || undefined,
           })),
       complete: {
         id: async (value) => {
@@ -34,7 +37,11 @@ export function sizingResources(client: SizingClient): ResourceDef[] {
           const ids = items.map((i) => i._id).filter((id): id is string => typeof id === "string");
           const byId = ids.filter((id) => id.startsWith(value));
           const needle = value.toLowerCase();
-          const byName = value ? items.filter((i) => typeof i.name === "string" && i.name.toLowerCase().startsWith(needle)).map((i) => String(i._id)) : [];
+          const byName = value
+            ? items
+                .filter((i) => typeof i.name === "string" && i.name.toLowerCase().startsWith(needle))
+                .map((i) => String(i._id))
+            : [];
           return [...new Set([...byId, ...byName])];
         },
       },

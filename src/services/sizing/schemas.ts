@@ -33,13 +33,18 @@ function measurementsObject<K extends keyof typeof measureFields>(names: readonl
   return z
     .object(shape, { error: () => `measurements must be an object of numbers, e.g. {"chest": 96, "waist": 82}` })
     .catchall(z.number({ error: "every measurement must be a number" }))
-    .refine((m) => names.some((n) => (m as Record<string, unknown>)[n] !== undefined), `measurements needs at least one of ${list}`);
+    .refine(
+      (m) => names.some((n) => (m as Record<string, unknown>)[n] !== undefined),
+      `measurements needs at least one of ${list}`,
+    );
 }
 
 export const recommendMeasurements = measurementsObject(MEASUREMENTS).describe(
   "Body measurements in the size_chart's units (assumed cm): chest, waist, hips, optionally height, weight; at least one",
 );
-export const tryOnMeasurements = measurementsObject(BODY_MEASUREMENTS).describe("Body measurements in the size_chart's units (assumed cm): chest, waist, hips (at least one)");
+export const tryOnMeasurements = measurementsObject(BODY_MEASUREMENTS).describe(
+  "Body measurements in the size_chart's units (assumed cm): chest, waist, hips (at least one)",
+);
 
 export const clothingItemId = z
   .string({ error: "clothing_item_id must be a string (an _id from sizing_get_catalog)" })
@@ -48,7 +53,11 @@ export const clothingItemId = z
   .describe("_id of a catalog item (from sizing_get_catalog)");
 
 // The spec does not list the values: passed on as given.
-export const preferredFit = z.string().trim().min(1, "preferred_fit must not be empty").describe(`Values not documented; e.g. ${PREFERRED_FITS.join(", ")}`);
+export const preferredFit = z
+  .string()
+  .trim()
+  .min(1, "preferred_fit must not be empty")
+  .describe(`Values not documented; e.g. ${PREFERRED_FITS.join(", ")}`);
 
 // ---- outputs ----
 

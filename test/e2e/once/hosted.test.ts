@@ -6,7 +6,18 @@ import { request } from "node:http";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
-import { call, connectHttp, ok, rpc2026, sleep, spawnHttpServer, testSandbox, text, until, type HttpServerProcess } from "../../harness.js";
+import {
+  call,
+  connectHttp,
+  ok,
+  rpc2026,
+  sleep,
+  spawnHttpServer,
+  testSandbox,
+  text,
+  until,
+  type HttpServerProcess,
+} from "../../harness.js";
 
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 
@@ -26,7 +37,11 @@ const getAccount = {
 };
 
 /** A POST whose headers may repeat (fetch would join repeats into one): node's setHeader with an array sends each line. */
-function rawPost(url: string, headers: Record<string, string | string[]>, body: unknown): Promise<{ status: number; body: any }> {
+function rawPost(
+  url: string,
+  headers: Record<string, string | string[]>,
+  body: unknown,
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: "POST" }, (res) => {
       let text = "";
@@ -38,8 +53,18 @@ function rawPost(url: string, headers: Record<string, string | string[]>, body: 
       });
     });
     req.on("error", reject);
-    const fixed = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28" };
-    for (const [name, value] of Object.entries({ ...fixed, "mcp-method": "tools/call", "mcp-name": "build_get_account", ...headers })) req.setHeader(name, value);
+    const fixed = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+    };
+    for (const [name, value] of Object.entries({
+      ...fixed,
+      "mcp-method": "tools/call",
+      "mcp-name": "build_get_account",
+      ...headers,
+    }))
+      req.setHeader(name, value);
     req.end(JSON.stringify(body));
   });
 }
@@ -123,18 +148,28 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     expect(long.body.error.message).toMatch(/X-Build-Api-Key is 1107 characters long, over the 1,024-character limit/);
     expect(sandbox.build.router.count() + sandbox.accounts.build[1].simulator.router.count()).toBe(before);
     // One key of the same length as before still works.
-    expect((await rawPost(http.url, { "x-build-api-key": keyA }, getAccount)).body.result?.content?.[0]?.text).toMatch(/^Balance: /);
+    expect((await rawPost(http.url, { "x-build-api-key": keyA }, getAccount)).body.result?.content?.[0]?.text).toMatch(
+      /^Balance: /,
+    );
   });
 
   it("binds a confirmation to the tenant asked: another tenant's answer spends nothing, the owner's still works", async () => {
     const elicit = { elicitation: { form: {} } };
     const creates = (i: number) => sandbox.accounts.build[i].simulator.router.count("POST /api/v1/vcaas/projects");
     const call = (key: string, extra: Record<string, unknown> = {}) =>
-      rpc2026(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "asked-of-a" }, ...extra }, { headers: { "x-build-api-key": key }, capabilities: elicit });
+      rpc2026(
+        http.url,
+        "tools/call",
+        { name: "build_create_project", arguments: { projectId: "asked-of-a" }, ...extra },
+        { headers: { "x-build-api-key": key }, capabilities: elicit },
+      );
     const before = [creates(0), creates(1)];
     const asked = (await call(keyA)).body.result;
     expect(asked.resultType).toBe("input_required");
-    const answer = { inputResponses: { confirm_spend: { action: "accept", content: { confirm: true } } }, requestState: asked.requestState };
+    const answer = {
+      inputResponses: { confirm_spend: { action: "accept", content: { confirm: true } } },
+      requestState: asked.requestState,
+    };
     const stolen = (await call(keyB, answer)).body.result;
     expect(stolen.isError).toBe(true);
     expect(stolen.content[0].text).toMatch(/asked of another caller.*nothing was sent or spent/);
@@ -148,16 +183,41 @@ describe("per-user keys: one server, two tenants, one project id", () => {
   it("shows a tenant's tasks to that tenant only", async () => {
     const headersA = { "x-build-api-key": keyA };
     const headersB = { "x-build-api-key": keyB };
-    await rpc2026(http.url, "tools/call", { name: "build_start_agent", arguments: { projectId: "acme-storefront", prompt: "Add a blog [minutes=100000]" } }, { headers: headersA });
-    const created = (await rpc2026(http.url, "tools/call", { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } }, { headers: headersA, capabilities: TASKS })).body.result;
+    await rpc2026(
+      http.url,
+      "tools/call",
+      { name: "build_start_agent", arguments: { projectId: "acme-storefront", prompt: "Add a blog [minutes=100000]" } },
+      { headers: headersA },
+    );
+    const created = (
+      await rpc2026(
+        http.url,
+        "tools/call",
+        { name: "build_wait", arguments: { projectId: "acme-storefront", until: "agent" } },
+        { headers: headersA, capabilities: TASKS },
+      )
+    ).body.result;
     expect(created.resultType).toBe("task");
-    const asA = await rpc2026(http.url, "tasks/get", { taskId: created.taskId }, { headers: headersA, capabilities: TASKS });
+    const asA = await rpc2026(
+      http.url,
+      "tasks/get",
+      { taskId: created.taskId },
+      { headers: headersA, capabilities: TASKS },
+    );
     expect(asA.body.result).toMatchObject({ taskId: created.taskId, status: "working" });
     for (const method of ["tasks/get", "tasks/cancel"]) {
-      const asB = await rpc2026(http.url, method, { taskId: created.taskId }, { headers: headersB, capabilities: TASKS });
+      const asB = await rpc2026(
+        http.url,
+        method,
+        { taskId: created.taskId },
+        { headers: headersB, capabilities: TASKS },
+      );
       expect(asB.body.error?.message).toMatch(/Task not found/);
     }
-    expect((await rpc2026(http.url, "tasks/get", { taskId: created.taskId }, { headers: headersA, capabilities: TASKS })).body.result.status).toBe("working");
+    expect(
+      (await rpc2026(http.url, "tasks/get", { taskId: created.taskId }, { headers: headersA, capabilities: TASKS }))
+        .body.result.status,
+    ).toBe("working");
     await rpc2026(http.url, "tasks/cancel", { taskId: created.taskId }, { headers: headersA, capabilities: TASKS });
     await ok(await connect(headersA), "build_stop_agent", { projectId: "acme-storefront" });
   });
@@ -169,11 +229,17 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     const heard = { a: 0, b: 0 };
     a.setNotificationHandler("notifications/resources/updated", () => void heard.a++);
     b.setNotificationHandler("notifications/resources/updated", () => void heard.b++);
-    const streams = [await a.listen({ resourceSubscriptions: [uri] }), await b.listen({ resourceSubscriptions: [uri] })];
+    const streams = [
+      await a.listen({ resourceSubscriptions: [uri] }),
+      await b.listen({ resourceSubscriptions: [uri] }),
+    ];
     try {
       await sleep(INTERVAL * 3); // both pollers take their baseline
       await ok(a, "build_start_agent", { projectId: "spring-campaign", prompt: "New hero [minutes=5]" });
-      await until(async () => heard.a, (n) => n >= 1);
+      await until(
+        async () => heard.a,
+        (n) => n >= 1,
+      );
       await sleep(INTERVAL * 6);
       expect(heard.b).toBe(0);
     } finally {
@@ -192,7 +258,10 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     await b.setLoggingLevel("debug");
     const failed = await call(a, "build_get_project", { projectId: "tenant-a-secret-project" });
     expect(failed.isError).toBe(true);
-    await until(async () => logs.a.length, (n) => n >= 1);
+    await until(
+      async () => logs.a.length,
+      (n) => n >= 1,
+    );
     await sleep(200);
     expect(logs.a.join("\n")).toMatch(/tool call failed/);
     expect(logs.b).toEqual([]);
@@ -200,7 +269,13 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     const sessionId = (a as unknown as { transport: { sessionId?: string } }).transport.sessionId!;
     const hijack = await fetch(http.url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25", "x-build-api-key": keyB },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": sessionId,
+        "mcp-protocol-version": "2025-11-25",
+        "x-build-api-key": keyB,
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(hijack.status).toBe(403);
@@ -208,7 +283,10 @@ describe("per-user keys: one server, two tenants, one project id", () => {
 
   it("never shows a key in results, logs or stderr", async () => {
     const a = await connect({ "x-build-api-key": keyA });
-    const results = [await call(a, "build_get_account", {}), await call(a, "build_get_project", { projectId: "no-such-project" })];
+    const results = [
+      await call(a, "build_get_account", {}),
+      await call(a, "build_get_project", { projectId: "no-such-project" }),
+    ];
     for (const result of results) {
       const all = JSON.stringify(result);
       expect(all).not.toContain(keyA);

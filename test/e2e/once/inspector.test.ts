@@ -28,15 +28,43 @@ const INSPECTOR_CWD = join(INSPECTOR_PKG, "build");
 const ENV = { SANDBOX_TIME_SCALE: "3000", LOG_LEVEL: "warn" };
 
 const CONTRACT_TOOLS = [
-  "build_get_account", "build_get_credit_costs", "build_list_projects", "build_get_project", "build_create_project",
-  "build_launch_project", "build_wait", "build_start_agent", "build_get_agent_status", "build_get_conversation",
-  "build_stop_agent", "build_deploy", "build_get_deployment_status",
-  "build_delete_project", "build_list_versions", "build_recover_version", "build_get_logs", "build_restart_server",
-  "build_set_secret", "build_delete_secret", "build_set_domain", "build_remove_domain", "build_get_database_schema",
+  "build_get_account",
+  "build_get_credit_costs",
+  "build_list_projects",
+  "build_get_project",
+  "build_create_project",
+  "build_launch_project",
+  "build_wait",
+  "build_start_agent",
+  "build_get_agent_status",
+  "build_get_conversation",
+  "build_stop_agent",
+  "build_deploy",
+  "build_get_deployment_status",
+  "build_delete_project",
+  "build_list_versions",
+  "build_recover_version",
+  "build_get_logs",
+  "build_restart_server",
+  "build_set_secret",
+  "build_delete_secret",
+  "build_set_domain",
+  "build_remove_domain",
+  "build_get_database_schema",
   "build_query_database",
-  "sizing_get_catalog", "sizing_recommend_size", "sizing_create_try_on",
-  "drones_list_drones", "drones_get_drone", "drones_list_missions", "drones_get_mission", "drones_list_alerts",
-  "drones_get_alert", "drones_update_alert", "drones_list_api_keys", "drones_fleet_summary", "drones_find_nearest",
+  "sizing_get_catalog",
+  "sizing_recommend_size",
+  "sizing_create_try_on",
+  "drones_list_drones",
+  "drones_get_drone",
+  "drones_list_missions",
+  "drones_get_mission",
+  "drones_list_alerts",
+  "drones_get_alert",
+  "drones_update_alert",
+  "drones_list_api_keys",
+  "drones_fleet_summary",
+  "drones_find_nearest",
 ];
 
 interface InspectorRun {
@@ -50,7 +78,9 @@ interface InspectorRun {
  * `viaBin` goes through `mcp-inspector-cli --cli -e KEY=VALUE ...`, the command users type.
  */
 function inspector(target: string[], methodArgs: string[], viaBin = false): Promise<InspectorRun> {
-  const entry = viaBin ? [INSPECTOR_BIN, "--cli", ...Object.entries(ENV).flatMap(([k, v]) => ["-e", `${k}=${v}`])] : [INSPECTOR_MAIN];
+  const entry = viaBin
+    ? [INSPECTOR_BIN, "--cli", ...Object.entries(ENV).flatMap(([k, v]) => ["-e", `${k}=${v}`])]
+    : [INSPECTOR_MAIN];
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -85,7 +115,13 @@ interface ToolResult {
 /** tools/call through the inspector; fails with the tool's text when it returned isError. */
 async function callTool(target: string[], name: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
   const toolArgs = Object.entries(args).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-  const result = await inspectJson<ToolResult>(target, ["--method", "tools/call", "--tool-name", name, ...(toolArgs.length ? ["--tool-arg", ...toolArgs] : [])]);
+  const result = await inspectJson<ToolResult>(target, [
+    "--method",
+    "tools/call",
+    "--tool-name",
+    name,
+    ...(toolArgs.length ? ["--tool-arg", ...toolArgs] : []),
+  ]);
   const text = textOf(result);
   expect(result.isError, `${name} returned isError: ${text}`).toBeFalsy();
   expect(text.length, `${name} has no text rendering`).toBeGreaterThan(0);
@@ -94,7 +130,7 @@ async function callTool(target: string[], name: string, args: Record<string, unk
 }
 
 function textOf(result: ToolResult): string {
-  return (result.content ?? []).map((c) => (c.type === "text" ? c.text ?? "" : "")).join("\n");
+  return (result.content ?? []).map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("\n");
 }
 
 beforeAll(() => {
@@ -172,17 +208,33 @@ describe("MCP Inspector CLI over stdio", { concurrent: true, timeout: CHECK_TIME
     const uris = resources.map((r) => r.uri as string);
     expect(uris).toEqual(expect.arrayContaining(["build://account", "build://credit-costs"]));
     // Data resources are JSON; the MCP Apps views (ui://) are HTML.
-    expect(resources.every((r) => r.mimeType === (String(r.uri).startsWith("ui://") ? "text/html;profile=mcp-app" : "application/json"))).toBe(true);
+    expect(
+      resources.every(
+        (r) => r.mimeType === (String(r.uri).startsWith("ui://") ? "text/html;profile=mcp-app" : "application/json"),
+      ),
+    ).toBe(true);
     const droneUri = uris.find((u) => u.startsWith("drones://drones/"));
     expect(droneUri, `no drones://drones/ resource in ${uris.slice(0, 20).join(", ")}`).toBeTruthy();
-    const { contents } = await inspectJson<{ contents: any[] }>(target(), ["--method", "resources/read", "--uri", droneUri!]);
+    const { contents } = await inspectJson<{ contents: any[] }>(target(), [
+      "--method",
+      "resources/read",
+      "--uri",
+      droneUri!,
+    ]);
     expect(contents[0].mimeType).toBe("application/json");
     expect(JSON.parse(contents[0].text)._id).toBe(droneUri!.slice("drones://drones/".length));
   });
 
   it("gets the launch_and_track prompt with an idea", async () => {
     const idea = "a booking app for a dog grooming salon";
-    const { messages } = await inspectJson<{ messages: any[] }>(target(), ["--method", "prompts/get", "--prompt-name", "launch_and_track", "--prompt-args", `idea=${idea}`]);
+    const { messages } = await inspectJson<{ messages: any[] }>(target(), [
+      "--method",
+      "prompts/get",
+      "--prompt-name",
+      "launch_and_track",
+      "--prompt-args",
+      `idea=${idea}`,
+    ]);
     expect(messages.length).toBeGreaterThan(0);
     const text = messages.map((m) => m.content?.text ?? "").join("\n");
     expect(text).toContain(idea);
@@ -190,7 +242,14 @@ describe("MCP Inspector CLI over stdio", { concurrent: true, timeout: CHECK_TIME
   });
 
   it("shows an upstream failure as an isError result naming the HTTP status (the inspector still exits 0)", async () => {
-    const r = await inspectJson<ToolResult>(target(), ["--method", "tools/call", "--tool-name", "drones_get_drone", "--tool-arg", "id=no-such-drone"]);
+    const r = await inspectJson<ToolResult>(target(), [
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "drones_get_drone",
+      "--tool-arg",
+      "id=no-such-drone",
+    ]);
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/404/);
   });
@@ -247,7 +306,12 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
 
     it("calls build_get_account and reads build://account", async () => {
       const r = await callTool(withAuth(), "build_get_account");
-      const { contents } = await inspectJson<{ contents: any[] }>(withAuth(), ["--method", "resources/read", "--uri", "build://account"]);
+      const { contents } = await inspectJson<{ contents: any[] }>(withAuth(), [
+        "--method",
+        "resources/read",
+        "--uri",
+        "build://account",
+      ]);
       expect(contents[0]).toMatchObject({ uri: "build://account", mimeType: "application/json" });
       expect(JSON.parse(contents[0].text).credits).toBe(r.structuredContent.credits);
     });
@@ -258,14 +322,30 @@ describe("MCP Inspector CLI over Streamable HTTP", () => {
     });
 
     it("lists the resource templates of the contract", async () => {
-      const { resourceTemplates } = await inspectJson<{ resourceTemplates: any[] }>(withAuth(), ["--method", "resources/templates/list"]);
+      const { resourceTemplates } = await inspectJson<{ resourceTemplates: any[] }>(withAuth(), [
+        "--method",
+        "resources/templates/list",
+      ]);
       expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(
-        expect.arrayContaining(["build://projects/{projectId}", "sizing://catalog/{id}", "drones://drones/{id}", "drones://missions/{id}", "drones://alerts/{id}"]),
+        expect.arrayContaining([
+          "build://projects/{projectId}",
+          "sizing://catalog/{id}",
+          "drones://drones/{id}",
+          "drones://missions/{id}",
+          "drones://alerts/{id}",
+        ]),
       );
     });
 
     it("gets the fleet_status_report prompt", async () => {
-      const { messages } = await inspectJson<{ messages: any[] }>(withAuth(), ["--method", "prompts/get", "--prompt-name", "fleet_status_report", "--prompt-args", "near=Madrid"]);
+      const { messages } = await inspectJson<{ messages: any[] }>(withAuth(), [
+        "--method",
+        "prompts/get",
+        "--prompt-name",
+        "fleet_status_report",
+        "--prompt-args",
+        "near=Madrid",
+      ]);
       const text = messages.map((m) => m.content?.text ?? "").join("\n");
       expect(text).toContain("drones_fleet_summary");
       expect(text).toContain("Madrid");

@@ -7,14 +7,38 @@ import { chromium, type Browser } from "playwright-core";
 import { UnauthorizedError, UrlElicitationRequiredError, type Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
-import { call, sandboxEnv, spawnHttpServer, testSandbox, text, until, type Era, type HttpServerProcess } from "../../harness.js";
-import { completeRedirect, connectWithOAuth, linkKeyInBrowser, REDIRECT_URI, TestOAuthProvider } from "../../oauth/client.js";
+import {
+  call,
+  sandboxEnv,
+  spawnHttpServer,
+  testSandbox,
+  text,
+  until,
+  type Era,
+  type HttpServerProcess,
+} from "../../harness.js";
+import {
+  completeRedirect,
+  connectWithOAuth,
+  linkKeyInBrowser,
+  REDIRECT_URI,
+  TestOAuthProvider,
+} from "../../oauth/client.js";
 import { freePort, startIdp, type Idp } from "../../oauth/idp.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.log(`oauth-linked e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+if (!haveChromium)
+  console.log(`oauth-linked e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const URL_ELICITATION = { capabilities: { elicitation: { form: {}, url: {} } } };
 
 describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", () => {
@@ -31,7 +55,10 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     if (typeof init?.body === "string") wire.push(init.body);
     const response = await fetch(input, init);
     const copy = response.clone();
-    void copy.text().then((t) => wire.push(t), () => undefined);
+    void copy.text().then(
+      (t) => wire.push(t),
+      () => undefined,
+    );
     return response;
   };
 
@@ -44,7 +71,13 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
       chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }),
     ]);
     buildKeys = sandbox.accounts.build.map((a) => a.key);
-    const env = sandboxEnv(sandbox, { MCP_AUTH: "oauth", MCP_CREDENTIALS: "linked", MCP_PUBLIC_URL: publicUrl, MCP_AUTH_ISSUER: idp.issuer, BUILD_CONFIRM_SPEND: "never" });
+    const env = sandboxEnv(sandbox, {
+      MCP_AUTH: "oauth",
+      MCP_CREDENTIALS: "linked",
+      MCP_PUBLIC_URL: publicUrl,
+      MCP_AUTH_ISSUER: idp.issuer,
+      BUILD_CONFIRM_SPEND: "never",
+    });
     delete env.BUILD_API_KEY;
     http = await spawnHttpServer(env, ["--port", String(port)]);
   }, 120_000);
@@ -62,13 +95,25 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
   /** A client whose elicitation handler links `key` in the browser (or declines when `key` is undefined). */
   async function signedIn(user: string, era: Era, key: string | undefined, options: { urlMode?: boolean } = {}) {
     const provider = new TestOAuthProvider();
-    const client = await connectWithOAuth(publicUrl, provider, browser, user, era, options.urlMode === false ? {} : URL_ELICITATION, recordingFetch);
+    const client = await connectWithOAuth(
+      publicUrl,
+      provider,
+      browser,
+      user,
+      era,
+      options.urlMode === false ? {} : URL_ELICITATION,
+      recordingFetch,
+    );
     clients.push(client);
     const links: string[] = [];
     const elicitationIds: string[] = [];
     const completed: string[] = [];
     if (options.urlMode !== false) {
-      if (era === "legacy") client.setNotificationHandler("notifications/elicitation/complete", (n) => void completed.push((n.params as { elicitationId: string }).elicitationId));
+      if (era === "legacy")
+        client.setNotificationHandler(
+          "notifications/elicitation/complete",
+          (n) => void completed.push((n.params as { elicitationId: string }).elicitationId),
+        );
       client.setRequestHandler("elicitation/create", async (request) => {
         const params = request.params as { mode?: string; url?: string; elicitationId?: string };
         if (params.mode !== "url" || !params.url) return { action: "decline" };
@@ -92,7 +137,10 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
         // 2025-11-25: the URL elicitation has an id, and the server said when it was complete.
         if (era === "legacy") {
           expect(elicitationIds).toHaveLength(1);
-          await until(async () => completed, (c) => c.length === 1);
+          await until(
+            async () => completed,
+            (c) => c.length === 1,
+          );
           expect(completed).toEqual(elicitationIds);
         }
         expect(account.structuredContent).toMatchObject({ credits: expect.any(Number) });
@@ -102,7 +150,17 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
         expect((await call(client, "build_get_account")).isError).toBeFalsy();
         expect(links).toHaveLength(1);
         const listed = await call(client, "account_linked_services");
-        expect(listed.structuredContent).toMatchObject({ services: expect.arrayContaining([{ service: "build", title: expect.any(String), linked: true, lastFour: key.slice(-4), linkedAt: expect.any(String) }]) });
+        expect(listed.structuredContent).toMatchObject({
+          services: expect.arrayContaining([
+            {
+              service: "build",
+              title: expect.any(String),
+              linked: true,
+              lastFour: key.slice(-4),
+              linkedAt: expect.any(String),
+            },
+          ]),
+        });
         expect(text(listed)).toContain(key.slice(-4));
       });
 
@@ -110,7 +168,9 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
         const other = buildKeys[1];
         const { client: bob } = await signedIn(`bob-${era}`, era, undefined);
         const listed = await call(bob, "account_linked_services");
-        expect((listed.structuredContent as { services: Array<{ linked: boolean }> }).services.every((s) => !s.linked)).toBe(true);
+        expect(
+          (listed.structuredContent as { services: Array<{ linked: boolean }> }).services.every((s) => !s.linked),
+        ).toBe(true);
         const declined = await call(bob, "build_get_project", { projectId: "acme-storefront" });
         expect(declined.isError).toBe(true);
         expect(text(declined)).toMatch(/No project build service key was linked.*nothing was sent upstream/s);
@@ -127,7 +187,11 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
           const err = await client.callTool({ name: "build_get_account", arguments: {} }).catch((e: unknown) => e);
           expect(err).toBeInstanceOf(UrlElicitationRequiredError);
           const [elicitation] = (err as UrlElicitationRequiredError).elicitations;
-          expect(elicitation).toMatchObject({ mode: "url", url: expect.stringContaining("/connect/build?ticket="), elicitationId: expect.any(String) });
+          expect(elicitation).toMatchObject({
+            mode: "url",
+            url: expect.stringContaining("/connect/build?ticket="),
+            elicitationId: expect.any(String),
+          });
         } else {
           const result = await call(client, "build_get_account");
           expect(result.isError).toBe(true);
@@ -141,10 +205,15 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     const key = buildKeys[0];
     const { client, provider, links } = await signedIn("erin", "modern", key);
     expect((await call(client, "build_get_account")).isError).toBeFalsy();
-    const stepUp = await client.callTool({ name: "account_unlink_service", arguments: { service: "build" } }).catch((e: unknown) => e);
+    const stepUp = await client
+      .callTool({ name: "account_unlink_service", arguments: { service: "build" } })
+      .catch((e: unknown) => e);
     expect(stepUp).toBeInstanceOf(UnauthorizedError);
     await completeRedirect(publicUrl, provider, browser, "erin");
-    expect((await call(client, "account_unlink_service", { service: "build" })).structuredContent).toEqual({ service: "build", unlinked: true });
+    expect((await call(client, "account_unlink_service", { service: "build" })).structuredContent).toEqual({
+      service: "build",
+      unlinked: true,
+    });
     expect((await call(client, "build_get_account")).isError).toBeFalsy();
     expect(links).toHaveLength(2);
   });
@@ -156,9 +225,17 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     await call(client, "build_get_account");
     const link = links[0];
     const ticket = new URL(link).searchParams.get("ticket")!;
-    const noCookie = await fetch(`${base}/connect/build`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ ticket, csrf: "x", key: buildKeys[0] }) });
+    const noCookie = await fetch(`${base}/connect/build`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ ticket, csrf: "x", key: buildKeys[0] }),
+    });
     expect(noCookie.status).toBe(403);
-    const crossSite = await fetch(`${base}/connect/build`, { method: "POST", headers: { origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded" }, body: "ticket=x" });
+    const crossSite = await fetch(`${base}/connect/build`, {
+      method: "POST",
+      headers: { origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded" },
+      body: "ticket=x",
+    });
     expect(crossSite.status).toBe(403);
     expect(await linkInBrowser(link, "tlm_sk_wrong_key_0000000000000000")).toMatch(/refused this key \(HTTP 401\)/);
     expect(await linkInBrowser(link, buildKeys[0])).toMatch(/is linked/);

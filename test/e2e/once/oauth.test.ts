@@ -7,14 +7,32 @@ import { chromium, type Browser } from "playwright-core";
 import { UnauthorizedError, type Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
-import { call, ok, sandboxEnv, spawnHttpServer, testSandbox, text, type Era, type HttpServerProcess } from "../../harness.js";
+import {
+  call,
+  ok,
+  sandboxEnv,
+  spawnHttpServer,
+  testSandbox,
+  text,
+  type Era,
+  type HttpServerProcess,
+} from "../../harness.js";
 import { completeRedirect, connectWithOAuth, REDIRECT_URI, TestOAuthProvider } from "../../oauth/client.js";
 import { freePort, startIdp, type Idp } from "../../oauth/idp.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.log(`oauth e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+if (!haveChromium)
+  console.log(`oauth e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () => {
   let sandbox: Sandbox;
@@ -34,7 +52,15 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
       startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl, otherResource] }),
       chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }),
     ]);
-    http = await spawnHttpServer(sandboxEnv(sandbox, { MCP_AUTH: "oauth", MCP_PUBLIC_URL: publicUrl, MCP_AUTH_ISSUER: idp.issuer, BUILD_CONFIRM_SPEND: "never" }), ["--port", String(port)]);
+    http = await spawnHttpServer(
+      sandboxEnv(sandbox, {
+        MCP_AUTH: "oauth",
+        MCP_PUBLIC_URL: publicUrl,
+        MCP_AUTH_ISSUER: idp.issuer,
+        BUILD_CONFIRM_SPEND: "never",
+      }),
+      ["--port", String(port)],
+    );
   }, 120_000);
   afterAll(async () => {
     await Promise.allSettled(clients.map((c) => c.close()));
@@ -45,7 +71,11 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
   });
 
   it("answers an unauthenticated request with the 401 challenge, and serves RFC 9728 metadata at both well-known URLs", async () => {
-    const res = await fetch(publicUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    const res = await fetch(publicUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{}",
+    });
     expect(res.status).toBe(401);
     const challenge = res.headers.get("www-authenticate") ?? "";
     const metadataUrl = new URL("/.well-known/oauth-protected-resource/mcp", publicUrl).href;
@@ -57,7 +87,11 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
       expect(doc.status).toBe(200);
       expect(doc.headers.get("access-control-allow-origin")).toBe("*");
       const body = (await doc.json()) as Record<string, unknown>;
-      expect(body).toMatchObject({ resource: publicUrl, authorization_servers: [idp.issuer], bearer_methods_supported: ["header"] });
+      expect(body).toMatchObject({
+        resource: publicUrl,
+        authorization_servers: [idp.issuer],
+        bearer_methods_supported: ["header"],
+      });
       expect(body.scopes_supported).toEqual(["switchboard:read", "switchboard:write", "switchboard:spend"]);
       expect(String(body.resource_documentation)).toMatch(/^https:\/\//);
     }
@@ -65,7 +99,11 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
     expect(await (await fetch(new URL("/healthz", publicUrl))).json()).toEqual({ status: "ok" });
     // A token that is not one, and a JWT from nobody this server trusts: 401 invalid_token.
     for (const token of ["not-a-jwt", "eyJhbGciOiJub25lIn0.eyJpc3MiOiJodHRwOi8vZXZpbC5leGFtcGxlIiwic3ViIjoieCJ9."]) {
-      const refused = await fetch(publicUrl, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: "{}" });
+      const refused = await fetch(publicUrl, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: "{}",
+      });
       expect(refused.status).toBe(401);
       expect(refused.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
     }
@@ -82,7 +120,9 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
         expect((await ok<{ credits?: unknown }>(client, "build_get_account")).credits).toEqual(expect.any(Number));
 
         const projectId = `oauth-step-up-${era}`;
-        const denied = await client.callTool({ name: "build_create_project", arguments: { projectId } }).catch((e: unknown) => e);
+        const denied = await client
+          .callTool({ name: "build_create_project", arguments: { projectId } })
+          .catch((e: unknown) => e);
         expect(denied).toBeInstanceOf(UnauthorizedError);
         const stepUp = provider.redirects.at(-1)!;
         expect(ours(stepUp.searchParams.get("scope"))).toEqual(["switchboard:read", "switchboard:spend"]);
@@ -92,20 +132,30 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
         const created = await ok<{ projectId: string }>(client, "build_create_project", { projectId });
         expect(created.projectId).toBe(projectId);
         // Spend does not include write: a write still asks for its own scope.
-        const write = await fetchWith(provider.accessToken!, "tools/call", "build_update_project", { projectId, label: "x" });
+        const write = await fetchWith(provider.accessToken!, "tools/call", "build_update_project", {
+          projectId,
+          label: "x",
+        });
         expect(write.status).toBe(403);
-        expect(write.headers.get("www-authenticate")).toMatch(/error="insufficient_scope", scope="switchboard:read switchboard:spend switchboard:write"/);
+        expect(write.headers.get("www-authenticate")).toMatch(
+          /error="insufficient_scope", scope="switchboard:read switchboard:spend switchboard:write"/,
+        );
       });
     });
   }
 
   it("refuses a token minted for another resource (no passthrough), naming the audience", async () => {
     const provider = new TestOAuthProvider(otherResource);
-    await connectWithOAuth(publicUrl, provider, browser, "mallory", "modern").then((c) => clients.push(c), (err: unknown) => err);
+    await connectWithOAuth(publicUrl, provider, browser, "mallory", "modern").then(
+      (c) => clients.push(c),
+      (err: unknown) => err,
+    );
     expect(provider.accessToken).toBeDefined();
     const res = await fetchWith(provider.accessToken!, "tools/list");
     expect(res.status).toBe(401);
-    expect(res.headers.get("www-authenticate")).toMatch(/error="invalid_token", error_description="[^"]*another resource/);
+    expect(res.headers.get("www-authenticate")).toMatch(
+      /error="invalid_token", error_description="[^"]*another resource/,
+    );
     expect(http.stderr()).not.toContain(provider.accessToken!);
   });
 
@@ -119,7 +169,13 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
     expect(sessionId).toBeTruthy();
     const hijack = await fetch(publicUrl, {
       method: "POST",
-      headers: { authorization: `Bearer ${bob.accessToken}`, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25", "content-type": "application/json", accept: "application/json, text/event-stream" },
+      headers: {
+        authorization: `Bearer ${bob.accessToken}`,
+        "mcp-session-id": sessionId,
+        "mcp-protocol-version": "2025-11-25",
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(hijack.status).toBe(403);
@@ -127,14 +183,32 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
   });
 
   /** This server's scopes in a scope string (the client may add offline_access). */
-  const ours = (scope: string | null | undefined) => (scope ?? "").split(" ").filter((s) => s.startsWith("switchboard:")).sort();
+  const ours = (scope: string | null | undefined) =>
+    (scope ?? "")
+      .split(" ")
+      .filter((s) => s.startsWith("switchboard:"))
+      .sort();
 
   /** One raw 2026-07-28 request with a bearer token (what the SDK client would send, minus its retries). */
   async function fetchWith(token: string, method: string, name?: string, args: Record<string, unknown> = {}) {
-    const params = { ...(name ? { name, arguments: args } : {}), _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } };
+    const params = {
+      ...(name ? { name, arguments: args } : {}),
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    };
     return fetch(publicUrl, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": method, ...(name ? { "mcp-name": name } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        ...(name ? { "mcp-name": name } : {}),
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
     });
   }

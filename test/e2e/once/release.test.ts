@@ -33,7 +33,10 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 
 /** npm with its own cache in the temp directory, so --offline proves the tarball needs nothing else. */
 function npm(args: string[], cwd: string): Promise<Run> {
-  return run("npm", [...args, "--no-audit", "--no-fund", "--no-update-notifier"], cwd, { ...process.env, npm_config_cache: join(work, "npm-cache") });
+  return run("npm", [...args, "--no-audit", "--no-fund", "--no-update-notifier"], cwd, {
+    ...process.env,
+    npm_config_cache: join(work, "npm-cache"),
+  });
 }
 
 let tarball: string;
@@ -53,7 +56,9 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe("release dry run", { timeout: 120_000 }, () => {
   it("the tarball holds the bundle, the docs and the registry files, and no source or tests", () => {
     expect(tarball.endsWith(`${pkg.name}-${pkg.version}.tgz`)).toBe(true);
-    expect(packedFiles).toEqual(expect.arrayContaining(["dist/cli.js", "package.json", "README.md", "LICENSE", "server.json", "smithery.yaml"]));
+    expect(packedFiles).toEqual(
+      expect.arrayContaining(["dist/cli.js", "package.json", "README.md", "LICENSE", "server.json", "smithery.yaml"]),
+    );
     expect(packedFiles.filter((f) => /^(src|test|scripts|node_modules)\//.test(f))).toEqual([]);
   });
 
@@ -83,7 +88,10 @@ describe("release dry run", { timeout: 120_000 }, () => {
     await client.connect(transport);
     try {
       expect(client.getServerVersion()?.version).toBe(pkg.version);
-      const result = (await client.callTool({ name: "drones_find_nearest", arguments: { latitude: 40.4168, longitude: -3.7038, limit: 2 } })) as {
+      const result = (await client.callTool({
+        name: "drones_find_nearest",
+        arguments: { latitude: 40.4168, longitude: -3.7038, limit: 2 },
+      })) as {
         isError?: boolean;
         structuredContent?: { drones?: Array<{ name: string; distanceKm: number }> };
       };

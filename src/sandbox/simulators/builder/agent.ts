@@ -73,7 +73,12 @@ function agentStop(ctx: BuildContext, p: SimProject) {
   if (run && running) {
     run.state = "stopped";
     run.endedAt = at;
-    p.conversation.push({ author: "agent", message: "Stopped at your request.", messageType: "regular", createdAt: at });
+    p.conversation.push({
+      author: "agent",
+      message: "Stopped at your request.",
+      messageType: "regular",
+      createdAt: at,
+    });
     ctx.log(p, at, "[agent] Run stopped by the user");
   }
   if (batch) {
@@ -188,7 +193,10 @@ function bill(ctx: BuildContext, p: SimProject, run: AgentRun, amount: number): 
   const billed = round(cap === null ? amount : Math.max(0, Math.min(amount, cap - p.totalCreditsSpent)));
   if (billed <= 0) return;
   const taken = ctx.wallet.chargeUpTo(billed);
-  run.charged = { recurrent: round(run.charged.recurrent + taken.recurrent), oneTime: round(run.charged.oneTime + taken.oneTime) };
+  run.charged = {
+    recurrent: round(run.charged.recurrent + taken.recurrent),
+    oneTime: round(run.charged.oneTime + taken.oneTime),
+  };
   run.creditsSpent = round(run.creditsSpent + billed);
   p.totalCreditsSpent = round(p.totalCreditsSpent + billed);
 }
@@ -229,7 +237,8 @@ function failRun(ctx: BuildContext, p: SimProject, run: AgentRun, at: number): v
   run.state = "failed";
   p.conversation.push({
     author: "agent",
-    message: "The build failed: the dev server did not compile after my changes. The credits of this run were refunded.",
+    message:
+      "The build failed: the dev server did not compile after my changes. The credits of this run were refunded.",
     messageType: "error",
     createdAt: at,
   });
@@ -237,6 +246,9 @@ function failRun(ctx: BuildContext, p: SimProject, run: AgentRun, at: number): v
 }
 
 function commitMessageFor(prompt: string): string {
-  const clean = prompt.replace(/\[[^\]]*\]/g, "").replace(/\s+/g, " ").trim();
+  const clean = prompt
+    .replace(/\[[^\]]*\]/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
   return clean.length > 72 ? `${clean.slice(0, 69)}...` : clean;
 }

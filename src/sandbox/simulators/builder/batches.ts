@@ -1,4 +1,11 @@
-import { AGENT_MIN_CREDITS, DEFAULT_RUN_OPTIONS, UPFRONT_CREDITS, advanceRun, overDevelopmentCap, startRun } from "./agent.js";
+import {
+  AGENT_MIN_CREDITS,
+  DEFAULT_RUN_OPTIONS,
+  UPFRONT_CREDITS,
+  advanceRun,
+  overDevelopmentCap,
+  startRun,
+} from "./agent.js";
 import { checkIdle, type BuildContext } from "./context.js";
 import { fail, type BuildRoutes } from "./routes.js";
 import { API, MINUTE, given, hash, isObject, type Batch, type Json, type SimProject } from "./state.js";
@@ -21,7 +28,10 @@ const MAX_PROMPTS = 50;
 export const BATCH_PLANNING = 2 * MINUTE;
 export const BATCH_GAP = 1 * MINUTE;
 
-type Mode = { kind: "single"; prompt: string } | { kind: "prompts"; prompts: string[] } | { kind: "plan"; goal: string };
+type Mode =
+  | { kind: "single"; prompt: string }
+  | { kind: "prompts"; prompts: string[] }
+  | { kind: "plan"; goal: string };
 
 export function registerBatchRoutes(ctx: BuildContext, routes: BuildRoutes): void {
   routes.onProject("POST", "/agent/start", (p, req) => agentStart(ctx, p, bodyOf(req)));
@@ -32,7 +42,11 @@ function agentStart(ctx: BuildContext, p: SimProject, body: Json) {
   const mode = readMode(body);
   const inputFiles = validateInputFiles(body.inputFiles);
   if (p.batch && batchActive(p.batch)) {
-    fail(409, "AUTO_EXECUTION_ALREADY_ACTIVE", "A multi-prompt batch is still executing on this project; cancel it first (agent/stop)");
+    fail(
+      409,
+      "AUTO_EXECUTION_ALREADY_ACTIVE",
+      "A multi-prompt batch is still executing on this project; cancel it first (agent/stop)",
+    );
   }
   checkIdle(p, { deployment: true });
   if (ctx.wallet.credits() < AGENT_MIN_CREDITS) {
@@ -60,12 +74,21 @@ function agentStart(ctx: BuildContext, p: SimProject, body: Json) {
     inputFiles,
   };
   p.batch = batch;
-  ctx.log(p, at, `[agent] Multi-prompt batch started${mode.kind === "plan" ? " (planning)" : ` (${batch.prompts.length} prompts)`}`);
+  ctx.log(
+    p,
+    at,
+    `[agent] Multi-prompt batch started${mode.kind === "plan" ? " (planning)" : ` (${batch.prompts.length} prompts)`}`,
+  );
   advanceBatch(ctx, p, at);
   const message =
     "Multi-prompt batch started: its prompts run one after another with no approval between them; it can take hours and " +
     `every prompt is billed as a run. ${poll} until multiPrompt.status is done or cancelled.`;
-  return { projectId: p.projectId, status: "init", message, ...(mode.kind === "prompts" ? { multiPrompt: { totalPrompts: batch.prompts.length } } : {}) };
+  return {
+    projectId: p.projectId,
+    status: "init",
+    message,
+    ...(mode.kind === "prompts" ? { multiPrompt: { totalPrompts: batch.prompts.length } } : {}),
+  };
 }
 
 /** MISSING_PROMPT, INVALID_MULTI_PROMPT, TOO_MANY_PROMPTS, INVALID_PROMPT_ITEM (the order of §4's list). */
@@ -76,20 +99,27 @@ function readMode(body: Json): Mode {
     return { kind: "single", prompt: body.prompt as string };
   }
   const multi = body.multiPrompt;
-  const invalid: () => never = () => fail(400, "INVALID_MULTI_PROMPT", "multiPrompt needs exactly one of a non-empty prompts array or letTotalumDecide: true");
+  const invalid: () => never = () =>
+    fail(
+      400,
+      "INVALID_MULTI_PROMPT",
+      "multiPrompt needs exactly one of a non-empty prompts array or letTotalumDecide: true",
+    );
   if (!isObject(multi)) invalid();
   const listed = given(multi.prompts) && !(Array.isArray(multi.prompts) && multi.prompts.length === 0);
   const plan = multi.letTotalumDecide === true;
   if (listed === plan) invalid();
   if (plan) {
-    if (!hasPrompt) fail(400, "MISSING_PROMPT", "prompt (the goal the batch is planned from) is required with letTotalumDecide");
+    if (!hasPrompt)
+      fail(400, "MISSING_PROMPT", "prompt (the goal the batch is planned from) is required with letTotalumDecide");
     return { kind: "plan", goal: body.prompt as string };
   }
   const prompts = multi.prompts;
   if (!Array.isArray(prompts)) invalid();
   if (prompts.length > MAX_PROMPTS) fail(400, "TOO_MANY_PROMPTS", `A batch holds at most ${MAX_PROMPTS} prompts`);
   prompts.forEach((item, i) => {
-    if (typeof item !== "string" || item.trim() === "") fail(400, "INVALID_PROMPT_ITEM", `multiPrompt.prompts[${i}] must be a non-empty string`);
+    if (typeof item !== "string" || item.trim() === "")
+      fail(400, "INVALID_PROMPT_ITEM", `multiPrompt.prompts[${i}] must be a non-empty string`);
   });
   return { kind: "prompts", prompts: prompts as string[] };
 }
@@ -141,7 +171,15 @@ function advanceBatch(ctx: BuildContext, p: SimProject, now: number): void {
     b.currentPromptIndex = next;
     b.prompts[next].status = "executing";
     b.updatedAt = b.nextAt;
-    startRun(ctx, p, b.prompts[next].prompt, b.nextAt, { ...DEFAULT_RUN_OPTIONS }, next === 0 ? b.inputFiles : [], b.prompts[next].order);
+    startRun(
+      ctx,
+      p,
+      b.prompts[next].prompt,
+      b.nextAt,
+      { ...DEFAULT_RUN_OPTIONS },
+      next === 0 ? b.inputFiles : [],
+      b.prompts[next].order,
+    );
     advanceRun(ctx, p, now);
   }
 }

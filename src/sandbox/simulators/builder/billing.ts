@@ -24,7 +24,17 @@ import { deliver } from "./webhooks.js";
 export type Category = "development" | "infrastructure";
 
 /** byType keys the reference lists for the app's own usage. */
-export const INFRASTRUCTURE_TYPES = ["chatgpt", "image_generation", "video_analysis", "audio_transcription", "email", "pdf", "document_scan", "web_scraper", "file_upload"] as const;
+export const INFRASTRUCTURE_TYPES = [
+  "chatgpt",
+  "image_generation",
+  "video_analysis",
+  "audio_transcription",
+  "email",
+  "pdf",
+  "document_scan",
+  "web_scraper",
+  "file_upload",
+] as const;
 
 /** byType keys of priced operations; the reference lists the first six, the others are ours (lower-case keys). */
 const TYPE_OF_COST: Record<string, string> = {
@@ -83,27 +93,38 @@ export function registerBillingRoutes(ctx: BuildContext, routes: BuildRoutes, ro
 function patchLimits(ctx: BuildContext, p: SimProject, body: Json) {
   const keys = ["maxDevelopmentCreditsPerMonth", "maxInfrastructureCreditsPerMonth"] as const;
   const sent = keys.filter((k) => k in body);
-  if (sent.length === 0) fail(400, "MISSING_LIMIT_FIELDS", "Send maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth or both");
+  if (sent.length === 0)
+    fail(400, "MISSING_LIMIT_FIELDS", "Send maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth or both");
   for (const key of sent) {
     const v = body[key];
-    if (v !== null && (typeof v !== "number" || !Number.isFinite(v) || v <= 0)) fail(400, "INVALID_LIMIT", `${key} must be a positive number or null`);
+    if (v !== null && (typeof v !== "number" || !Number.isFinite(v) || v <= 0))
+      fail(400, "INVALID_LIMIT", `${key} must be a positive number or null`);
   }
   const next: CreditLimits = { ...p.creditLimits };
   for (const key of sent) next[key] = body[key] as number | null;
   const l = ledger(ctx);
-  if (next.maxDevelopmentCreditsPerMonth !== p.creditLimits.maxDevelopmentCreditsPerMonth) l.notified.delete(`${p.projectId}:development`);
-  if (next.maxInfrastructureCreditsPerMonth !== p.creditLimits.maxInfrastructureCreditsPerMonth) l.notified.delete(`${p.projectId}:infrastructure`);
+  if (next.maxDevelopmentCreditsPerMonth !== p.creditLimits.maxDevelopmentCreditsPerMonth)
+    l.notified.delete(`${p.projectId}:development`);
+  if (next.maxInfrastructureCreditsPerMonth !== p.creditLimits.maxInfrastructureCreditsPerMonth)
+    l.notified.delete(`${p.projectId}:infrastructure`);
   p.creditLimits = next;
   return { projectId: p.projectId, creditLimits: { ...next } };
 }
 
 function spent(ctx: BuildContext, p: SimProject, category: Category): number {
   if (category === "development") return p.totalCreditsSpent;
-  return round(ledger(ctx).charges.reduce((sum, c) => sum + (c.projectId === p.projectId && c.category === category ? c.credits : 0), 0));
+  return round(
+    ledger(ctx).charges.reduce(
+      (sum, c) => sum + (c.projectId === p.projectId && c.category === category ? c.credits : 0),
+      0,
+    ),
+  );
 }
 
 function capOf(p: SimProject, category: Category): number | null {
-  return category === "development" ? p.creditLimits.maxDevelopmentCreditsPerMonth : p.creditLimits.maxInfrastructureCreditsPerMonth;
+  return category === "development"
+    ? p.creditLimits.maxDevelopmentCreditsPerMonth
+    : p.creditLimits.maxInfrastructureCreditsPerMonth;
 }
 
 /** 403 when `amount` would take the project past its cap (an amount of 0: when it is at the cap already). */
@@ -113,13 +134,30 @@ export function checkCreditLimit(ctx: BuildContext, p: SimProject, category: Cat
   const used = spent(ctx, p, category);
   if (amount > 0 ? used + amount <= cap + 1e-9 : used < cap) return;
   notifyCap(ctx, p, category, used, ctx.simNow());
-  fail(403, "PROJECT_CREDIT_LIMIT_REACHED", `The project's ${category} credit limit (${cap} per month) is reached (${used} spent); raise or remove it, or wait for the 1st`);
+  fail(
+    403,
+    "PROJECT_CREDIT_LIMIT_REACHED",
+    `The project's ${category} credit limit (${cap} per month) is reached (${used} spent); raise or remove it, or wait for the 1st`,
+  );
 }
 
 /** Records a charge already taken; `key` is a cost key (CREATE_DEPLOYMENT) or a byType key. */
-export function recordCharge(ctx: BuildContext, p: SimProject, category: Category, key: string, credits: number, at = ctx.simNow()): ChargeRecord | undefined {
+export function recordCharge(
+  ctx: BuildContext,
+  p: SimProject,
+  category: Category,
+  key: string,
+  credits: number,
+  at = ctx.simNow(),
+): ChargeRecord | undefined {
   if (credits === 0) return undefined;
-  const record: ChargeRecord = { at, projectId: p.projectId, category, type: TYPE_OF_COST[key] ?? key.toLowerCase(), credits: round(credits) };
+  const record: ChargeRecord = {
+    at,
+    projectId: p.projectId,
+    category,
+    type: TYPE_OF_COST[key] ?? key.toLowerCase(),
+    credits: round(credits),
+  };
   ledger(ctx).charges.push(record);
   noticeCap(ctx, p, category, at);
   return record;
@@ -146,7 +184,12 @@ function notifyCap(ctx: BuildContext, p: SimProject, category: Category, used: n
   const key = `${p.projectId}:${category}`;
   if (l.notified.has(key)) return;
   l.notified.add(key);
-  deliver(ctx, "project.credit_limit.reached", { projectId: p.projectId, category, limit: capOf(p, category), spent: used }, at);
+  deliver(
+    ctx,
+    "project.credit_limit.reached",
+    { projectId: p.projectId, category, limit: capOf(p, category), spent: used },
+    at,
+  );
 }
 
 /** Agent runs bill at their start and end (agent.ts): the ledger follows what each run was billed. */
@@ -180,7 +223,8 @@ function day(query: URLSearchParams, name: string): number {
   const raw = query.get(name);
   if (raw === null || raw === "") fail(400, "MISSING_DATE_RANGE", "from and to are required (YYYY-MM-DD)");
   const ms = Date.parse(`${raw}T00:00:00.000Z`);
-  if (!DATE.test(raw) || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== raw) fail(400, "INVALID_DATE", `${name} must be a date YYYY-MM-DD`);
+  if (!DATE.test(raw) || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== raw)
+    fail(400, "INVALID_DATE", `${name} must be a date YYYY-MM-DD`);
   return ms;
 }
 
@@ -189,12 +233,16 @@ function analytics(ctx: BuildContext, req: SimRequest) {
   const from = day(req.query, "from");
   const to = day(req.query, "to");
   if (from > to) fail(400, "INVALID_DATE_RANGE", "from must not be after to");
-  if (to - from > MAX_RANGE_DAYS * DAY) fail(400, "INVALID_DATE_RANGE", `from must be at most ${MAX_RANGE_DAYS} days before to`);
+  if (to - from > MAX_RANGE_DAYS * DAY)
+    fail(400, "INVALID_DATE_RANGE", `from must be at most ${MAX_RANGE_DAYS} days before to`);
   const projectId = req.query.get("projectId") || undefined;
   const l = ledger(ctx);
   const now = ctx.simNow();
   l.charges = l.charges.filter((c) => c.at >= now - RETENTION);
-  const days = new Map<string, { date: string; development: number; infrastructure: number; byType: Record<string, number> }>();
+  const days = new Map<
+    string,
+    { date: string; development: number; infrastructure: number; byType: Record<string, number> }
+  >();
   for (let t = from; t <= to; t += DAY) {
     const date = new Date(t).toISOString().slice(0, 10);
     days.set(date, { date, development: 0, infrastructure: 0, byType: {} });
@@ -212,6 +260,9 @@ function analytics(ctx: BuildContext, req: SimRequest) {
     perProject.set(c.projectId, round((perProject.get(c.projectId) ?? 0) + c.credits));
   }
   totals.total = round(totals.development + totals.infrastructure);
-  const projects = [...perProject.entries()].filter(([, v]) => v !== 0).sort((a, b) => b[1] - a[1]).map(([id]) => id);
+  const projects = [...perProject.entries()]
+    .filter(([, v]) => v !== 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([id]) => id);
   return { daily: [...days.values()], totals, projects };
 }

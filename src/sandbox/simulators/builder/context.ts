@@ -116,10 +116,13 @@ export class BuildContext {
 
 /** 409 while another activity runs on the project. */
 export function checkIdle(p: SimProject, also: { deployment: boolean }): void {
-  if (p.run?.state === "running") fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
+  if (p.run?.state === "running")
+    fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
   if (also.deployment && p.deployment?.status === "deploying") {
     fail(409, "DEPLOYMENT_RUNNING", "A deployment is running on this project; wait until it ends");
   }
-  if (p.recovery?.status === "recovering") fail(409, "RECOVERY_RUNNING", "A version recovery is running on this project");
-  if (p.importLock) fail(409, "IMPORT_IN_PROGRESS", "A project import is running; poll importInProgress until it is null");
+  if (p.recovery?.status === "recovering")
+    fail(409, "RECOVERY_RUNNING", "A version recovery is running on this project");
+  if (p.importLock)
+    fail(409, "IMPORT_IN_PROGRESS", "A project import is running; poll importInProgress until it is null");
 }

@@ -21,7 +21,14 @@ export function registerDatabaseRoutes(_ctx: BuildContext, routes: BuildRoutes):
 
 function tableStructure(t: Table) {
   const properties = Object.fromEntries(t.properties.map((q) => [q.name, structuredClone(q)]));
-  return { _id: t._id, type: t.type, label: t.label, description: t.description, icon: "fa-solid fa-table", properties };
+  return {
+    _id: t._id,
+    type: t.type,
+    label: t.label,
+    description: t.description,
+    icon: "fa-solid fa-table",
+    properties,
+  };
 }
 
 function query(p: SimProject, body: Json) {
@@ -39,10 +46,12 @@ const invalid = (message: string): never => fail(400, "INVALID_QUERY_OPTIONS", m
 function queryRecords(records: Json[], options: Json): Json {
   let rows = isObject(options._filter) ? records.filter((r) => matches(r, options._filter as Json)) : [...records];
   const total = rows.length;
-  if (given(options._aggregate)) return { results: [], aggregations: aggregate(rows, options._aggregate, options._groupBy) };
+  if (given(options._aggregate))
+    return { results: [], aggregations: aggregate(rows, options._aggregate, options._groupBy) };
   if (isObject(options._sort)) rows = sortRows(rows, options._sort);
   const offset = typeof options._offset === "number" && options._offset > 0 ? Math.floor(options._offset) : 0;
-  const limit = typeof options._limit === "number" && options._limit > 0 ? Math.min(Math.floor(options._limit), 1000) : 50;
+  const limit =
+    typeof options._limit === "number" && options._limit > 0 ? Math.min(Math.floor(options._limit), 1000) : 50;
   const page = rows.slice(offset, offset + limit).map((r) => project(r, options));
   return { results: page, ...(options._count === true ? { _count: { _total: total } } : {}) };
 }
@@ -57,28 +66,54 @@ function matches(record: Json, filter: Json): boolean {
   });
 }
 
-const OPERATORS = new Set(["gte", "lte", "gt", "lt", "ne", "in", "nin", "regex", "options", "contains", "startsWith", "endsWith"]);
+const OPERATORS = new Set([
+  "gte",
+  "lte",
+  "gt",
+  "lt",
+  "ne",
+  "in",
+  "nin",
+  "regex",
+  "options",
+  "contains",
+  "startsWith",
+  "endsWith",
+]);
 
 function fieldMatches(value: unknown, condition: unknown): boolean {
   if (!isObject(condition)) return value === condition;
   const ops = Object.keys(condition);
-  if (ops.length === 0 || ops.some((op) => !OPERATORS.has(op))) invalid(`unknown _filter operator in ${JSON.stringify(condition)}`);
+  if (ops.length === 0 || ops.some((op) => !OPERATORS.has(op)))
+    invalid(`unknown _filter operator in ${JSON.stringify(condition)}`);
   return ops.every((op) => {
     const arg = condition[op];
     const text = String(value ?? "").toLowerCase();
     switch (op) {
-      case "gte": return value !== undefined && compareValues(value, arg) >= 0;
-      case "lte": return value !== undefined && compareValues(value, arg) <= 0;
-      case "gt": return value !== undefined && compareValues(value, arg) > 0;
-      case "lt": return value !== undefined && compareValues(value, arg) < 0;
-      case "ne": return value !== arg;
-      case "in": return Array.isArray(arg) && arg.includes(value);
-      case "nin": return Array.isArray(arg) && !arg.includes(value);
-      case "regex": return value !== undefined && regexOf(arg, condition.options).test(String(value));
-      case "options": return true;
-      case "contains": return value !== undefined && text.includes(String(arg).toLowerCase());
-      case "startsWith": return value !== undefined && text.startsWith(String(arg).toLowerCase());
-      default: return value !== undefined && text.endsWith(String(arg).toLowerCase());
+      case "gte":
+        return value !== undefined && compareValues(value, arg) >= 0;
+      case "lte":
+        return value !== undefined && compareValues(value, arg) <= 0;
+      case "gt":
+        return value !== undefined && compareValues(value, arg) > 0;
+      case "lt":
+        return value !== undefined && compareValues(value, arg) < 0;
+      case "ne":
+        return value !== arg;
+      case "in":
+        return Array.isArray(arg) && arg.includes(value);
+      case "nin":
+        return Array.isArray(arg) && !arg.includes(value);
+      case "regex":
+        return value !== undefined && regexOf(arg, condition.options).test(String(value));
+      case "options":
+        return true;
+      case "contains":
+        return value !== undefined && text.includes(String(arg).toLowerCase());
+      case "startsWith":
+        return value !== undefined && text.startsWith(String(arg).toLowerCase());
+      default:
+        return value !== undefined && text.endsWith(String(arg).toLowerCase());
     }
   });
 }
@@ -130,7 +165,15 @@ function aggregate(rows: Json[], spec: unknown, groupBy: unknown): Json | Json[]
         continue;
       }
       if (!isObject(wanted)) return invalid(`_aggregate.${kind} must be an object of field names`);
-      out[kind] = Object.fromEntries(Object.keys(wanted).map((f) => [f, reduce(kind, group.map((r) => r[f]))]));
+      out[kind] = Object.fromEntries(
+        Object.keys(wanted).map((f) => [
+          f,
+          reduce(
+            kind,
+            group.map((r) => r[f]),
+          ),
+        ]),
+      );
     }
     return out;
   };
@@ -140,7 +183,10 @@ function aggregate(rows: Json[], spec: unknown, groupBy: unknown): Json | Json[]
     const key = JSON.stringify(fields.map((f) => r[f] ?? null));
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
-  return [...groups].map(([key, group]) => ({ ...Object.fromEntries(fields.map((f, i) => [f, JSON.parse(key)[i]])), ...summarize(group) }));
+  return [...groups].map(([key, group]) => ({
+    ...Object.fromEntries(fields.map((f, i) => [f, JSON.parse(key)[i]])),
+    ...summarize(group),
+  }));
 }
 
 function reduce(kind: (typeof AGGREGATES)[number], values: unknown[]): number | null {

@@ -48,7 +48,12 @@ export function startDeployment(ctx: BuildContext, p: SimProject, at: number, fa
 /** [RC] observed `{"status":null,"createdAt":null}` on a never-published project. */
 function deploymentStatus(p: SimProject, now: number) {
   const d = held(p, "deployment", now, deploymentView(p));
-  return { projectId: p.projectId, status: d?.status ?? null, createdAt: d?.createdAt ?? null, ...(d ? { versionId: d.versionId } : {}) };
+  return {
+    projectId: p.projectId,
+    status: d?.status ?? null,
+    createdAt: d?.createdAt ?? null,
+    ...(d ? { versionId: d.versionId } : {}),
+  };
 }
 
 /** The [app-error] / [app-starting] markers of the latest prompt ([app-starting] answers once per prompt). */
@@ -61,7 +66,10 @@ function checkAppReachable(p: SimProject): void {
     reason = "starting";
   }
   if (!reason) return;
-  const message = reason === "app_error" ? "The app in the sandbox answers with errors; fix it before deploying" : "The app in the sandbox is still starting; retry shortly";
+  const message =
+    reason === "app_error"
+      ? "The app in the sandbox answers with errors; fix it before deploying"
+      : "The app in the sandbox is still starting; retry shortly";
   fail(409, "SANDBOX_NOT_REACHABLE", message, { reason, httpStatus: reason === "app_error" ? 500 : 503 });
 }
 

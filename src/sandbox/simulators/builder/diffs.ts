@@ -23,29 +23,58 @@ export function registerVersionDiffRoutes(_ctx: BuildContext, routes: BuildRoute
 
 function versionDiff(p: SimProject, raw: string | null) {
   if (raw === null || raw === "") fail(400, "MISSING_COMMIT_SHA", "The commitSha query parameter is required");
-  if (!/^[0-9a-f]{7,40}$/i.test(raw)) fail(400, "INVALID_COMMIT_SHA", "commitSha must be 7 to 40 hexadecimal characters");
-  if (p.server.status !== "Active") fail(400, "NO_ACTIVE_SANDBOX", `The sandbox of ${p.projectId} is not running (${p.server.status}); start the server to compute diffs`);
+  if (!/^[0-9a-f]{7,40}$/i.test(raw))
+    fail(400, "INVALID_COMMIT_SHA", "commitSha must be 7 to 40 hexadecimal characters");
+  if (p.server.status !== "Active")
+    fail(
+      400,
+      "NO_ACTIVE_SANDBOX",
+      `The sandbox of ${p.projectId} is not running (${p.server.status}); start the server to compute diffs`,
+    );
   const sha = raw.toLowerCase();
   const version = [...p.versions].reverse().find((v) => v.commitSha.startsWith(sha));
   if (!version) fail(404, "COMMIT_NOT_FOUND", `No version of ${p.projectId} has commit ${raw}`);
   return { commitSha: version.commitSha, diff: diffs.get(version) ?? madeUpDiff(p, version) };
 }
 
-const FILES = ["src/pages/Home.tsx", "src/components/Header.tsx", "src/api/routes.ts", "src/styles/theme.css", "src/db/schema.ts", "src/pages/Admin.tsx", "README.md"];
+const FILES = [
+  "src/pages/Home.tsx",
+  "src/components/Header.tsx",
+  "src/api/routes.ts",
+  "src/styles/theme.css",
+  "src/db/schema.ts",
+  "src/pages/Admin.tsx",
+  "README.md",
+];
 
 function madeUpDiff(p: SimProject, v: Version): string {
   if (v.prompt.includes("[no-changes]")) return "";
   const index = p.versions.indexOf(v);
-  if (index === 0) return fileDiff("package.json", [], [`{`, `  "name": "${p.projectId}",`, `  "private": true,`, `  "scripts": { "dev": "vite", "build": "vite build" }`, `}`], v);
+  if (index === 0)
+    return fileDiff(
+      "package.json",
+      [],
+      [
+        `{`,
+        `  "name": "${p.projectId}",`,
+        `  "private": true,`,
+        `  "scripts": { "dev": "vite", "build": "vite build" }`,
+        `}`,
+      ],
+      v,
+    );
   const big = v.prompt.includes("[big-diff]");
   const count = big ? 60 : 1 + (hash(v.commitSha) % 3);
   const lines = big ? 80 : 4 + (hash(`${v.commitSha}:n`) % 6);
   const out: string[] = [];
   for (let i = 0; i < count; i++) {
-    const path = big ? `src/generated/module-${String(i).padStart(2, "0")}.ts` : FILES[(hash(v.commitSha) + i) % FILES.length];
+    const path = big
+      ? `src/generated/module-${String(i).padStart(2, "0")}.ts`
+      : FILES[(hash(v.commitSha) + i) % FILES.length];
     const removed = [`// ${path}: before "${v.name}"`, `export const version = ${index};`];
     const added = [`// ${v.commitMessage || v.name}`, `export const version = ${index + 1};`];
-    for (let n = 0; n < lines; n++) added.push(`export const step${n} = "${sha1(`${v.commitSha}:${i}:${n}`).slice(0, 16)}";`);
+    for (let n = 0; n < lines; n++)
+      added.push(`export const step${n} = "${sha1(`${v.commitSha}:${i}:${n}`).slice(0, 16)}";`);
     out.push(fileDiff(path, removed, added, v, i));
   }
   return out.join("");

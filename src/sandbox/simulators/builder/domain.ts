@@ -22,11 +22,16 @@ export function registerDomainRoutes(ctx: BuildContext, routes: BuildRoutes): vo
 }
 
 function putDomain(ctx: BuildContext, p: SimProject, body: Json) {
-  if (typeof body.hostname !== "string" || body.hostname.trim() === "") fail(400, "MISSING_HOSTNAME", "hostname is required");
+  if (typeof body.hostname !== "string" || body.hostname.trim() === "")
+    fail(400, "MISSING_HOSTNAME", "hostname is required");
   const hostname = validHostname(body.hostname);
   if (!hostname) fail(400, "INVALID_HOSTNAME", "hostname must be a domain name such as shop.example.com");
   if (hostname.split(".").length < 3) {
-    fail(400, "INVALID_HOSTNAME", `${hostname} is an apex domain: use a subdomain such as www.${hostname} and redirect the apex at your DNS provider`);
+    fail(
+      400,
+      "INVALID_HOSTNAME",
+      `${hostname} is an apex domain: use a subdomain such as www.${hostname} and redirect the apex at your DNS provider`,
+    );
   }
   requireDeployment(p);
   chargeProject(ctx, p, "ADD_CUSTOM_DOMAIN");
@@ -36,12 +41,19 @@ function putDomain(ctx: BuildContext, p: SimProject, body: Json) {
 }
 
 function requireDeployment(p: SimProject): void {
-  if (p.lastSuccessfulDeployAt === null) fail(404, "NO_DEPLOYMENT", `${p.projectId} has no deployment with status success yet; deploy it first`);
+  if (p.lastSuccessfulDeployAt === null)
+    fail(404, "NO_DEPLOYMENT", `${p.projectId} has no deployment with status success yet; deploy it first`);
 }
 
 export function addCustomDomain(p: SimProject, hostname: string, at: number): void {
   const token = sha1(`domain:${p.projectId}:${hostname}:${at}`).slice(0, 32);
-  p.customDomain = { hostname, status: "pending_validation", sslStatus: "initializing", validatedAt: at + DOMAIN_VALIDATION, token };
+  p.customDomain = {
+    hostname,
+    status: "pending_validation",
+    sslStatus: "initializing",
+    validatedAt: at + DOMAIN_VALIDATION,
+    token,
+  };
 }
 
 function deleteDomain(p: SimProject) {

@@ -22,7 +22,11 @@ export function validateFigmaShape(value: unknown): string | undefined {
 export function validateFigmaToken(token: unknown, field: string): string {
   if (typeof token !== "string" || token.trim() === "") fail(400, "MISSING_FIGMA_TOKEN", `${field} is required`);
   if (/\s/.test(token) || token.includes("://") || token.length < MIN_TOKEN_LENGTH) {
-    fail(400, "FIGMA_TOKEN_MALFORMED", `${field} does not look like a Figma personal access token (they start with figd_)`);
+    fail(
+      400,
+      "FIGMA_TOKEN_MALFORMED",
+      `${field} does not look like a Figma personal access token (they start with figd_)`,
+    );
   }
   return token;
 }
@@ -35,10 +39,13 @@ export function checkFigmaToken(ctx: BuildContext, token: string): FigmaAccount 
     fail(429, "RATE_LIMITED", `At most ${FIGMA_CHECKS_PER_MINUTE} Figma token checks per minute; retry shortly`);
   }
   ctx.figmaChecks.push(realNow);
-  if (token.includes("invalid")) fail(400, "FIGMA_TOKEN_INVALID", "Figma rejected the token (wrong, expired or revoked)");
-  if (token.includes("noscope")) fail(400, "FIGMA_TOKEN_FORBIDDEN", "The token lacks the current_user:read or file_content:read scope");
+  if (token.includes("invalid"))
+    fail(400, "FIGMA_TOKEN_INVALID", "Figma rejected the token (wrong, expired or revoked)");
+  if (token.includes("noscope"))
+    fail(400, "FIGMA_TOKEN_FORBIDDEN", "The token lacks the current_user:read or file_content:read scope");
   if (token.includes("unreachable")) fail(400, "FIGMA_UNREACHABLE", "Figma could not be reached; retry later");
-  if (token.includes("ratelimited")) fail(400, "FIGMA_RATE_LIMITED", "Figma is rate-limiting the token check; retry shortly");
+  if (token.includes("ratelimited"))
+    fail(400, "FIGMA_RATE_LIMITED", "Figma is rate-limiting the token check; retry shortly");
   const h = sha1(token);
   return {
     id: h.slice(0, 12).replace(/[a-f]/g, (c) => String(c.charCodeAt(0) % 10)),

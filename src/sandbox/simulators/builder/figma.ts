@@ -69,7 +69,10 @@ function disconnect(p: SimProject) {
  * A verdict on the token is `valid: false` with the reason (errorCode, errorMessage: our choice);
  * Figma being unreachable or throttling is no verdict and stays an error, as on connect.
  */
-function validate(ctx: BuildContext, body: Json): { valid: boolean; account?: FigmaAccount; errorCode?: string; errorMessage?: string } {
+function validate(
+  ctx: BuildContext,
+  body: Json,
+): { valid: boolean; account?: FigmaAccount; errorCode?: string; errorMessage?: string } {
   const token = validateFigmaToken(body.token, "token");
   try {
     return { valid: true, account: { ...checkFigmaToken(ctx, token) } };

@@ -69,7 +69,13 @@ export function headSha(p: SimProject): string | null {
 }
 
 /** Commits files: a version (its commitSha is the new HEAD, its diff the real change); pushed to develop when GitHub is connected. */
-export function commitFiles(ctx: BuildContext, p: SimProject, changes: Map<string, Buffer>, message: string, at: number): string {
+export function commitFiles(
+  ctx: BuildContext,
+  p: SimProject,
+  changes: Map<string, Buffer>,
+  message: string,
+  at: number,
+): string {
   const source = sourceOf(p);
   const diff = [...changes].map(([path, bytes]) => fileDiff(path, source.files.get(path), bytes)).join("");
   for (const [path, bytes] of changes) source.files.set(path, bytes);
@@ -78,7 +84,8 @@ export function commitFiles(ctx: BuildContext, p: SimProject, changes: Map<strin
   p.lastModifiedAt = at;
   const sha = version.commitSha;
   ctx.log(p, at, `[git] ${sha.slice(0, 7)} ${message}`);
-  if (p.github?.link) ctx.log(p, at, `[github] Pushed ${sha.slice(0, 7)} to ${p.github.link.repositoryFullName} (develop)`);
+  if (p.github?.link)
+    ctx.log(p, at, `[github] Pushed ${sha.slice(0, 7)} to ${p.github.link.repositoryFullName} (develop)`);
   return sha;
 }
 
@@ -86,7 +93,8 @@ export function commitFiles(ctx: BuildContext, p: SimProject, changes: Map<strin
 function fileDiff(path: string, before: Buffer | undefined, after: Buffer): string {
   const id = (b: Buffer | undefined) => (b ? sha1(b.toString("base64")).slice(0, 7) : "0000000");
   const head = `diff --git a/${path} b/${path}\n${before ? "" : "new file mode 100644\n"}index ${id(before)}..${id(after)}\n`;
-  if ([before, after].some((b) => b?.subarray(0, 8 * KB).includes(0))) return `${head}Binary files ${before ? `a/${path}` : "/dev/null"} and b/${path} differ\n`;
+  if ([before, after].some((b) => b?.subarray(0, 8 * KB).includes(0)))
+    return `${head}Binary files ${before ? `a/${path}` : "/dev/null"} and b/${path} differ\n`;
   const lines = (b: Buffer | undefined) => (b?.length ? b.toString("utf8").replace(/\n$/, "").split("\n") : []);
   const old = lines(before);
   const now = lines(after);
@@ -100,9 +108,15 @@ export function checkPath(path: string | null | undefined, required: boolean): s
     if (required) fail(400, "INVALID_PATH", "path is required");
     return "";
   }
-  if (typeof path !== "string" || path.startsWith("/") || path.includes("..")) fail(400, "INVALID_PATH", `Invalid path "${path}": it must be relative to the project root and must not contain ".."`);
+  if (typeof path !== "string" || path.startsWith("/") || path.includes(".."))
+    fail(
+      400,
+      "INVALID_PATH",
+      `Invalid path "${path}": it must be relative to the project root and must not contain ".."`,
+    );
   const clean = path.replace(/\/+$/, "");
-  if (clean.split("/").some((segment) => EXCLUDED.includes(segment))) fail(400, "INVALID_PATH", `Invalid path "${path}": ${EXCLUDED.join(", ")} are not accessible`);
+  if (clean.split("/").some((segment) => EXCLUDED.includes(segment)))
+    fail(400, "INVALID_PATH", `Invalid path "${path}": ${EXCLUDED.join(", ")} are not accessible`);
   return clean;
 }
 
@@ -116,14 +130,17 @@ function sourceCode(ctx: BuildContext, p: SimProject) {
   return {
     filesCount: source.files.size,
     ...(sha ? { lastCommitSha: sha } : {}),
-    downloadUrl: sha ? `https://storage.${SANDBOX_APPS_DOMAIN}/source/${p.projectId}/${sha}.zip?expires=${encodeURIComponent(expires)}&signature=${sha1(`${sha}:${expires}`)}` : null,
+    downloadUrl: sha
+      ? `https://storage.${SANDBOX_APPS_DOMAIN}/source/${p.projectId}/${sha}.zip?expires=${encodeURIComponent(expires)}&signature=${sha1(`${sha}:${expires}`)}`
+      : null,
   };
 }
 
 function upload(ctx: BuildContext, p: SimProject, req: SimRequest) {
   const file = req.form?.files.file;
-  if (!file) fail(400, "MISSING_FILE", "multipart field \"file\" is required");
-  if (file.bytes.length > MAX_UPLOAD) fail(413, "FILE_TOO_LARGE", `The file is ${file.bytes.length} bytes; uploads may be at most 12 MB`);
+  if (!file) fail(400, "MISSING_FILE", 'multipart field "file" is required');
+  if (file.bytes.length > MAX_UPLOAD)
+    fail(413, "FILE_TOO_LARGE", `The file is ${file.bytes.length} bytes; uploads may be at most 12 MB`);
   if (file.name.includes("upload-fail")) fail(500, "UPLOAD_FAILED", "The file could not be stored");
   chargeProject(ctx, p, "UPLOAD_FILE");
   const source = sourceOf(p);
@@ -141,7 +158,12 @@ function pageParam(query: URLSearchParams, name: string, fallback: number, max: 
   const raw = query.get(name);
   if (raw === null || raw === "") return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < (name === "limit" ? 1 : 0)) fail(400, "INVALID_PAGINATION", `${name} must be a whole number${name === "limit" ? " of at least 1" : " of 0 or more"}`);
+  if (!Number.isInteger(n) || n < (name === "limit" ? 1 : 0))
+    fail(
+      400,
+      "INVALID_PAGINATION",
+      `${name} must be a whole number${name === "limit" ? " of at least 1" : " of 0 or more"}`,
+    );
   return Math.min(n, max);
 }
 
@@ -158,8 +180,12 @@ function tree(_ctx: BuildContext, p: SimProject, query: URLSearchParams) {
   const limit = pageParam(query, "limit", TREE_DEFAULT, TREE_MAX);
   const offset = pageParam(query, "offset", 0, Number.MAX_SAFE_INTEGER);
   const source = sourceOf(p);
-  if (source.files.size > MAX_LISTABLE_FILES) fail(413, "PROJECT_TOO_LARGE", "The project has too many files to list; download the source archive instead");
-  const entries = listEntries([...source.files].filter(([path]) => listable(path)), base);
+  if (source.files.size > MAX_LISTABLE_FILES)
+    fail(413, "PROJECT_TOO_LARGE", "The project has too many files to list; download the source archive instead");
+  const entries = listEntries(
+    [...source.files].filter(([path]) => listable(path)),
+    base,
+  );
   return {
     entries: entries.slice(offset, offset + limit),
     totalEntries: entries.length,
@@ -196,7 +222,8 @@ function listEntries(files: Array<[string, Buffer]>, base: string): Entry[] {
       out.push({ path, name, type: "folder", depth });
       walk(folder.folders.get(name)!, `${path}/`, depth + 1);
     }
-    for (const name of [...folder.files.keys()].sort()) out.push({ path: prefix + name, name, type: "file", size: folder.files.get(name), depth });
+    for (const name of [...folder.files.keys()].sort())
+      out.push({ path: prefix + name, name, type: "file", size: folder.files.get(name), depth });
   };
   // An unknown folder lists nothing (no error is documented for it).
   if (start) walk(start, base ? `${base}/` : "", base ? base.split("/").length : 0);
@@ -208,7 +235,8 @@ function readFile(_ctx: BuildContext, p: SimProject, rawPath: string | null) {
   const source = sourceOf(p);
   const bytes = source.files.get(path);
   if (!bytes) fail(404, "FILE_NOT_FOUND", `No file at ${path}`);
-  if (bytes.length > MAX_READ) fail(413, "FILE_TOO_LARGE", `${path} is ${bytes.length} bytes; files over 1 MB cannot be read here`);
+  if (bytes.length > MAX_READ)
+    fail(413, "FILE_TOO_LARGE", `${path} is ${bytes.length} bytes; files over 1 MB cannot be read here`);
   const binary = bytes.subarray(0, 8 * KB).includes(0);
   return {
     path,
@@ -222,7 +250,9 @@ function readFile(_ctx: BuildContext, p: SimProject, rawPath: string | null) {
 
 /** The service's HTML sanitizer runs over utf8 bodies: it drops script elements and className attributes, and still answers 200. */
 function sanitize(text: string): string {
-  return text.replace(/<script\b[^>]*>[\s\S]*?<\/script>/gi, "").replace(/\s+className=(\{[^}]*\}|"[^"]*"|'[^']*')/g, "");
+  return text
+    .replace(/<script\b[^>]*>[\s\S]*?<\/script>/gi, "")
+    .replace(/\s+className=(\{[^}]*\}|"[^"]*"|'[^']*')/g, "");
 }
 
 function writeFile(ctx: BuildContext, p: SimProject, req: SimRequest) {
@@ -231,20 +261,34 @@ function writeFile(ctx: BuildContext, p: SimProject, req: SimRequest) {
   if (typeof body.content !== "string") fail(400, "MISSING_CONTENT", "content is required and must be a string");
   const encoding = body.encoding ?? "utf8";
   if (encoding !== "utf8" && encoding !== "base64") fail(400, "INVALID_ENCODING", "encoding must be utf8 or base64");
-  if (encoding === "base64" && !/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(body.content)) fail(400, "INVALID_ENCODING", "content is not valid base64");
-  const bytes = encoding === "base64" ? Buffer.from(body.content, "base64") : Buffer.from(sanitize(body.content), "utf8");
-  if (bytes.length > MAX_WRITE) fail(413, "FILE_TOO_LARGE", `The file would be ${bytes.length} bytes; writes may be at most 512 KB`);
+  if (encoding === "base64" && !/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(body.content))
+    fail(400, "INVALID_ENCODING", "content is not valid base64");
+  const bytes =
+    encoding === "base64" ? Buffer.from(body.content, "base64") : Buffer.from(sanitize(body.content), "utf8");
+  if (bytes.length > MAX_WRITE)
+    fail(413, "FILE_TOO_LARGE", `The file would be ${bytes.length} bytes; writes may be at most 512 KB`);
   if (accountPlan(ctx) === "free") fail(400, "FREE_PLAN_NO_SOURCE_EDITING", "Editing source files needs a paid plan");
   if (!hasSandbox(p)) fail(400, "NO_SANDBOX", "The project has no sandbox yet; run the agent once first");
-  if (p.server.status !== "Active") fail(400, "SANDBOX_NOT_ACTIVE", `The sandbox is not active (${p.server.status}); wait until it is`);
-  if (p.run?.state === "running") fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
+  if (p.server.status !== "Active")
+    fail(400, "SANDBOX_NOT_ACTIVE", `The sandbox is not active (${p.server.status}); wait until it is`);
+  if (p.run?.state === "running")
+    fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
   const source = sourceOf(p);
   const isFolder = [...source.files.keys()].some((f) => f.startsWith(`${path}/`));
-  const underFile = path.split("/").some((_, i, parts) => i < parts.length - 1 && source.files.has(parts.slice(0, i + 1).join("/")));
-  if (isFolder || underFile) fail(400, "INVALID_PATH", `Invalid path "${path}": ${isFolder ? "it is a folder" : "a parent is a file"}`);
+  const underFile = path
+    .split("/")
+    .some((_, i, parts) => i < parts.length - 1 && source.files.has(parts.slice(0, i + 1).join("/")));
+  if (isFolder || underFile)
+    fail(400, "INVALID_PATH", `Invalid path "${path}": ${isFolder ? "it is a folder" : "a parent is a file"}`);
   chargeProject(ctx, p, "UPDATE_FILE");
   const created = !source.files.has(path);
-  const commitSha = commitFiles(ctx, p, new Map([[path, bytes]]), `${created ? "Create" : "Update"} ${path}`, ctx.simNow());
+  const commitSha = commitFiles(
+    ctx,
+    p,
+    new Map([[path, bytes]]),
+    `${created ? "Create" : "Update"} ${path}`,
+    ctx.simNow(),
+  );
   return { path, bytesWritten: bytes.length, created, commitSha, filesCount: source.files.size, rebuildRequired: true };
 }
 
@@ -259,7 +303,7 @@ function template(p: SimProject): Record<string, string> {
     "src/app/layout.tsx": `import "./globals.css";\nimport { Header } from "@/components/Header";\n\nexport const metadata = { title: ${JSON.stringify(title)} };\n\nexport default function RootLayout({ children }: { children: React.ReactNode }) {\n  return (\n    <html lang="en">\n      <body className="min-h-screen bg-white">\n        <Header />\n        {children}\n      </body>\n    </html>\n  );\n}\n`,
     "src/app/page.tsx": `export default function Home() {\n  return (\n    <main className="mx-auto max-w-4xl p-8">\n      <h1 className="text-3xl font-bold">${title}</h1>\n      <p className="mt-4 text-gray-600">${p.description}</p>\n    </main>\n  );\n}\n`,
     "src/app/globals.css": "@tailwind base;\n@tailwind components;\n@tailwind utilities;\n",
-    "src/app/api/health/route.ts": 'export function GET() {\n  return Response.json({ ok: true });\n}\n',
+    "src/app/api/health/route.ts": "export function GET() {\n  return Response.json({ ok: true });\n}\n",
     "src/components/Header.tsx": `export function Header() {\n  return <header className="border-b p-4 font-semibold">${title}</header>;\n}\n`,
     "src/lib/db.ts": 'export const databaseUrl = process.env.DATABASE_URL ?? "";\n',
     "dist/build-info.json": `${JSON.stringify({ builtAt: iso(p.createdAt) })}\n`,

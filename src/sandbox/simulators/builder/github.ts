@@ -1,7 +1,16 @@
 import type { BuildContext } from "./context.js";
 import { commitFiles } from "./files.js";
 import { fail, type BuildRoutes } from "./routes.js";
-import { HOUR, SANDBOX_APPS_DOMAIN, SERVER_BOOT, iso, sha1, type GithubState, type Json, type SimProject } from "./state.js";
+import {
+  HOUR,
+  SANDBOX_APPS_DOMAIN,
+  SERVER_BOOT,
+  iso,
+  sha1,
+  type GithubState,
+  type Json,
+  type SimProject,
+} from "./state.js";
 import { bodyOf } from "./validation.js";
 
 /**
@@ -55,21 +64,44 @@ function requireServer(ctx: BuildContext, p: SimProject): void {
 
 function connect(ctx: BuildContext, p: SimProject, body: Json) {
   const { token, repositoryFullName, syncDirection } = body;
-  if (typeof token !== "string" || token === "" || typeof repositoryFullName !== "string" || repositoryFullName === "") {
+  if (
+    typeof token !== "string" ||
+    token === "" ||
+    typeof repositoryFullName !== "string" ||
+    repositoryFullName === ""
+  ) {
     fail(400, "MISSING_GITHUB_FIELDS", "token and repositoryFullName are required");
   }
   const direction = syncDirection ?? "totalum_to_github";
-  if (typeof direction !== "string" || !SYNC_DIRECTIONS.includes(direction)) fail(400, "INVALID_SYNC_DIRECTION", "syncDirection must be totalum_to_github or github_to_totalum");
-  if (p.run?.state === "running") fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
+  if (typeof direction !== "string" || !SYNC_DIRECTIONS.includes(direction))
+    fail(400, "INVALID_SYNC_DIRECTION", "syncDirection must be totalum_to_github or github_to_totalum");
+  if (p.run?.state === "running")
+    fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
   requireServer(ctx, p);
-  if (!TOKEN.test(token) || token.includes("noperm")) fail(400, "GITHUB_VALIDATION_FAILED", "The token is invalid or lacks the Contents, Pull requests and Administration permissions");
+  if (!TOKEN.test(token) || token.includes("noperm"))
+    fail(
+      400,
+      "GITHUB_VALIDATION_FAILED",
+      "The token is invalid or lacks the Contents, Pull requests and Administration permissions",
+    );
   const repo = repositoryFullName.split("/")[1] ?? "";
-  if (!REPO.test(repositoryFullName) || repo.includes("missing")) fail(400, "GITHUB_VALIDATION_FAILED", `Repository ${repositoryFullName} was not found or the token cannot access it`);
-  if (repo.includes("nobranches")) fail(400, "GITHUB_SYNC_FAILED", "The repository has content but no develop and main branches");
+  if (!REPO.test(repositoryFullName) || repo.includes("missing"))
+    fail(
+      400,
+      "GITHUB_VALIDATION_FAILED",
+      `Repository ${repositoryFullName} was not found or the token cannot access it`,
+    );
+  if (repo.includes("nobranches"))
+    fail(400, "GITHUB_SYNC_FAILED", "The repository has content but no develop and main branches");
 
   const at = ctx.simNow();
   const gh = githubOf(p);
-  gh.link = { repositoryFullName, token, connectedAt: at, expiresAt: token.includes("expiring") ? at + HOUR : undefined };
+  gh.link = {
+    repositoryFullName,
+    token,
+    connectedAt: at,
+    expiresAt: token.includes("expiring") ? at + HOUR : undefined,
+  };
   gh.expired = false;
   gh.lastRepositoryFullName = repositoryFullName;
   let syncAction = "push_new";
@@ -77,7 +109,8 @@ function connect(ctx: BuildContext, p: SimProject, body: Json) {
   let requiresRebuild = false;
   if (repo.includes("synced")) syncAction = "already_synced";
   else if (repo.includes("shared")) [syncAction, requiresRebuild] = ["merge_and_push", true];
-  else if (repo.includes("unrelated")) [syncAction, requiresRebuild] = direction === "github_to_totalum" ? ["pull", true] : ["push", false];
+  else if (repo.includes("unrelated"))
+    [syncAction, requiresRebuild] = direction === "github_to_totalum" ? ["pull", true] : ["push", false];
   else repoHasContent = false;
   ctx.log(p, at, `[github] Connected ${repositoryFullName} (${syncAction})`);
   if (requiresRebuild) {
@@ -104,23 +137,42 @@ function disconnect(p: SimProject) {
 function status(p: SimProject) {
   const gh = githubOf(p);
   if (!gh.link) {
-    return { connected: false, tokenValid: false, tokenExpired: gh.expired, repositoryFullName: gh.expired ? (gh.lastRepositoryFullName ?? null) : null };
+    return {
+      connected: false,
+      tokenValid: false,
+      tokenExpired: gh.expired,
+      repositoryFullName: gh.expired ? (gh.lastRepositoryFullName ?? null) : null,
+    };
   }
-  return { connected: true, tokenValid: true, tokenExpired: false, repositoryFullName: gh.link.repositoryFullName, developBranch: "develop", productionBranch: "main" };
+  return {
+    connected: true,
+    tokenValid: true,
+    tokenExpired: false,
+    repositoryFullName: gh.link.repositoryFullName,
+    developBranch: "develop",
+    productionBranch: "main",
+  };
 }
 
 function pull(ctx: BuildContext, p: SimProject) {
   const gh = githubOf(p);
-  if (!gh.link) fail(400, "GITHUB_NOT_CONNECTED", "No GitHub repository is connected to this project; connect one first");
-  if (p.run?.state === "running") fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
+  if (!gh.link)
+    fail(400, "GITHUB_NOT_CONNECTED", "No GitHub repository is connected to this project; connect one first");
+  if (p.run?.state === "running")
+    fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
   requireServer(ctx, p);
   const changes = new Map(gh.remoteChanges);
   if (changes.size === 0) return { status: "no_changes", message: "develop has no new commits", filesUpdated: 0 };
-  if ([...changes.values()].some((b) => b.includes("[pull-error]"))) fail(400, "GITHUB_PULL_ERROR", "git pull failed: merge conflict on develop");
+  if ([...changes.values()].some((b) => b.includes("[pull-error]")))
+    fail(400, "GITHUB_PULL_ERROR", "git pull failed: merge conflict on develop");
   const at = ctx.simNow();
   commitFiles(ctx, p, changes, `Pull ${changes.size} file(s) from GitHub (develop)`, at);
   gh.remoteChanges.clear();
-  startPull(gh, at, [...changes.values()].some((b) => b.includes("[rebuild-fail]")));
+  startPull(
+    gh,
+    at,
+    [...changes.values()].some((b) => b.includes("[rebuild-fail]")),
+  );
   return { status: "pulling", message: "Pulled develop; rebuilding in the background", filesUpdated: changes.size };
 }
 
@@ -138,7 +190,9 @@ function env(p: SimProject) {
       `NODE_ENV=${environment}`,
       `NEXT_PUBLIC_APP_URL=${url}`,
       `TOTALUM_API_KEY=${key}`,
-      ...p.secrets.filter((s) => s.environment === environment || s.environment === "both").map((s) => `${s.secretName}="${s.secretValue}"`),
+      ...p.secrets
+        .filter((s) => s.environment === environment || s.environment === "both")
+        .map((s) => `${s.secretName}="${s.secretValue}"`),
     ].join("\n")}\n`;
   return {
     envDev: text("development", `https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`),
@@ -159,6 +213,10 @@ function advanceGithub(ctx: BuildContext, p: SimProject, now: number): void {
   const pull = gh.pull;
   if (pull?.status === "pulling" && pull.doneAt <= now) {
     pull.status = pull.fails ? "error" : "success";
-    ctx.log(p, pull.doneAt, pull.fails ? "[rebuild] ERROR Build after the GitHub pull failed" : "[rebuild] Rebuilt after the GitHub pull");
+    ctx.log(
+      p,
+      pull.doneAt,
+      pull.fails ? "[rebuild] ERROR Build after the GitHub pull failed" : "[rebuild] Rebuilt after the GitHub pull",
+    );
   }
 }

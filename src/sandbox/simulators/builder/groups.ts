@@ -17,7 +17,9 @@ const MAX_PAGE = 200;
 export function registerGroupRoutes(ctx: BuildContext, routes: BuildRoutes): void {
   routes.on("POST", "/project-groups", (req) => createGroup(ctx, bodyOf(req)));
   routes.on("GET", "/project-groups", (req) => listGroups(ctx, req.query));
-  routes.on("GET", "/project-groups/:groupId", (req) => groupView(ctx, req.params.groupId, loadGroup(ctx, req.params.groupId)));
+  routes.on("GET", "/project-groups/:groupId", (req) =>
+    groupView(ctx, req.params.groupId, loadGroup(ctx, req.params.groupId)),
+  );
   routes.on("PATCH", "/project-groups/:groupId", (req) => updateGroup(ctx, req.params.groupId, bodyOf(req)));
   routes.on("DELETE", "/project-groups/:groupId", (req) => deleteGroup(ctx, req.params.groupId));
 }
@@ -29,7 +31,13 @@ function loadGroup(ctx: BuildContext, groupId: string): Group {
 }
 
 function baseView(ctx: BuildContext, groupId: string, g: Group) {
-  return { groupId, name: g.name, description: g.description ?? "", createdAt: iso(g.createdAt ?? ctx.t0), updatedAt: iso(g.updatedAt ?? g.createdAt ?? ctx.t0) };
+  return {
+    groupId,
+    name: g.name,
+    description: g.description ?? "",
+    createdAt: iso(g.createdAt ?? ctx.t0),
+    updatedAt: iso(g.updatedAt ?? g.createdAt ?? ctx.t0),
+  };
 }
 
 function groupView(ctx: BuildContext, groupId: string, g: Group) {
@@ -40,7 +48,8 @@ function groupView(ctx: BuildContext, groupId: string, g: Group) {
 /** Trimmed, 1-80 characters; `code` is the operation's error. */
 function validName(value: unknown, code: string): string {
   const name = typeof value === "string" ? value.trim() : "";
-  if (name === "" || name.length > MAX_NAME) fail(400, code, `name is required and must be at most ${MAX_NAME} characters`);
+  if (name === "" || name.length > MAX_NAME)
+    fail(400, code, `name is required and must be at most ${MAX_NAME} characters`);
   return name;
 }
 
@@ -53,7 +62,8 @@ function cutDescription(value: unknown, code: string): string {
 function createGroup(ctx: BuildContext, body: Json) {
   const name = validName(body.name, "CREATE_PROJECT_GROUP_ERROR");
   const description = given(body.description) ? cutDescription(body.description, "CREATE_PROJECT_GROUP_ERROR") : "";
-  if (ctx.groups.size >= MAX_GROUPS) fail(400, "CREATE_PROJECT_GROUP_ERROR", `An account may have at most ${MAX_GROUPS} project groups`);
+  if (ctx.groups.size >= MAX_GROUPS)
+    fail(400, "CREATE_PROJECT_GROUP_ERROR", `An account may have at most ${MAX_GROUPS} project groups`);
   const at = ctx.simNow();
   const groupId = ctx.newId();
   const group: Group = { name, description, capacity: GROUP_CAPACITY, createdAt: at, updatedAt: at };
@@ -63,7 +73,10 @@ function createGroup(ctx: BuildContext, body: Json) {
 
 /** Newest first; a limit over 200 is clamped (the reference gives the maximum, not the refusal). */
 function listGroups(ctx: BuildContext, query: URLSearchParams) {
-  const limit = Math.min(intParam(query, "limit", 100, 1, Number.MAX_SAFE_INTEGER, "LIST_PROJECT_GROUPS_ERROR"), MAX_PAGE);
+  const limit = Math.min(
+    intParam(query, "limit", 100, 1, Number.MAX_SAFE_INTEGER, "LIST_PROJECT_GROUPS_ERROR"),
+    MAX_PAGE,
+  );
   const skip = intParam(query, "skip", 0, 0, Number.MAX_SAFE_INTEGER, "LIST_PROJECT_GROUPS_ERROR");
   const search = (query.get("search") ?? "").toLowerCase();
   const matches = [...ctx.groups]
@@ -71,13 +84,19 @@ function listGroups(ctx: BuildContext, query: URLSearchParams) {
     .filter(([, g]) => !search || g.name.toLowerCase().includes(search))
     .sort(([, a], [, b]) => (b.createdAt ?? ctx.t0) - (a.createdAt ?? ctx.t0));
   const page = matches.slice(skip, skip + limit).map(([id, g]) => groupView(ctx, id, g));
-  return new WithHeaders(page, { "X-Total-Count": String(matches.length), "X-Limit": String(limit), "X-Skip": String(skip) });
+  return new WithHeaders(page, {
+    "X-Total-Count": String(matches.length),
+    "X-Limit": String(limit),
+    "X-Skip": String(skip),
+  });
 }
 
 function updateGroup(ctx: BuildContext, groupId: string, body: Json) {
   const group = loadGroup(ctx, groupId);
   const name = given(body.name) ? validName(body.name, "UPDATE_PROJECT_GROUP_ERROR") : undefined;
-  const description = given(body.description) ? cutDescription(body.description, "UPDATE_PROJECT_GROUP_ERROR") : undefined;
+  const description = given(body.description)
+    ? cutDescription(body.description, "UPDATE_PROJECT_GROUP_ERROR")
+    : undefined;
   if (name !== undefined) group.name = name;
   if (description !== undefined) group.description = description;
   group.updatedAt = ctx.simNow();

@@ -18,7 +18,11 @@ export function registerImportRoutes(ctx: BuildContext, _routes: BuildRoutes): v
 }
 
 /** See BuildSimulator.startImport. */
-export function startImport(ctx: BuildContext, p: SimProject, opts: { fail?: boolean; stuck?: boolean; onSuccess?: (at: number) => void }): void {
+export function startImport(
+  ctx: BuildContext,
+  p: SimProject,
+  opts: { fail?: boolean; stuck?: boolean; onSuccess?: (at: number) => void },
+): void {
   const at = ctx.simNow();
   // T2: for a moment the details still show no lock (freshness.ts).
   holdPrevious(ctx, p, "importInProgress", importView(p, at));

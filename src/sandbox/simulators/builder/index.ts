@@ -231,7 +231,8 @@ export class BuildSimulator {
     this.router = new Router({
       authorize: (req) => this.unauthorized(req),
       notFound: (req) => errorResponse(404, "NOT_FOUND", `No operation ${req.method} ${req.path}`),
-      badJson: (req) => this.unauthorized(req) ?? errorResponse(400, "INVALID_JSON", "The request body is not valid JSON"),
+      badJson: (req) =>
+        this.unauthorized(req) ?? errorResponse(400, "INVALID_JSON", "The request body is not valid JSON"),
     });
     const routes = new BuildRoutes(this.router, this.ctx);
     for (const register of AREAS) register(this.ctx, routes, this.router);

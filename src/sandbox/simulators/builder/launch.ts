@@ -36,7 +36,12 @@ function launch(ctx: BuildContext, body: Json) {
   const uploads = files.filter((f) => f.content !== undefined).length;
   const cost = round(CREDIT_COSTS.CREATE_PROJECT + uploads * CREDIT_COSTS.UPLOAD_FILE);
   // §3: the balance and the run minimum are judged before creation (402, nothing created or charged).
-  checkAccountCanCreate(ctx, fields.groupId, round(cost + AGENT_MIN_CREDITS), "Creating the project, uploading its files and starting the agent");
+  checkAccountCanCreate(
+    ctx,
+    fields.groupId,
+    round(cost + AGENT_MIN_CREDITS),
+    "Creating the project, uploading its files and starting the agent",
+  );
   const { projectId, requestedProjectId } = allocateProjectId(ctx, fields.projectId);
 
   const at = ctx.simNow();
@@ -77,7 +82,10 @@ function launchAgent(ctx: BuildContext, p: SimProject, prompt: string, body: Jso
     };
   };
   if (overDevelopmentCap(p, UPFRONT_CREDITS)) {
-    return refused("PROJECT_CREDIT_LIMIT_REACHED", "the project's monthly development credit limit is reached: raise it");
+    return refused(
+      "PROJECT_CREDIT_LIMIT_REACHED",
+      "the project's monthly development credit limit is reached: raise it",
+    );
   }
   startRun(ctx, p, prompt, at, options, p.files);
   return {

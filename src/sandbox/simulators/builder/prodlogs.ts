@@ -43,7 +43,12 @@ export function registerProdLogRoutes(ctx: BuildContext, routes: BuildRoutes): v
 function planLimit(ctx: BuildContext): void {
   const realNow = ctx.now();
   const recent = (requests.get(ctx) ?? []).filter((t) => realNow - t < MINUTE);
-  if (recent.length >= REQUESTS_PER_MINUTE) fail(429, "PLAN_LIMIT_REACHED", `The plan allows ${REQUESTS_PER_MINUTE} production-log requests per minute; wait for the limit to reset`);
+  if (recent.length >= REQUESTS_PER_MINUTE)
+    fail(
+      429,
+      "PLAN_LIMIT_REACHED",
+      `The plan allows ${REQUESTS_PER_MINUTE} production-log requests per minute; wait for the limit to reset`,
+    );
   recent.push(realNow);
   requests.set(ctx, recent);
 }
@@ -52,7 +57,8 @@ function instant(query: URLSearchParams, name: string): number | undefined {
   const raw = query.get(name);
   if (raw === null || raw === "") return undefined;
   const ms = Date.parse(raw);
-  if (Number.isNaN(ms)) fail(400, "PROD_LOGS_WORKER_ERROR", `The log pipeline could not read ${name} (${raw}): use ISO 8601`);
+  if (Number.isNaN(ms))
+    fail(400, "PROD_LOGS_WORKER_ERROR", `The log pipeline could not read ${name} (${raw}): use ISO 8601`);
   return ms;
 }
 
@@ -73,7 +79,8 @@ function prodLogs(ctx: BuildContext, p: SimProject, query: URLSearchParams) {
 
 function window(p: SimProject, start: number, end: number): Json[] {
   const out: Json[] = [];
-  for (let t = Math.ceil(start / STEP) * STEP; t <= end && out.length < RETENTION / STEP + 1; t += STEP) out.push(record(p, t));
+  for (let t = Math.ceil(start / STEP) * STEP; t <= end && out.length < RETENTION / STEP + 1; t += STEP)
+    out.push(record(p, t));
   return out;
 }
 
@@ -83,18 +90,39 @@ function record(p: SimProject, t: number): Json {
   const [method, path, okStatus] = ROUTES[h % ROUTES.length];
   const url = `https://${productionHost(p.projectId)}${path}`;
   const wall = 5 + (h % 180);
-  const base = { EventTimestampMs: t, WallTimeMs: wall, CPUTimeMs: 1 + (h % 9), Event: { Request: { URL: url, Method: method }, Response: { Status: okStatus } } };
+  const base = {
+    EventTimestampMs: t,
+    WallTimeMs: wall,
+    CPUTimeMs: 1 + (h % 9),
+    Event: { Request: { URL: url, Method: method }, Response: { Status: okStatus } },
+  };
   if (h % 17 === 0) {
     return {
       ...base,
       Outcome: "exception",
       Event: { Request: { URL: url, Method: method }, Response: { Status: 500 } },
-      Logs: [{ Level: "error", Message: [`${method} ${path} failed`, { requestId: (h >>> 8).toString(16) }], TimestampMs: t + wall - 1 }],
-      Exceptions: [{ Name: "TypeError", Message: "Cannot read properties of undefined (reading 'price')", TimestampMs: t + wall }],
+      Logs: [
+        {
+          Level: "error",
+          Message: [`${method} ${path} failed`, { requestId: (h >>> 8).toString(16) }],
+          TimestampMs: t + wall - 1,
+        },
+      ],
+      Exceptions: [
+        { Name: "TypeError", Message: "Cannot read properties of undefined (reading 'price')", TimestampMs: t + wall },
+      ],
     };
   }
-  if (h % 23 === 0) return { ...base, Outcome: "canceled", Logs: [{ Level: "warn", Message: ["Client disconnected before the response"], TimestampMs: t + wall }] };
-  const logs = method === "POST" ? [{ Level: "info", Message: [`${path} handled`, { items: 1 + (h % 4) }], TimestampMs: t + 2 }] : [];
+  if (h % 23 === 0)
+    return {
+      ...base,
+      Outcome: "canceled",
+      Logs: [{ Level: "warn", Message: ["Client disconnected before the response"], TimestampMs: t + wall }],
+    };
+  const logs =
+    method === "POST"
+      ? [{ Level: "info", Message: [`${path} handled`, { items: 1 + (h % 4) }], TimestampMs: t + 2 }]
+      : [];
   return { ...base, Outcome: "ok", Logs: logs, Exceptions: [] };
 }
 

@@ -23,13 +23,16 @@ function text(value: unknown, max: number, code: string, field: string): string 
 }
 
 function updateProject(ctx: BuildContext, p: SimProject, body: Json) {
-  if (!FIELDS.some((f) => f in body)) fail(400, "NOTHING_TO_UPDATE", "Send at least one of label, description or groupId");
+  if (!FIELDS.some((f) => f in body))
+    fail(400, "NOTHING_TO_UPDATE", "Send at least one of label, description or groupId");
   const label = "label" in body ? text(body.label, 80, "INVALID_LABEL", "label") : p.label;
-  const description = "description" in body ? (text(body.description, 500, "INVALID_DESCRIPTION", "description") ?? "") : p.description;
+  const description =
+    "description" in body ? (text(body.description, 500, "INVALID_DESCRIPTION", "description") ?? "") : p.description;
   let groupId = p.groupId;
   if ("groupId" in body) {
     const wanted = body.groupId;
-    if (wanted !== null && wanted !== "" && typeof wanted !== "string") fail(400, "INVALID_PROJECT_GROUP", "groupId must be a string or null");
+    if (wanted !== null && wanted !== "" && typeof wanted !== "string")
+      fail(400, "INVALID_PROJECT_GROUP", "groupId must be a string or null");
     groupId = typeof wanted === "string" && wanted !== "" ? wanted : undefined;
     if (groupId !== undefined && groupId !== p.groupId) checkGroup(ctx, groupId);
   }

@@ -24,7 +24,8 @@ function create(ctx: BuildContext, body: Json) {
   checkAccountCanCreate(ctx, fields.groupId, CREDIT_COSTS.CREATE_PROJECT, "CREATE_PROJECT");
   // [C] documents 409 for a taken id here (only launch tries suffixed ids; [BSA]'s requestedProjectId is superseded).
   const projectId = fields.projectId;
-  if (ctx.projects.has(projectId)) fail(409, "PROJECT_ALREADY_EXISTS", `A project with the id ${projectId} already exists`);
+  if (ctx.projects.has(projectId))
+    fail(409, "PROJECT_ALREADY_EXISTS", `A project with the id ${projectId} already exists`);
   const at = ctx.simNow();
   ctx.wallet.charge(CREDIT_COSTS.CREATE_PROJECT);
   const p = createProject(ctx, { ...fields, projectId }, at);
@@ -43,12 +44,18 @@ export function validateNewProject(body: Json): NewProjectFields {
   const projectId = validateProjectId(body.projectId);
   const { description, label } = validateDescriptionAndLabel(body);
   const groupId = given(body.groupId) ? body.groupId : undefined;
-  if (groupId !== undefined && typeof groupId !== "string") fail(400, "INVALID_PROJECT_GROUP", "groupId must be a string");
+  if (groupId !== undefined && typeof groupId !== "string")
+    fail(400, "INVALID_PROJECT_GROUP", "groupId must be a string");
   return { projectId, description, label, groupId: groupId === "" ? undefined : groupId };
 }
 
 /** Group, plan limit, creation rate and balance, in that order. */
-export function checkAccountCanCreate(ctx: BuildContext, groupId: string | undefined, cost: number, what: string): void {
+export function checkAccountCanCreate(
+  ctx: BuildContext,
+  groupId: string | undefined,
+  cost: number,
+  what: string,
+): void {
   if (groupId !== undefined) checkGroup(ctx, groupId);
   if (ctx.projects.size >= ctx.maxProjects) {
     fail(403, "MAX_PROJECTS_REACHED", `The plan allows ${ctx.maxProjects} projects; delete one or upgrade`, {
@@ -92,7 +99,10 @@ const SUFFIX_LENGTHS = [2, 3, 4, 5, 6, 6];
  * reference's example: barber-bookings-k7q), the first free candidate wins; the candidates follow
  * from the id, so the same id always tries the same six. A 35-character id becomes 38-42.
  */
-export function allocateProjectId(ctx: BuildContext, requested: string): { projectId: string; requestedProjectId?: string } {
+export function allocateProjectId(
+  ctx: BuildContext,
+  requested: string,
+): { projectId: string; requestedProjectId?: string } {
   if (!ctx.projects.has(requested)) return { projectId: requested };
   for (const [i, length] of SUFFIX_LENGTHS.entries()) {
     const digest = BigInt(`0x${sha1(`suffix:${requested}:${i}`)}`).toString(36);
@@ -143,7 +153,8 @@ function list(ctx: BuildContext, query: URLSearchParams) {
   const byLastModified = query.get("sortField") === "lastModified";
   const direction = query.get("sortDirection") === "asc" ? 1 : -1;
   const matches = [...ctx.projects.values()].filter((p) => {
-    if (search && !p.projectId.toLowerCase().includes(search) && !p.description.toLowerCase().includes(search)) return false;
+    if (search && !p.projectId.toLowerCase().includes(search) && !p.description.toLowerCase().includes(search))
+      return false;
     if (groupId === "none" && p.groupId !== undefined) return false;
     if (groupId && groupId !== "none" && p.groupId !== groupId) return false;
     if (from !== undefined && p.createdAt < from) return false;

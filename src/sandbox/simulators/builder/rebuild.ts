@@ -28,13 +28,17 @@ export function brokenFile(p: SimProject): string | undefined {
 function rebuild(ctx: BuildContext, p: SimProject) {
   if (!hasSandbox(p)) fail(400, "NO_SANDBOX", "The project has no sandbox yet; run the agent once first");
   if (p.rebuild?.status === "rebuilding") fail(409, "REBUILD_RUNNING", "A rebuild is already running on this project");
-  if (p.run?.state === "running") fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
-  if (p.deployment?.status === "deploying") fail(409, "DEPLOYMENT_RUNNING", "A deployment is running on this project; wait until it ends");
-  if (p.server.status !== "Active") fail(400, "SANDBOX_NOT_ACTIVE", `The sandbox is not active (${p.server.status}); wait until it is`);
+  if (p.run?.state === "running")
+    fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
+  if (p.deployment?.status === "deploying")
+    fail(409, "DEPLOYMENT_RUNNING", "A deployment is running on this project; wait until it ends");
+  if (p.server.status !== "Active")
+    fail(400, "SANDBOX_NOT_ACTIVE", `The sandbox is not active (${p.server.status}); wait until it is`);
   const realNow = ctx.now();
   const history = (p.rebuild?.history ?? []).filter((t) => realNow - t < HOUR);
   const allowed = REBUILDS_PER_HOUR[accountPlan(ctx)];
-  if (history.length >= allowed) fail(400, "REBUILD_LIMIT_REACHED", `The plan allows ${allowed} rebuilds per hour; wait or upgrade`);
+  if (history.length >= allowed)
+    fail(400, "REBUILD_LIMIT_REACHED", `The plan allows ${allowed} rebuilds per hour; wait or upgrade`);
   chargeProject(ctx, p, "REBUILD_PROJECT");
   const at = ctx.simNow();
   const broken = brokenFile(p);
@@ -42,11 +46,18 @@ function rebuild(ctx: BuildContext, p: SimProject) {
     status: "rebuilding",
     startedAt: at,
     doneAt: at + REBUILD_DURATION,
-    failure: broken ? { errorCode: "BUILD_FAILED", errorMessage: `npm run build failed: Type error in ${broken}` } : undefined,
+    failure: broken
+      ? { errorCode: "BUILD_FAILED", errorMessage: `npm run build failed: Type error in ${broken}` }
+      : undefined,
     history: [...history, realNow],
   };
   ctx.log(p, at, "[rebuild] rm -rf .next && npm run build && npm start");
-  return { projectId: p.projectId, status: "rebuilding", startedAt: iso(at), message: "Rebuild started; poll rebuild/status until it is success or error" };
+  return {
+    projectId: p.projectId,
+    status: "rebuilding",
+    startedAt: iso(at),
+    message: "Rebuild started; poll rebuild/status until it is success or error",
+  };
 }
 
 function status(ctx: BuildContext, p: SimProject) {
@@ -68,5 +79,9 @@ function advanceRebuild(ctx: BuildContext, p: SimProject, now: number): void {
   const r = p.rebuild;
   if (r?.status !== "rebuilding" || r.doneAt > now) return;
   r.status = r.failure ? "error" : "success";
-  ctx.log(p, r.doneAt, r.failure ? `[rebuild] ERROR ${r.failure.errorMessage}` : "[rebuild] Compiled successfully; serving the new build");
+  ctx.log(
+    p,
+    r.doneAt,
+    r.failure ? `[rebuild] ERROR ${r.failure.errorMessage}` : "[rebuild] Compiled successfully; serving the new build",
+  );
 }

@@ -9,10 +9,18 @@ import { bodyOf } from "./validation.js";
  */
 export function registerRecordRoutes(ctx: BuildContext, routes: BuildRoutes): void {
   routes.onProject("POST", "/database/records", (p, req) => createRecord(ctx, p, bodyOf(req)));
-  routes.onProject("PATCH", "/database/records/:recordId", (p, req) => updateRecord(ctx, p, req.params.recordId, bodyOf(req)));
-  routes.onProject("DELETE", "/database/records/:recordId", (p, req) => deleteRecord(p, req.params.recordId, req.query.get("tableName")));
-  routes.onProject("POST", "/database/records/:recordId/link", (p, req) => link(p, req.params.recordId, bodyOf(req), true));
-  routes.onProject("DELETE", "/database/records/:recordId/link", (p, req) => link(p, req.params.recordId, bodyOf(req), false));
+  routes.onProject("PATCH", "/database/records/:recordId", (p, req) =>
+    updateRecord(ctx, p, req.params.recordId, bodyOf(req)),
+  );
+  routes.onProject("DELETE", "/database/records/:recordId", (p, req) =>
+    deleteRecord(p, req.params.recordId, req.query.get("tableName")),
+  );
+  routes.onProject("POST", "/database/records/:recordId/link", (p, req) =>
+    link(p, req.params.recordId, bodyOf(req), true),
+  );
+  routes.onProject("DELETE", "/database/records/:recordId/link", (p, req) =>
+    link(p, req.params.recordId, bodyOf(req), false),
+  );
 }
 
 /** Fields the service sets itself: a value sent for them is ignored. */
@@ -69,7 +77,8 @@ function link(p: SimProject, recordId: string, body: Json, add: boolean) {
   const { propertyId, referenceId } = body;
   const table = tableOf(p, body.tableName);
   if (typeof propertyId !== "string" || propertyId === "") fail(400, "MISSING_PROPERTY_ID", "propertyId is required");
-  if (typeof referenceId !== "string" || referenceId === "") fail(400, "MISSING_REFERENCE_ID", "referenceId is required");
+  if (typeof referenceId !== "string" || referenceId === "")
+    fail(400, "MISSING_REFERENCE_ID", "referenceId is required");
   const answer = add ? { linked: true } : { unlinked: true };
   const property = manyToMany(table, propertyId);
   if (!property) return answer;
@@ -79,7 +88,8 @@ function link(p: SimProject, recordId: string, body: Json, add: boolean) {
     if (target) recordOf(p, target, referenceId);
   }
   const key: RecordLink = { propertyId: property.id, recordIds: [recordId, referenceId].sort() as [string, string] };
-  const same = (l: RecordLink) => l.propertyId === key.propertyId && l.recordIds[0] === key.recordIds[0] && l.recordIds[1] === key.recordIds[1];
+  const same = (l: RecordLink) =>
+    l.propertyId === key.propertyId && l.recordIds[0] === key.recordIds[0] && l.recordIds[1] === key.recordIds[1];
   const links = (p.recordLinks ??= []);
   if (add && !links.some(same)) links.push(key);
   if (!add) p.recordLinks = links.filter((l) => !same(l));

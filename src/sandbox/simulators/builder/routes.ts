@@ -32,8 +32,16 @@ export class WithHeaders {
   ) {}
 }
 
-export function errorResponse(status: number, errorCode: string, errorMessage: string, errorDetails?: Record<string, unknown>): SimResponse {
-  return { status, body: { errors: { errorCode, errorMessage, ...(errorDetails ? { errorDetails } : {}) }, data: null } };
+export function errorResponse(
+  status: number,
+  errorCode: string,
+  errorMessage: string,
+  errorDetails?: Record<string, unknown>,
+): SimResponse {
+  return {
+    status,
+    body: { errors: { errorCode, errorMessage, ...(errorDetails ? { errorDetails } : {}) }, data: null },
+  };
 }
 
 /**
@@ -66,7 +74,8 @@ export class BuildRoutes {
     this.on(method, `/projects/:projectId${path}`, (req) => {
       const data = handler(this.ctx.loadProject(req.params.projectId), req);
       // §1.4: a successful PATCH discards the cached details snapshot (and a deleted project's goes with it).
-      if (path === "" && (method === "PATCH" || method === "DELETE")) this.ctx.detailsCache.delete(req.params.projectId);
+      if (path === "" && (method === "PATCH" || method === "DELETE"))
+        this.ctx.detailsCache.delete(req.params.projectId);
       return data;
     });
   }

@@ -35,7 +35,12 @@ export function seedDemoData(ctx: BuildContext): void {
     description: "Landing page for the spring marketing campaign",
     groupId: "grp_marketing",
   });
-  seedRun(ctx, campaign, "Create a landing page for our spring sale with a newsletter signup form", t - 40 * DAY + HOUR);
+  seedRun(
+    ctx,
+    campaign,
+    "Create a landing page for our spring sale with a newsletter signup form",
+    t - 40 * DAY + HOUR,
+  );
 
   const dashboard = seedProject(ctx, "internal-dashboard", t - 20 * DAY, {
     label: "Internal dashboard",
@@ -44,7 +49,12 @@ export function seedDemoData(ctx: BuildContext): void {
   });
   dashboard.secrets = [
     { _id: ctx.newId(), secretName: "DATABASE_URL", secretValue: "postgres://demo:demo@db/sales", environment: "both" },
-    { _id: ctx.newId(), secretName: "SENDGRID_API_KEY", secretValue: "SG.demo-secret-value", environment: "production" },
+    {
+      _id: ctx.newId(),
+      secretName: "SENDGRID_API_KEY",
+      secretValue: "SG.demo-secret-value",
+      environment: "production",
+    },
   ];
   const dashboardPrompt = "Build a sales dashboard with charts of monthly revenue and a weekly email report";
   seedRun(ctx, dashboard, dashboardPrompt, t - 20 * DAY + HOUR);
@@ -60,7 +70,12 @@ export function seedDemoData(ctx: BuildContext): void {
   ctx.seeding = false;
 }
 
-function seedProject(ctx: BuildContext, projectId: string, at: number, fields: Omit<NewProjectFields, "projectId">): SimProject {
+function seedProject(
+  ctx: BuildContext,
+  projectId: string,
+  at: number,
+  fields: Omit<NewProjectFields, "projectId">,
+): SimProject {
   return createProject(ctx, { projectId, ...fields }, at);
 }
 

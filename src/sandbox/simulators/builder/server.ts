@@ -16,9 +16,12 @@ export function registerServerRoutes(ctx: BuildContext, routes: BuildRoutes): vo
 }
 
 function restartServer(ctx: BuildContext, p: SimProject) {
-  if (p.run?.state === "running") fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
-  if (p.deployment?.status === "deploying") fail(409, "DEPLOYMENT_RUNNING", "A deployment is running on this project; wait until it ends");
-  if (p.recovery?.status === "recovering") fail(409, "RECOVERY_RUNNING", "A version recovery is running on this project");
+  if (p.run?.state === "running")
+    fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
+  if (p.deployment?.status === "deploying")
+    fail(409, "DEPLOYMENT_RUNNING", "A deployment is running on this project; wait until it ends");
+  if (p.recovery?.status === "recovering")
+    fail(409, "RECOVERY_RUNNING", "A version recovery is running on this project");
   chargeProject(ctx, p, "START_SERVER");
   const wasActive = p.server.status === "Active";
   holdPrevious(ctx, p, "agentServerStatus", p.server.status);
@@ -42,7 +45,11 @@ export function serverNotReady(ctx: BuildContext, p: SimProject, what = "call"):
     chargeProject(ctx, p, "START_SERVER");
     startServer(ctx, p, ctx.simNow());
   }
-  fail(409, "SERVER_NOT_READY", `The dev server is not running; it is being started. Retry the ${what} once agentServerStatus is Active`);
+  fail(
+    409,
+    "SERVER_NOT_READY",
+    `The dev server is not running; it is being started. Retry the ${what} once agentServerStatus is Active`,
+  );
 }
 
 function advanceServer(ctx: BuildContext, p: SimProject, now: number): void {

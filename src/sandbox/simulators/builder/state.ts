@@ -167,7 +167,10 @@ export interface TableProperty {
   label: string;
   /** Relations: both sides of one relation carry the same `id`; the target is a table `_id`. */
   id: string;
-  objectReference?: { objectReferenceTypeId: string; objectReferenceRelation: "manyToMany" | "oneToMany" | "manyToOne" | "oneToOne" };
+  objectReference?: {
+    objectReferenceTypeId: string;
+    objectReferenceRelation: "manyToMany" | "oneToMany" | "manyToOne" | "oneToOne";
+  };
 }
 export interface Table {
   _id: string;

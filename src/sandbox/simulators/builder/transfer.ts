@@ -47,7 +47,11 @@ function checkRate(ctx: BuildContext, history: number[], code: string, what: str
 }
 
 function copyTables(tables: Table[], withRecords: boolean): Table[] {
-  return tables.map((t) => ({ ...t, properties: t.properties.map((q) => structuredClone(q)), records: withRecords ? structuredClone(t.records) : [] }));
+  return tables.map((t) => ({
+    ...t,
+    properties: t.properties.map((q) => structuredClone(q)),
+    records: withRecords ? structuredClone(t.records) : [],
+  }));
 }
 
 function exportProject(ctx: BuildContext, p: SimProject, body: Json, codes: Map<string, Exported>, history: number[]) {
@@ -62,17 +66,24 @@ function exportProject(ctx: BuildContext, p: SimProject, body: Json, codes: Map<
     tables: copyTables(p.tables, includeRecords),
     recordLinks: includeRecords ? structuredClone(p.recordLinks ?? []) : [],
   });
-  const message = "Export created. Keep the import code secret: whoever holds it can import this project's data and source.";
+  const message =
+    "Export created. Keep the import code secret: whoever holds it can import this project's data and source.";
   return { importCode, includeRecords, message };
 }
 
 function importProject(ctx: BuildContext, p: SimProject, body: Json, codes: Map<string, Exported>, history: number[]) {
   const { importCode } = body;
-  if (typeof importCode !== "string" || importCode.trim() === "") fail(400, "MISSING_IMPORT_CODE", "importCode is required");
+  if (typeof importCode !== "string" || importCode.trim() === "")
+    fail(400, "MISSING_IMPORT_CODE", "importCode is required");
   if (p.importLock) fail(400, "IMPORT_IN_PROGRESS", "An import is already running on this project");
-  if (p.run?.state === "running") fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
+  if (p.run?.state === "running")
+    fail(409, "AGENT_RUNNING", "The agent is running on this project; wait until it is done");
   if (p.tables.length > MAX_TABLES || p.versions.length > MAX_VERSIONS) {
-    fail(400, "PROJECT_NOT_IMPORTABLE", `Only a fresh project can be imported into (at most ${MAX_TABLES} tables and ${MAX_VERSIONS} version); create a new one`);
+    fail(
+      400,
+      "PROJECT_NOT_IMPORTABLE",
+      `Only a fresh project can be imported into (at most ${MAX_TABLES} tables and ${MAX_VERSIONS} version); create a new one`,
+    );
   }
   const source = codes.get(importCode.trim());
   if (!source) fail(400, "INVALID_IMPORT_CODE", "The import code is not valid");
@@ -90,5 +101,9 @@ function importProject(ctx: BuildContext, p: SimProject, body: Json, codes: Map<
       addVersion(ctx, p, at, `Version ${p.versions.length + 1}`, `Import from ${source.sourceProjectId}`, "");
     },
   });
-  return { projectId: p.projectId, status: "importing", message: "Import started; poll the project's importInProgress until it is null" };
+  return {
+    projectId: p.projectId,
+    status: "importing",
+    message: "Import started; poll the project's importInProgress until it is null",
+  };
 }

@@ -69,7 +69,12 @@ function isPrivateHost(hostname: string): boolean {
   if (!ipv4) return !host.includes(".");
   const [a, b] = [Number(ipv4[1]), Number(ipv4[2])];
   return (
-    a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168)
   );
 }
 
@@ -145,7 +150,11 @@ export function validateInputFiles(value: unknown): Attachment[] {
     }
     if (!isPublicHttpUrl(entry.url)) fail(400, "INVALID_FILE_URL", `inputFiles[${i}].url must be a public http(s) URL`);
     const description = entry.imageDescription ?? entry.description;
-    return { name: entry.name, url: entry.url as string, imageDescription: typeof description === "string" ? description : "" };
+    return {
+      name: entry.name,
+      url: entry.url as string,
+      imageDescription: typeof description === "string" ? description : "",
+    };
   });
 }
 
@@ -209,11 +218,15 @@ export function runOptions(body: Json): { options: RunOptions; warnings: string[
   }
   if (given(body.effort)) {
     if (typeof body.effort === "string" && EFFORTS.includes(body.effort)) options.effort = body.effort;
-    else warnings.push(`effort ${JSON.stringify(body.effort)} is not one of ${EFFORTS.join(", ")}; the run uses the default`);
+    else
+      warnings.push(
+        `effort ${JSON.stringify(body.effort)} is not one of ${EFFORTS.join(", ")}; the run uses the default`,
+      );
   }
   if (given(body.fastMode)) {
     if (typeof body.fastMode !== "boolean") warnings.push("fastMode must be a boolean; it was ignored");
-    else if (body.fastMode && options.model === "sonnet") warnings.push("fastMode is available with opus only; it was ignored");
+    else if (body.fastMode && options.model === "sonnet")
+      warnings.push("fastMode is available with opus only; it was ignored");
     else options.fastMode = body.fastMode;
   }
   return { options, warnings };
@@ -228,11 +241,19 @@ export function validHostname(value: unknown): string | undefined {
 }
 
 /** Reads an integer query parameter; empty or absent means the default. */
-export function intParam(query: URLSearchParams, name: string, fallback: number, min: number, max: number, code: string): number {
+export function intParam(
+  query: URLSearchParams,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  code: string,
+): number {
   const raw = query.get(name);
   if (raw === null || raw === "") return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) fail(400, code, `${name} must be an integer between ${min} and ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    fail(400, code, `${name} must be an integer between ${min} and ${max}`);
   return n;
 }
 

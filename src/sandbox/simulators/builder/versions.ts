@@ -20,9 +20,23 @@ export function registerVersionRoutes(ctx: BuildContext, routes: BuildRoutes): v
   ctx.onAdvance((p, now) => advanceRecovery(ctx, p, now));
 }
 
-export function addVersion(ctx: BuildContext, p: SimProject, at: number, name: string, commitMessage: string, prompt: string): Version {
+export function addVersion(
+  ctx: BuildContext,
+  p: SimProject,
+  at: number,
+  name: string,
+  commitMessage: string,
+  prompt: string,
+): Version {
   const _id = ctx.newId();
-  const version: Version = { _id, name, commitMessage, prompt, createdAt: at, commitSha: sha1(`commit:${p.projectId}:${_id}`) };
+  const version: Version = {
+    _id,
+    name,
+    commitMessage,
+    prompt,
+    createdAt: at,
+    commitSha: sha1(`commit:${p.projectId}:${_id}`),
+  };
   p.versions.push(version);
   return version;
 }
@@ -67,7 +81,14 @@ function advanceRecovery(ctx: BuildContext, p: SimProject, now: number): void {
     return;
   }
   const source = p.versions.find((v) => v._id === r.versionId);
-  const made = addVersion(ctx, p, r.doneAt, `Version ${p.versions.length + 1}`, `Recover ${source?.name ?? r.versionId}`, "");
+  const made = addVersion(
+    ctx,
+    p,
+    r.doneAt,
+    `Version ${p.versions.length + 1}`,
+    `Recover ${source?.name ?? r.versionId}`,
+    "",
+  );
   made.recoveredVersionId = r.versionId;
   p.recovery = null;
   p.lastModifiedAt = Math.max(p.lastModifiedAt, r.doneAt);

@@ -1,5 +1,13 @@
 import { held } from "./freshness.js";
-import { SANDBOX_APPS_DOMAIN, iso, productionHost, type Batch, type Message, type Secret, type SimProject } from "./state.js";
+import {
+  SANDBOX_APPS_DOMAIN,
+  iso,
+  productionHost,
+  type Batch,
+  type Message,
+  type Secret,
+  type SimProject,
+} from "./state.js";
 
 /** JSON views of the simulated state, as the operations answer them. Times are ISO strings. */
 

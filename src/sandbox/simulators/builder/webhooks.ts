@@ -51,17 +51,26 @@ function account(ctx: BuildContext): Account {
 
 export function registerWebhookRoutes(ctx: BuildContext, routes: BuildRoutes): void {
   routes.on("PUT", "/webhooks", (req) => subscribe(ctx, bodyOf(req)));
-  routes.on("GET", "/webhooks", () => ({ webhooks: account(ctx).webhooks.map((w) => ({ ...view(w), updatedAt: iso(w.updatedAt) })) }));
+  routes.on("GET", "/webhooks", () => ({
+    webhooks: account(ctx).webhooks.map((w) => ({ ...view(w), updatedAt: iso(w.updatedAt) })),
+  }));
   routes.on("DELETE", "/webhooks/:webhookId", (req) => unsubscribe(ctx, req.params.webhookId));
   ctx.onAdvance((p) => noticeEndedRuns(ctx, p));
 }
 
-const view = (w: Webhook) => ({ id: w.id, url: w.url, headers: { ...w.headers }, event: w.event, createdAt: iso(w.createdAt) });
+const view = (w: Webhook) => ({
+  id: w.id,
+  url: w.url,
+  headers: { ...w.headers },
+  event: w.event,
+  createdAt: iso(w.createdAt),
+});
 
 /** Checks in the order of the reference's error list; headers that are not an object of strings: INVALID_WEBHOOK_HEADERS (ours). */
 function subscribe(ctx: BuildContext, body: Json) {
   const { url, event, headers } = body;
-  if (!given(url) || url === "" || !given(event) || event === "") fail(400, "MISSING_WEBHOOK_FIELDS", "url and event are required");
+  if (!given(url) || url === "" || !given(event) || event === "")
+    fail(400, "MISSING_WEBHOOK_FIELDS", "url and event are required");
   if (!isHttpsUrl(url)) fail(400, "INVALID_WEBHOOK_URL", "url must be an HTTPS URL");
   if (!WEBHOOK_EVENTS.includes(event as WebhookEvent)) {
     fail(400, "INVALID_WEBHOOK_EVENT", `event must be one of ${WEBHOOK_EVENTS.join(", ")}`);
@@ -71,10 +80,21 @@ function subscribe(ctx: BuildContext, body: Json) {
   }
   const a = account(ctx);
   if (a.webhooks.some((w) => w.event === event)) {
-    fail(409, "WEBHOOK_EVENT_ALREADY_EXISTS", `The account already has a webhook for ${event}; delete it first to change its URL`);
+    fail(
+      409,
+      "WEBHOOK_EVENT_ALREADY_EXISTS",
+      `The account already has a webhook for ${event}; delete it first to change its URL`,
+    );
   }
   const at = ctx.simNow();
-  const webhook: Webhook = { id: ctx.newId(), url: url as string, event: event as WebhookEvent, headers: { ...((headers as Record<string, string>) ?? {}) }, createdAt: at, updatedAt: at };
+  const webhook: Webhook = {
+    id: ctx.newId(),
+    url: url as string,
+    event: event as WebhookEvent,
+    headers: { ...((headers as Record<string, string>) ?? {}) },
+    createdAt: at,
+    updatedAt: at,
+  };
   a.webhooks.push(webhook);
   return view(webhook);
 }
@@ -100,7 +120,12 @@ function isHttpsUrl(value: unknown): boolean {
 export function deliver(ctx: BuildContext, event: WebhookEvent, data: Json, at: number): void {
   const a = account(ctx);
   for (const w of a.webhooks.filter((w) => w.event === event)) {
-    a.deliveries.push({ webhookId: w.id, url: w.url, headers: { ...w.headers }, body: { event, timestamp: iso(at), data } });
+    a.deliveries.push({
+      webhookId: w.id,
+      url: w.url,
+      headers: { ...w.headers },
+      body: { event, timestamp: iso(at), data },
+    });
   }
   if (a.deliveries.length > MAX_DELIVERIES) a.deliveries.splice(0, a.deliveries.length - MAX_DELIVERIES);
 }
@@ -115,7 +140,12 @@ function noticeEndedRuns(ctx: BuildContext, p: SimProject): void {
   for (const run of previous && previous !== p.run ? [previous, p.run] : [p.run]) {
     if (!run || run.state === "running" || a.endedRuns.has(run)) continue;
     a.endedRuns.add(run);
-    deliver(ctx, "agent.prompt.finished", { projectId: p.projectId, status: "done", prompt: run.prompt }, run.endedAt ?? ctx.simNow());
+    deliver(
+      ctx,
+      "agent.prompt.finished",
+      { projectId: p.projectId, status: "done", prompt: run.prompt },
+      run.endedAt ?? ctx.simNow(),
+    );
   }
   if (p.run) a.lastRun.set(p, p.run);
 }

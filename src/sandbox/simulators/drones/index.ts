@@ -119,7 +119,16 @@ const FIRMWARE: Record<keyof typeof MODELS, string> = {
   evo: "v1.3.8",
 };
 
-type DroneRow = [name: string, model: keyof typeof MODELS, status: DroneStatus, battery: number, city: City, dLat: number, dLon: number, seenMinutesAgo: number];
+type DroneRow = [
+  name: string,
+  model: keyof typeof MODELS,
+  status: DroneStatus,
+  battery: number,
+  city: City,
+  dLat: number,
+  dLon: number,
+  seenMinutesAgo: number,
+];
 
 // prettier-ignore
 const DRONE_ROWS: DroneRow[] = [
@@ -243,43 +252,135 @@ function missionId(name: string): string {
   return mission._id;
 }
 
-type AlertRow = [drone: string, mission: string | null, severity: AlertSeverity, type: string, message: string, status: AlertStatus, createdMinutesAgo: number, updatedMinutesAgo: number];
+type AlertRow = [
+  drone: string,
+  mission: string | null,
+  severity: AlertSeverity,
+  type: string,
+  message: string,
+  status: AlertStatus,
+  createdMinutesAgo: number,
+  updatedMinutesAgo: number,
+];
 
 // prettier-ignore
 const ALERT_ROWS: AlertRow[] = [
-  ["Falcon-07", "Casa de Campo wildfire watch", "critical", "low_battery", "Battery at 18% during mission; returning to home point", "acknowledged", 42, 38],
-  ["Kestrel-02", "Alfama rooftop delivery trial", "critical", "low_battery", "Battery at 5%; mission aborted and emergency landing started", "open", 22, 22],
+  [
+    "Falcon-07",
+    "Casa de Campo wildfire watch",
+    "critical",
+    "low_battery",
+    "Battery at 18% during mission; returning to home point",
+    "acknowledged",
+    42,
+    38,
+  ],
+  [
+    "Kestrel-02",
+    "Alfama rooftop delivery trial",
+    "critical",
+    "low_battery",
+    "Battery at 5%; mission aborted and emergency landing started",
+    "open",
+    22,
+    22,
+  ],
   ["Falcon-04", null, "warning", "low_battery", "Battery at 12%; charging slower than expected", "open", 30, 30],
   ["Osprey-01", null, "warning", "low_battery", "Battery at 14% while active", "open", 8, 8],
   ["Osprey-05", null, "critical", "signal_loss", "No telemetry received for more than 3 hours", "open", 190, 190],
   ["Falcon-09", null, "critical", "signal_loss", "No telemetry received since 06:50 UTC", "open", 180, 180],
-  ["Heron-01", "Port Vell perimeter patrol", "warning", "geofence_breach", "Crossed the port's restricted zone boundary by 40 m", "acknowledged", 12, 10],
-  ["Falcon-06", null, "info", "maintenance_due", "Propeller replacement due after 200 flight hours", "acknowledged", 2900, 2880],
+  [
+    "Heron-01",
+    "Port Vell perimeter patrol",
+    "warning",
+    "geofence_breach",
+    "Crossed the port's restricted zone boundary by 40 m",
+    "acknowledged",
+    12,
+    10,
+  ],
+  [
+    "Falcon-06",
+    null,
+    "info",
+    "maintenance_due",
+    "Propeller replacement due after 200 flight hours",
+    "acknowledged",
+    2900,
+    2880,
+  ],
   ["Heron-05", null, "warning", "motor_temperature", "Motor 3 reached 78 °C during hover", "resolved", 1500, 1440],
   ["Kestrel-05", null, "info", "maintenance_due", "Scheduled IMU calibration", "open", 4400, 4400],
   ["Osprey-07", null, "info", "firmware_update", "Firmware v09.01.03 is available", "open", 10100, 10100],
-  ["Kestrel-01", "Tagus bridge cable inspection", "warning", "wind_warning", "Gusts of 42 km/h measured over the river", "open", 18, 18],
+  [
+    "Kestrel-01",
+    "Tagus bridge cable inspection",
+    "warning",
+    "wind_warning",
+    "Gusts of 42 km/h measured over the river",
+    "open",
+    18,
+    18,
+  ],
   ["Osprey-02", "Seine embankment mapping", "info", "waypoint_reached", "Waypoint 2 of 3 reached", "resolved", 30, 29],
-  ["Heron-06", "Sagrada Família crowd overwatch", "warning", "low_battery", "Battery at 20%; consider returning soon", "open", 3, 3],
-  ["Falcon-10", "M-30 traffic monitoring", "warning", "collision_avoidance", "Obstacle avoidance engaged near an overpass", "acknowledged", 9, 7],
-  ["Swift-01", "Canary Wharf glass facade survey", "info", "mission_completed", "Mission completed with 214 images captured", "resolved", 155, 150],
+  [
+    "Heron-06",
+    "Sagrada Família crowd overwatch",
+    "warning",
+    "low_battery",
+    "Battery at 20%; consider returning soon",
+    "open",
+    3,
+    3,
+  ],
+  [
+    "Falcon-10",
+    "M-30 traffic monitoring",
+    "warning",
+    "collision_avoidance",
+    "Obstacle avoidance engaged near an overpass",
+    "acknowledged",
+    9,
+    7,
+  ],
+  [
+    "Swift-01",
+    "Canary Wharf glass facade survey",
+    "info",
+    "mission_completed",
+    "Mission completed with 214 images captured",
+    "resolved",
+    155,
+    150,
+  ],
   ["Heron-08", null, "critical", "signal_loss", "No telemetry received for 12 hours", "acknowledged", 720, 600],
-  ["Falcon-05", "Getafe solar farm thermal scan", "info", "mission_completed", "Mission completed; 3 hot spots flagged", "resolved", 255, 250],
+  [
+    "Falcon-05",
+    "Getafe solar farm thermal scan",
+    "info",
+    "mission_completed",
+    "Mission completed; 3 hot spots flagged",
+    "resolved",
+    255,
+    250,
+  ],
   ["Kestrel-08", null, "warning", "low_battery", "Battery at 9%; charging", "open", 5, 5],
   ["Osprey-04", null, "warning", "charging_stalled", "Charging stalled at 26%", "open", 6, 6],
 ];
 
-export const ALERTS: readonly Alert[] = ALERT_ROWS.map(([drone, mission, severity, type, message, status, created, updated], i) => ({
-  _id: objectId("665f3e4c9f5a6d3c", i + 1),
-  drone_id: droneId(drone),
-  ...(mission ? { mission_id: missionId(mission) } : {}),
-  severity,
-  type,
-  message,
-  status,
-  created_at: minutesAgo(created),
-  updated_at: minutesAgo(updated),
-}));
+export const ALERTS: readonly Alert[] = ALERT_ROWS.map(
+  ([drone, mission, severity, type, message, status, created, updated], i) => ({
+    _id: objectId("665f3e4c9f5a6d3c", i + 1),
+    drone_id: droneId(drone),
+    ...(mission ? { mission_id: missionId(mission) } : {}),
+    severity,
+    type,
+    message,
+    status,
+    created_at: minutesAgo(created),
+    updated_at: minutesAgo(updated),
+  }),
+);
 
 const READ_SCOPES = ["drones:read", "missions:read", "alerts:read"];
 

@@ -39,4 +39,3 @@ export function guarded(route: (req: SimRequest) => SimResponse): (req: SimReque
     }
   };
 }
-

@@ -68,9 +68,21 @@ export class SizingSimulator {
       notFound: (req) => failure(404, "NOT_FOUND", `No route ${req.method} ${req.path}`),
     });
     this.router
-      .on("GET", "/api/retailer/catalog", guarded((req) => this.listCatalog(req)))
-      .on("POST", "/api/retailer/recommend", guarded((req) => this.recommend(req)))
-      .on("POST", "/api/retailer/try-on", guarded((req) => this.tryOn(req)));
+      .on(
+        "GET",
+        "/api/retailer/catalog",
+        guarded((req) => this.listCatalog(req)),
+      )
+      .on(
+        "POST",
+        "/api/retailer/recommend",
+        guarded((req) => this.recommend(req)),
+      )
+      .on(
+        "POST",
+        "/api/retailer/try-on",
+        guarded((req) => this.tryOn(req)),
+      );
   }
 
   /** Saved try-on sessions, oldest first. */

@@ -1,4 +1,11 @@
-import { CHART_MEASURES, type CatalogItem, type ChartMeasure, type Measurements, type PreferredFit, type Range } from "./catalog.js";
+import {
+  CHART_MEASURES,
+  type CatalogItem,
+  type ChartMeasure,
+  type Measurements,
+  type PreferredFit,
+  type Range,
+} from "./catalog.js";
 import { validation } from "./errors.js";
 
 /**
@@ -177,4 +184,3 @@ export function recommend(item: CatalogItem, m: Measurements, fit: PreferredFit 
     size_breakdown: breakdown(chosen),
   };
 }
-

@@ -56,4 +56,3 @@ export function parseFitRequest(body: unknown): FitRequest {
     fit: parsePreferredFit(body.preferred_fit),
   };
 }
-

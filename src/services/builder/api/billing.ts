@@ -26,9 +26,18 @@ export interface SpendingAnalytics extends Json {
 
 /** Absent keys are left as they are; null removes a cap. */
 export function setCreditLimits(http: UpstreamClient, projectId: string, body: CreditLimits, signal?: AbortSignal) {
-  return http.request<Json & { creditLimits?: CreditLimits }>({ method: "PATCH", path: `${project(projectId)}/credit-limits`, body, signal });
+  return http.request<Json & { creditLimits?: CreditLimits }>({
+    method: "PATCH",
+    path: `${project(projectId)}/credit-limits`,
+    body,
+    signal,
+  });
 }
 
-export function getSpendingAnalytics(http: UpstreamClient, query: { from: string; to: string; projectId?: string }, signal?: AbortSignal) {
+export function getSpendingAnalytics(
+  http: UpstreamClient,
+  query: { from: string; to: string; projectId?: string },
+  signal?: AbortSignal,
+) {
   return http.request<SpendingAnalytics>({ method: "GET", path: "/api/v1/credits/spending-analytics", query, signal });
 }

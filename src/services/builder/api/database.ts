@@ -23,24 +23,68 @@ export interface LinkBody {
   referenceId: string;
 }
 
-export function createRecord(http: UpstreamClient, projectId: string, body: { tableName: string; data: Json }, signal?: AbortSignal) {
+export function createRecord(
+  http: UpstreamClient,
+  projectId: string,
+  body: { tableName: string; data: Json },
+  signal?: AbortSignal,
+) {
   return http.request<DbRecord>({ method: "POST", path: records(projectId), body, signal });
 }
 
-export function updateRecord(http: UpstreamClient, projectId: string, recordId: string, body: { tableName: string; data: Json }, signal?: AbortSignal) {
+export function updateRecord(
+  http: UpstreamClient,
+  projectId: string,
+  recordId: string,
+  body: { tableName: string; data: Json },
+  signal?: AbortSignal,
+) {
   return http.request<DbRecord>({ method: "PATCH", path: record(projectId, recordId), body, signal });
 }
 
 /** tableName goes in the query string, not a body. */
-export function deleteRecord(http: UpstreamClient, projectId: string, recordId: string, tableName: string, signal?: AbortSignal) {
-  return http.request<Json & { deleted?: boolean; recordId?: string }>({ method: "DELETE", path: record(projectId, recordId), query: { tableName }, signal });
+export function deleteRecord(
+  http: UpstreamClient,
+  projectId: string,
+  recordId: string,
+  tableName: string,
+  signal?: AbortSignal,
+) {
+  return http.request<Json & { deleted?: boolean; recordId?: string }>({
+    method: "DELETE",
+    path: record(projectId, recordId),
+    query: { tableName },
+    signal,
+  });
 }
 
-export function linkRecords(http: UpstreamClient, projectId: string, recordId: string, body: LinkBody, signal?: AbortSignal) {
-  return http.request<Json & { linked?: boolean }>({ method: "POST", path: `${record(projectId, recordId)}/link`, body, signal });
+export function linkRecords(
+  http: UpstreamClient,
+  projectId: string,
+  recordId: string,
+  body: LinkBody,
+  signal?: AbortSignal,
+) {
+  return http.request<Json & { linked?: boolean }>({
+    method: "POST",
+    path: `${record(projectId, recordId)}/link`,
+    body,
+    signal,
+  });
 }
 
 /** A DELETE with a JSON body (the client sends a body on any method). */
-export function unlinkRecords(http: UpstreamClient, projectId: string, recordId: string, body: LinkBody, signal?: AbortSignal) {
-  return http.request<Json & { unlinked?: boolean }>({ method: "DELETE", path: `${record(projectId, recordId)}/link`, body, signal });
+export function unlinkRecords(
+  http: UpstreamClient,
+  projectId: string,
+  recordId: string,
+  body: LinkBody,
+  signal?: AbortSignal,
+) {
+  return http.request<Json & { unlinked?: boolean }>({
+    method: "DELETE",
+    path: `${record(projectId, recordId)}/link`,
+    body,
+    signal,
+  });
 }

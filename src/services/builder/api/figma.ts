@@ -23,19 +23,38 @@ export interface FigmaStatus extends Json {
 }
 
 export function connect(http: UpstreamClient, projectId: string, token: string, signal?: AbortSignal) {
-  return http.request<Json & { connected?: boolean; account?: FigmaAccount }>({ method: "POST", path: `${project(projectId)}/figma/connect`, body: { token }, signal });
+  return http.request<Json & { connected?: boolean; account?: FigmaAccount }>({
+    method: "POST",
+    path: `${project(projectId)}/figma/connect`,
+    body: { token },
+    signal,
+  });
 }
 
 /** verify=true makes a live Figma call that counts against the account's 10 checks per minute. */
 export function getStatus(http: UpstreamClient, projectId: string, verify: boolean | undefined, signal?: AbortSignal) {
-  return http.request<FigmaStatus>({ method: "GET", path: `${project(projectId)}/figma/status`, query: verify === undefined ? undefined : { verify }, signal });
+  return http.request<FigmaStatus>({
+    method: "GET",
+    path: `${project(projectId)}/figma/status`,
+    query: verify === undefined ? undefined : { verify },
+    signal,
+  });
 }
 
 export function disconnect(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<Json & { disconnected?: boolean; message?: string }>({ method: "DELETE", path: `${project(projectId)}/figma/connect`, signal });
+  return http.request<Json & { disconnected?: boolean; message?: string }>({
+    method: "DELETE",
+    path: `${project(projectId)}/figma/connect`,
+    signal,
+  });
 }
 
 /** POST /figma/validate: no project; stores nothing; rate-limited per account. */
 export function validateToken(http: UpstreamClient, token: string, signal?: AbortSignal) {
-  return http.request<Json & { valid?: boolean; account?: FigmaAccount }>({ method: "POST", path: "/api/v1/vcaas/figma/validate", body: { token }, signal });
+  return http.request<Json & { valid?: boolean; account?: FigmaAccount }>({
+    method: "POST",
+    path: "/api/v1/vcaas/figma/validate",
+    body: { token },
+    signal,
+  });
 }

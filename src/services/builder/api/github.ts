@@ -31,12 +31,21 @@ export interface PullStatus extends Json {
   createdAt?: string | null;
 }
 
-export function connect(http: UpstreamClient, projectId: string, body: { token: string; repositoryFullName: string; syncDirection?: SyncDirection }, signal?: AbortSignal) {
+export function connect(
+  http: UpstreamClient,
+  projectId: string,
+  body: { token: string; repositoryFullName: string; syncDirection?: SyncDirection },
+  signal?: AbortSignal,
+) {
   return http.request<GithubConnection>({ method: "POST", path: `${project(projectId)}/github/connect`, body, signal });
 }
 
 export function disconnect(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<Json & { success?: boolean; message?: string }>({ method: "DELETE", path: `${project(projectId)}/github/connect`, signal });
+  return http.request<Json & { success?: boolean; message?: string }>({
+    method: "DELETE",
+    path: `${project(projectId)}/github/connect`,
+    signal,
+  });
 }
 
 export function getStatus(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
@@ -44,7 +53,12 @@ export function getStatus(http: UpstreamClient, projectId: string, signal?: Abor
 }
 
 export function pull(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<Json & { status?: string; message?: string; filesUpdated?: number }>({ method: "POST", path: `${project(projectId)}/github/pull`, body: {}, signal });
+  return http.request<Json & { status?: string; message?: string; filesUpdated?: number }>({
+    method: "POST",
+    path: `${project(projectId)}/github/pull`,
+    body: {},
+    signal,
+  });
 }
 
 export function getPullStatus(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
@@ -53,5 +67,9 @@ export function getPullStatus(http: UpstreamClient, projectId: string, signal?: 
 
 /** `.env` text per environment, secret values in clear: callers must never pass the values on. */
 export function getEnv(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<{ envDev?: string; envProd?: string } & Json>({ method: "GET", path: `${project(projectId)}/github/env`, signal });
+  return http.request<{ envDev?: string; envProd?: string } & Json>({
+    method: "GET",
+    path: `${project(projectId)}/github/env`,
+    signal,
+  });
 }

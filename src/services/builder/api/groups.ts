@@ -23,7 +23,11 @@ export function createGroup(http: UpstreamClient, body: { name: string; descript
 }
 
 /** A page of groups with the paging headers X-Total-Count, X-Limit, X-Skip (there is no X-Has-More). */
-export async function listGroups(http: UpstreamClient, query: { search?: string; limit?: number; skip?: number }, signal?: AbortSignal) {
+export async function listGroups(
+  http: UpstreamClient,
+  query: { search?: string; limit?: number; skip?: number },
+  signal?: AbortSignal,
+) {
   const { data, headers } = await http.requestFull<ProjectGroup[]>({ method: "GET", path: GROUPS, query, signal });
   const { total, limit, skip } = pagingHeaders(headers);
   return { groups: data, total, limit, skip };
@@ -34,10 +38,19 @@ export function getGroup(http: UpstreamClient, groupId: string, signal?: AbortSi
 }
 
 /** Absent keys are left as they are; description "" clears it. */
-export function updateGroup(http: UpstreamClient, groupId: string, body: { name?: string; description?: string }, signal?: AbortSignal) {
+export function updateGroup(
+  http: UpstreamClient,
+  groupId: string,
+  body: { name?: string; description?: string },
+  signal?: AbortSignal,
+) {
   return http.request<ProjectGroup>({ method: "PATCH", path: group(groupId), body, signal });
 }
 
 export function deleteGroup(http: UpstreamClient, groupId: string, signal?: AbortSignal) {
-  return http.request<Json & { deleted?: boolean; releasedProjects?: number }>({ method: "DELETE", path: group(groupId), signal });
+  return http.request<Json & { deleted?: boolean; releasedProjects?: number }>({
+    method: "DELETE",
+    path: group(groupId),
+    signal,
+  });
 }

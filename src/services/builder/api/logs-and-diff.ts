@@ -18,9 +18,20 @@ export interface ProdLogsQuery {
  * Never retried: each request counts against the plan's log allowance (429 PLAN_LIMIT_REACHED, §6).
  */
 export function getProductionLogs(http: UpstreamClient, projectId: string, query: ProdLogsQuery, signal?: AbortSignal) {
-  return http.request<unknown>({ method: "GET", path: `${project(projectId)}/backend/prod/logs`, query: { ...query }, signal, retries: 0 });
+  return http.request<unknown>({
+    method: "GET",
+    path: `${project(projectId)}/backend/prod/logs`,
+    query: { ...query },
+    signal,
+    retries: 0,
+  });
 }
 
 export function getVersionDiff(http: UpstreamClient, projectId: string, commitSha: string, signal?: AbortSignal) {
-  return http.request<Json & { commitSha?: string; diff?: string }>({ method: "GET", path: `${project(projectId)}/version-diff`, query: { commitSha }, signal });
+  return http.request<Json & { commitSha?: string; diff?: string }>({
+    method: "GET",
+    path: `${project(projectId)}/version-diff`,
+    query: { commitSha },
+    signal,
+  });
 }

@@ -14,5 +14,10 @@ export interface ProjectUpdate {
 }
 
 export function updateProject(http: UpstreamClient, projectId: string, body: ProjectUpdate, signal?: AbortSignal) {
-  return http.request<Json & { projectId?: string; label?: string; description?: string; groupId?: string }>({ method: "PATCH", path: project(projectId), body, signal });
+  return http.request<Json & { projectId?: string; label?: string; description?: string; groupId?: string }>({
+    method: "PATCH",
+    path: project(projectId),
+    body,
+    signal,
+  });
 }

@@ -11,9 +11,19 @@ const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURICompon
 export type Json = Record<string, unknown>;
 
 export function exportProject(http: UpstreamClient, projectId: string, includeRecords: boolean, signal?: AbortSignal) {
-  return http.request<Json & { importCode?: string; includeRecords?: boolean; message?: string }>({ method: "POST", path: `${project(projectId)}/export`, body: { includeRecords }, signal });
+  return http.request<Json & { importCode?: string; includeRecords?: boolean; message?: string }>({
+    method: "POST",
+    path: `${project(projectId)}/export`,
+    body: { includeRecords },
+    signal,
+  });
 }
 
 export function importProject(http: UpstreamClient, projectId: string, importCode: string, signal?: AbortSignal) {
-  return http.request<Json & { projectId?: string; status?: string; message?: string }>({ method: "POST", path: `${project(projectId)}/import`, body: { importCode }, signal });
+  return http.request<Json & { projectId?: string; status?: string; message?: string }>({
+    method: "POST",
+    path: `${project(projectId)}/import`,
+    body: { importCode },
+    signal,
+  });
 }

@@ -18,7 +18,11 @@ export interface Webhook extends Json {
   updatedAt?: string;
 }
 
-export function subscribe(http: UpstreamClient, body: { url: string; event: WebhookEvent; headers?: Record<string, string> }, signal?: AbortSignal) {
+export function subscribe(
+  http: UpstreamClient,
+  body: { url: string; event: WebhookEvent; headers?: Record<string, string> },
+  signal?: AbortSignal,
+) {
   return http.request<Webhook>({ method: "PUT", path: WEBHOOKS, body, signal });
 }
 
@@ -28,5 +32,9 @@ export function list(http: UpstreamClient, signal?: AbortSignal) {
 
 /** The answer is `{success: true}` per [L] or `{deleted: boolean}` per [RC]: callers read either. */
 export function remove(http: UpstreamClient, webhookId: string, signal?: AbortSignal) {
-  return http.request<Json & { success?: boolean; deleted?: boolean }>({ method: "DELETE", path: `${WEBHOOKS}/${encodeURIComponent(webhookId)}`, signal });
+  return http.request<Json & { success?: boolean; deleted?: boolean }>({
+    method: "DELETE",
+    path: `${WEBHOOKS}/${encodeURIComponent(webhookId)}`,
+    signal,
+  });
 }

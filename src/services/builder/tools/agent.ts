@@ -12,23 +12,40 @@ function runCost(multiPrompt: { prompts?: string[] } | undefined) {
   if (!multiPrompt) return AGENT_RUN_COST;
   const count = multiPrompt.prompts?.length ?? 50;
   const what = multiPrompt.prompts ? `${count}` : "up to 50 planned";
-  return { description: `a batch of ${what} prompts, each billed as an agent run (typically 10-40 credits, at most ${AGENT_RUN_COST.upTo})`, upTo: AGENT_RUN_COST.upTo * count };
+  return {
+    description: `a batch of ${what} prompts, each billed as an agent run (typically 10-40 credits, at most ${AGENT_RUN_COST.upTo})`,
+    upTo: AGENT_RUN_COST.upTo * count,
+  };
 }
 import { trimLine } from "../../../core/text.js";
 import { isObject } from "../../../core/json.js";
-import { followHint, latestAgentMessage, resumeWait, secretNames, secretsNeeded, startThenWait, waitFor } from "../waits.js";
+import {
+  followHint,
+  latestAgentMessage,
+  resumeWait,
+  secretNames,
+  secretsNeeded,
+  startThenWait,
+  waitFor,
+} from "../waits.js";
 
 const MAX_MESSAGES = 50;
 
 const inputFile = z.object({
   name: z.string().min(1, "inputFiles[].name is required"),
-  url: z.string().url("inputFiles[].url must be an http(s) URL").regex(/^https?:\/\//i, "inputFiles[].url must be an http(s) URL"),
+  url: z
+    .string()
+    .url("inputFiles[].url must be an http(s) URL")
+    .regex(/^https?:\/\//i, "inputFiles[].url must be an http(s) URL"),
   imageDescription: z.string().describe("What it shows"),
 });
 
 function conversationText(messages: s.ConversationMessage[]): string {
   return messages
-    .map((m) => `[${m.createdAt ?? "?"}] ${m.author ?? "?"}${m.messageType ? ` (${m.messageType})` : ""}: "${trimLine(m.message, 300)}"`)
+    .map(
+      (m) =>
+        `[${m.createdAt ?? "?"}] ${m.author ?? "?"}${m.messageType ? ` (${m.messageType})` : ""}: "${trimLine(m.message, 300)}"`,
+    )
     .join("\n");
 }
 
@@ -50,23 +67,49 @@ export function agentTools(deps: BuildDeps) {
         inputFiles: z.array(inputFile).optional().describe("Public or files/upload URLs"),
         multiPrompt: z
           .object({
-            prompts: z.array(s.prompt).min(1, "multiPrompt.prompts needs 1-50 prompts").max(50, "multiPrompt.prompts needs 1-50 prompts").optional(),
+            prompts: z
+              .array(s.prompt)
+              .min(1, "multiPrompt.prompts needs 1-50 prompts")
+              .max(50, "multiPrompt.prompts needs 1-50 prompts")
+              .optional(),
             letTotalumDecide: z.boolean().optional().describe("true: the service plans the prompts from prompt"),
           })
-          .refine((m) => (m.prompts !== undefined) !== (m.letTotalumDecide === true), "multiPrompt needs exactly one of prompts or letTotalumDecide: true")
+          .refine(
+            (m) => (m.prompts !== undefined) !== (m.letTotalumDecide === true),
+            "multiPrompt needs exactly one of prompts or letTotalumDecide: true",
+          )
           .optional(),
         ...waitInput,
       },
-      output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
+      output: z.looseObject({
+        projectId: z.string(),
+        status: z.string().optional(),
+        message: z.string().optional(),
+        startedAt: z.string(),
+        wait: s.waitResult.optional(),
+      }),
       verify: ({ projectId }) => `call build_get_agent_status for "${projectId}"`,
       before: ({ projectId, prompt, multiPrompt }, ctx) => {
         if (prompt === undefined && !multiPrompt?.prompts) {
-          throw new ToolError("Invalid arguments for build_start_agent: prompt: required unless multiPrompt.prompts is given. Nothing was sent upstream.");
+          throw new ToolError(
+            "Invalid arguments for build_start_agent: prompt: required unless multiPrompt.prompts is given. Nothing was sent upstream.",
+          );
         }
-        return deps.guard.check({ operation: `Start ${multiPrompt ? "a multi-prompt batch" : "an agent run"} on ${projectId}`, items: [], variable: runCost(multiPrompt) }, ctx);
+        return deps.guard.check(
+          {
+            operation: `Start ${multiPrompt ? "a multi-prompt batch" : "an agent run"} on ${projectId}`,
+            items: [],
+            variable: runCost(multiPrompt),
+          },
+          ctx,
+        );
       },
       run: ({ projectId, prompt, inputFiles, multiPrompt, wait, timeoutSeconds }, ctx) => {
-        const body = { ...(prompt !== undefined ? { prompt } : {}), ...(inputFiles ? { inputFiles } : {}), ...(multiPrompt ? { multiPrompt } : {}) };
+        const body = {
+          ...(prompt !== undefined ? { prompt } : {}),
+          ...(inputFiles ? { inputFiles } : {}),
+          ...(multiPrompt ? { multiPrompt } : {}),
+        };
         return startThenWait(deps, projectId, "agent", ctx, { wait, timeoutSeconds }, async () => {
           const started = await deps.client.startAgent(projectId, body, ctx.signal);
           return { ...started, projectId: String(started.projectId ?? projectId) };
@@ -82,33 +125,50 @@ export function agentTools(deps: BuildDeps) {
       name: "build_get_agent_status",
       upstream: "GET …/agent/status",
       title: "Agent status",
-      description: "Status of a project's current or last agent run (init = running, done, idle), credits it spent, and its latest messages.",
+      description:
+        "Status of a project's current or last agent run (init = running, done, idle), credits it spent, and its latest messages.",
       toolset: "build",
       kind: "read",
       input: { projectId: s.projectId },
       output: s.agentStatus.extend({
         omittedMessages: z.number().int().optional(),
-        secretsMissing: z.array(z.object({ name: z.string(), description: z.string().optional() })).optional().describe("Asked for by the run and not in the project's secrets"),
+        secretsMissing: z
+          .array(z.object({ name: z.string(), description: z.string().optional() }))
+          .optional()
+          .describe("Asked for by the run and not in the project's secrets"),
       }),
       run: async ({ projectId }, ctx) => {
         const status = await deps.client.getAgentStatus(projectId, ctx.signal);
         const messages = status.realtimeConversation ?? [];
         // §4: isProvided is practically always false: a name asked for is missing unless the details list it.
         const asked = secretsNeeded(messages);
-        const secretsMissing = asked.length ? secretsNeeded(messages, secretNames(await deps.client.getProject(projectId, ctx.signal))) : undefined;
+        const secretsMissing = asked.length
+          ? secretsNeeded(messages, secretNames(await deps.client.getProject(projectId, ctx.signal)))
+          : undefined;
         const withSecrets = { ...status, ...(secretsMissing ? { secretsMissing } : {}) };
         if (messages.length <= MAX_MESSAGES) return withSecrets;
-        return { ...withSecrets, realtimeConversation: messages.slice(-MAX_MESSAGES), omittedMessages: messages.length - MAX_MESSAGES };
+        return {
+          ...withSecrets,
+          realtimeConversation: messages.slice(-MAX_MESSAGES),
+          omittedMessages: messages.length - MAX_MESSAGES,
+        };
       },
       render: (st) => {
         const last = latestAgentMessage(st.realtimeConversation);
-        const lines = [`Agent ${st.status}${st.startedAt ? `, started ${st.startedAt}` : ""}${typeof st.creditsSpent === "number" ? `, ${st.creditsSpent} credits spent` : ""}.`];
+        const lines = [
+          `Agent ${st.status}${st.startedAt ? `, started ${st.startedAt}` : ""}${typeof st.creditsSpent === "number" ? `, ${st.creditsSpent} credits spent` : ""}.`,
+        ];
         if (st.multiPrompt) lines.push(batchSummary(st.multiPrompt));
-        if (last?.message) lines.push(`Latest agent message (${last.messageType ?? "regular"}): "${trimLine(last.message, 300)}"`);
+        if (last?.message)
+          lines.push(`Latest agent message (${last.messageType ?? "regular"}): "${trimLine(last.message, 300)}"`);
         const needed = st.secretsMissing ?? [];
         if (needed.length) {
-          const list = needed.map((n) => `${n.name}${n.description ? ` ("${trimLine(n.description, 80)}")` : ""}`).join(", ");
-          lines.push(`The agent needs secrets that are not set: ${list}. Set them with build_set_secret, then prompt again.`);
+          const list = needed
+            .map((n) => `${n.name}${n.description ? ` ("${trimLine(n.description, 80)}")` : ""}`)
+            .join(", ");
+          lines.push(
+            `The agent needs secrets that are not set: ${list}. Set them with build_set_secret, then prompt again.`,
+          );
         }
         return lines.join("\n");
       },
@@ -118,10 +178,14 @@ export function agentTools(deps: BuildDeps) {
       name: "build_get_conversation",
       upstream: "GET …/agent/full-conversation",
       title: "Agent conversation",
-      description: "Full conversation between the user and the build agent of a project (newest last). Use limit to read only the latest messages.",
+      description:
+        "Full conversation between the user and the build agent of a project (newest last). Use limit to read only the latest messages.",
       toolset: "build",
       kind: "read",
-      input: { projectId: s.projectId, limit: z.number().int().min(1).max(500).optional().describe("Latest N messages (default 100)") },
+      input: {
+        projectId: s.projectId,
+        limit: z.number().int().min(1).max(500).optional().describe("Latest N messages (default 100)"),
+      },
       output: z.object({ conversation: z.array(s.message), total: z.number().int(), omitted: z.number().int() }),
       run: async ({ projectId, limit }, ctx) => {
         const { conversation = [] } = await deps.client.getConversation(projectId, ctx.signal);
@@ -164,19 +228,24 @@ export function agentTools(deps: BuildDeps) {
       longRunning: {},
       input: {
         projectId: s.projectId,
-        until: z.enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"]).describe("Which work to wait for"),
+        until: z
+          .enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"])
+          .describe("Which work to wait for"),
         timeoutSeconds: waitInput.timeoutSeconds,
         // A refinement, not z.iso.datetime(): its published pattern alone costs ~150 tokens a conversation.
         since: z
           .string()
-          .refine((v) => /^\d{4}-\d\d-\d\dT/.test(v) && Number.isFinite(Date.parse(v)), "since must be an ISO 8601 time, like the startedAt a tool returned")
+          .refine(
+            (v) => /^\d{4}-\d\d-\d\dT/.test(v) && Number.isFinite(Date.parse(v)),
+            "since must be an ISO 8601 time, like the startedAt a tool returned",
+          )
           .optional()
           .describe("The startedAt a tool returned: older states are the previous work's"),
       },
       output: s.waitResult,
-      run: ({ projectId, until, timeoutSeconds, since }, ctx) => waitFor(deps, projectId, until, ctx, { timeoutSeconds, since: since ? Date.parse(since) : undefined }),
+      run: ({ projectId, until, timeoutSeconds, since }, ctx) =>
+        waitFor(deps, projectId, until, ctx, { timeoutSeconds, since: since ? Date.parse(since) : undefined }),
       render: waitSummary,
     }),
   ];
 }
-

@@ -11,13 +11,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const MAX_RANGE_DAYS = 90;
 
 const cap = (name: string) =>
-  z
-    .number()
-    .positive(`${name} must be a positive number, or null to remove the cap`)
-    .nullable()
-    .optional();
+  z.number().positive(`${name} must be a positive number, or null to remove the cap`).nullable().optional();
 
-const limits = z.looseObject({ maxDevelopmentCreditsPerMonth: z.number().nullable().optional(), maxInfrastructureCreditsPerMonth: z.number().nullable().optional() });
+const limits = z.looseObject({
+  maxDevelopmentCreditsPerMonth: z.number().nullable().optional(),
+  maxInfrastructureCreditsPerMonth: z.number().nullable().optional(),
+});
 
 /** A calendar day; checked in a refinement (zod's own date pattern would cost every conversation ~80 tokens). */
 const day = (field: string) =>
@@ -29,7 +28,8 @@ const day = (field: string) =>
       return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === v;
     }, `${field} must be a date YYYY-MM-DD`);
 
-const capText = (v: number | null | undefined) => (v === null ? "no cap" : v === undefined ? "unknown" : `${credits(v)}/month`);
+const capText = (v: number | null | undefined) =>
+  v === null ? "no cap" : v === undefined ? "unknown" : `${credits(v)}/month`;
 
 /** Rules between fields cannot live in a field's schema: checked before anything is sent. */
 function invalid(tool: string, message: string): never {
@@ -62,16 +62,22 @@ export function billingTools(deps: BuildDeps) {
         maxInfrastructureCreditsPerMonth: cap("maxInfrastructureCreditsPerMonth"),
       },
       output: z.looseObject({ projectId: z.string(), creditLimits: limits }),
-      verify: ({ projectId }) => `repeat the call (it is safe: same end state), or read creditLimits with build_get_project for "${projectId}" after a few seconds (details are cached briefly)`,
+      verify: ({ projectId }) =>
+        `repeat the call (it is safe: same end state), or read creditLimits with build_get_project for "${projectId}" after a few seconds (details are cached briefly)`,
       before: async (input) => {
         if (input.maxDevelopmentCreditsPerMonth === undefined && input.maxInfrastructureCreditsPerMonth === undefined) {
-          invalid("build_set_credit_limits", "give maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth or both (a positive number, or null to remove that cap)");
+          invalid(
+            "build_set_credit_limits",
+            "give maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth or both (a positive number, or null to remove that cap)",
+          );
         }
       },
       run: async ({ projectId, maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth }, ctx) => {
         const body: api.CreditLimits = {};
-        if (maxDevelopmentCreditsPerMonth !== undefined) body.maxDevelopmentCreditsPerMonth = maxDevelopmentCreditsPerMonth;
-        if (maxInfrastructureCreditsPerMonth !== undefined) body.maxInfrastructureCreditsPerMonth = maxInfrastructureCreditsPerMonth;
+        if (maxDevelopmentCreditsPerMonth !== undefined)
+          body.maxDevelopmentCreditsPerMonth = maxDevelopmentCreditsPerMonth;
+        if (maxInfrastructureCreditsPerMonth !== undefined)
+          body.maxInfrastructureCreditsPerMonth = maxInfrastructureCreditsPerMonth;
         const data = await api.setCreditLimits(deps.client.http, projectId, body, ctx.signal);
         return { ...data, projectId, creditLimits: data.creditLimits ?? body };
       },
@@ -83,7 +89,8 @@ export function billingTools(deps: BuildDeps) {
       name: "build_get_spending",
       upstream: "GET /api/v1/credits/spending-analytics",
       title: "Credit spending",
-      description: "Credits spent per day, split into development and infrastructure and by type (prompt, deploy, email…), for the account or one project. Up to 90 days, kept 90 days.",
+      description:
+        "Credits spent per day, split into development and infrastructure and by type (prompt, deploy, email…), for the account or one project. Up to 90 days, kept 90 days.",
       toolset: "build_billing",
       kind: "read",
       input: {
@@ -95,17 +102,39 @@ export function billingTools(deps: BuildDeps) {
         from: z.string(),
         to: z.string(),
         projectId: z.string().optional(),
-        daily: z.array(z.looseObject({ date: z.string(), development: z.number().optional(), infrastructure: z.number().optional(), byType: z.record(z.string(), z.number()).optional() })),
-        totals: z.looseObject({ development: z.number().optional(), infrastructure: z.number().optional(), total: z.number().optional(), byType: z.record(z.string(), z.number()).optional() }).optional(),
-        projects: z.array(z.union([z.string(), z.looseObject({})])).optional().describe("Projects with spending"),
+        daily: z.array(
+          z.looseObject({
+            date: z.string(),
+            development: z.number().optional(),
+            infrastructure: z.number().optional(),
+            byType: z.record(z.string(), z.number()).optional(),
+          }),
+        ),
+        totals: z
+          .looseObject({
+            development: z.number().optional(),
+            infrastructure: z.number().optional(),
+            total: z.number().optional(),
+            byType: z.record(z.string(), z.number()).optional(),
+          })
+          .optional(),
+        projects: z
+          .array(z.union([z.string(), z.looseObject({})]))
+          .optional()
+          .describe("Projects with spending"),
       }),
       before: async ({ from, to }) => {
         const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS;
         if (days < 0) invalid("build_get_spending", "from must not be after to");
-        if (days > MAX_RANGE_DAYS) invalid("build_get_spending", `from must be at most ${MAX_RANGE_DAYS} days before to (it is ${days})`);
+        if (days > MAX_RANGE_DAYS)
+          invalid("build_get_spending", `from must be at most ${MAX_RANGE_DAYS} days before to (it is ${days})`);
       },
       run: async ({ from, to, projectId }, ctx) => {
-        const data = await api.getSpendingAnalytics(deps.client.http, { from, to, ...(projectId ? { projectId } : {}) }, ctx.signal);
+        const data = await api.getSpendingAnalytics(
+          deps.client.http,
+          { from, to, ...(projectId ? { projectId } : {}) },
+          ctx.signal,
+        );
         return { ...data, from, to, projectId, daily: data.daily ?? [] };
       },
       render: (r) => {
@@ -114,7 +143,9 @@ export function billingTools(deps: BuildDeps) {
         const dayTotal = (d: (typeof r.daily)[number]) => (d.development ?? 0) + (d.infrastructure ?? 0);
         const total = t?.total ?? r.daily.reduce((sum, d) => sum + dayTotal(d), 0);
         if (!total) return `No credits spent ${scope}.`;
-        const lines = [`Spent ${scope}: ${credits(round(total))}${t ? ` (development ${round(t.development ?? 0)}, infrastructure ${round(t.infrastructure ?? 0)})` : ""}.`];
+        const lines = [
+          `Spent ${scope}: ${credits(round(total))}${t ? ` (development ${round(t.development ?? 0)}, infrastructure ${round(t.infrastructure ?? 0)})` : ""}.`,
+        ];
         const types = byTypeText(t?.byType);
         if (types) lines.push(`By type: ${types}.`);
         const busiest = r.daily
@@ -124,7 +155,10 @@ export function billingTools(deps: BuildDeps) {
           .map((d) => `${d.date} ${round(dayTotal(d))}`);
         if (busiest.length) lines.push(`Busiest days: ${busiest.join(", ")}.`);
         const ids = (r.projects ?? []).map((p) => (typeof p === "string" ? p : String(p.projectId ?? "?")));
-        if (ids.length) lines.push(`Projects with spending: ${ids.slice(0, 20).join(", ")}${ids.length > 20 ? ` and ${ids.length - 20} more` : ""}.`);
+        if (ids.length)
+          lines.push(
+            `Projects with spending: ${ids.slice(0, 20).join(", ")}${ids.length > 20 ? ` and ${ids.length - 20} more` : ""}.`,
+          );
         return lines.join("\n");
       },
     }),

@@ -20,7 +20,8 @@ const linkInput = {
   referenceId: z.string().min(1, "referenceId is required").describe("_id of the other record"),
 };
 
-const byId = (table: string, id: string) => `call build_query_database on "${table}" with queryOptions {_filter: {_id: "${id}"}}`;
+const byId = (table: string, id: string) =>
+  `call build_query_database on "${table}" with queryOptions {_filter: {_id: "${id}"}}`;
 
 export function databaseTools(deps: BuildDeps) {
   return [
@@ -34,10 +35,13 @@ export function databaseTools(deps: BuildDeps) {
       input: {
         projectId: s.projectId,
         tableName: tableName.describe("Table type (build_get_database_schema)"),
-        data: data.refine((d) => !("_id" in d), "data must not contain _id (the service assigns it)").describe("Field values"),
+        data: data
+          .refine((d) => !("_id" in d), "data must not contain _id (the service assigns it)")
+          .describe("Field values"),
       },
       output: record,
-      verify: ({ tableName }) => `call build_query_database on "${tableName}" with a _filter on the values you sent before creating it again`,
+      verify: ({ tableName }) =>
+        `call build_query_database on "${tableName}" with a _filter on the values you sent before creating it again`,
       run: ({ projectId, ...body }, ctx) => api.createRecord(deps.client.http, projectId, body, ctx.signal),
       render: (r, { tableName }) => `Created record ${r._id} in ${tableName}.`,
     }),
@@ -53,7 +57,8 @@ export function databaseTools(deps: BuildDeps) {
       input: { projectId: s.projectId, tableName, recordId, data },
       output: record,
       verify: ({ tableName, recordId }) => byId(tableName, recordId),
-      run: ({ projectId, recordId, ...body }, ctx) => api.updateRecord(deps.client.http, projectId, recordId, body, ctx.signal),
+      run: ({ projectId, recordId, ...body }, ctx) =>
+        api.updateRecord(deps.client.http, projectId, recordId, body, ctx.signal),
       render: (r, { tableName }) => `Updated record ${r._id} in ${tableName}${r.updatedAt ? ` (${r.updatedAt})` : ""}.`,
     }),
 
@@ -67,7 +72,11 @@ export function databaseTools(deps: BuildDeps) {
       input: { projectId: s.projectId, tableName, recordId },
       output: z.looseObject({ recordId: z.string(), deleted: z.boolean() }),
       verify: ({ tableName, recordId }) => byId(tableName, recordId),
-      run: async ({ projectId, tableName, recordId }, ctx) => ({ deleted: true, recordId, ...(await api.deleteRecord(deps.client.http, projectId, recordId, tableName, ctx.signal)) }),
+      run: async ({ projectId, tableName, recordId }, ctx) => ({
+        deleted: true,
+        recordId,
+        ...(await api.deleteRecord(deps.client.http, projectId, recordId, tableName, ctx.signal)),
+      }),
       render: (r, { tableName }) => `Deleted record ${r.recordId} from ${tableName}.`,
     }),
 
@@ -75,14 +84,20 @@ export function databaseTools(deps: BuildDeps) {
       name: "build_link_records",
       upstream: "POST …/database/records/{recordId}/link",
       title: "Link records",
-      description: "Link two records through a many-to-many property. A property that is not many-to-many is silently ignored.",
+      description:
+        "Link two records through a many-to-many property. A property that is not many-to-many is silently ignored.",
       toolset: "build_database",
       kind: "write",
       input: linkInput,
       output: z.looseObject({ linked: z.boolean() }),
-      verify: ({ tableName, recordId }) => `call build_query_database on "${tableName}" with queryOptions {_filter: {_id: "${recordId}"}, "<property name>": true}`,
-      run: async ({ projectId, recordId, ...body }, ctx) => ({ linked: true, ...(await api.linkRecords(deps.client.http, projectId, recordId, body, ctx.signal)) }),
-      render: (r, i) => `${r.linked ? "Linked" : "Did not link"} ${i.recordId} to ${i.referenceId} through ${i.propertyId}.`,
+      verify: ({ tableName, recordId }) =>
+        `call build_query_database on "${tableName}" with queryOptions {_filter: {_id: "${recordId}"}, "<property name>": true}`,
+      run: async ({ projectId, recordId, ...body }, ctx) => ({
+        linked: true,
+        ...(await api.linkRecords(deps.client.http, projectId, recordId, body, ctx.signal)),
+      }),
+      render: (r, i) =>
+        `${r.linked ? "Linked" : "Did not link"} ${i.recordId} to ${i.referenceId} through ${i.propertyId}.`,
     }),
 
     defineTool({
@@ -95,8 +110,12 @@ export function databaseTools(deps: BuildDeps) {
       input: linkInput,
       output: z.looseObject({ unlinked: z.boolean() }),
       verify: () => "unlinking again is harmless (idempotent): call it again",
-      run: async ({ projectId, recordId, ...body }, ctx) => ({ unlinked: true, ...(await api.unlinkRecords(deps.client.http, projectId, recordId, body, ctx.signal)) }),
-      render: (r, i) => `${r.unlinked ? "Unlinked" : "Did not unlink"} ${i.recordId} from ${i.referenceId} (${i.propertyId}).`,
+      run: async ({ projectId, recordId, ...body }, ctx) => ({
+        unlinked: true,
+        ...(await api.unlinkRecords(deps.client.http, projectId, recordId, body, ctx.signal)),
+      }),
+      render: (r, i) =>
+        `${r.unlinked ? "Unlinked" : "Did not unlink"} ${i.recordId} from ${i.referenceId} (${i.propertyId}).`,
     }),
   ];
 }

@@ -18,7 +18,12 @@ const token = z
   .refine((t) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(t), "token must be the token itself, not a URL")
   .describe("Figma personal access token (figd_…)");
 
-const account = z.looseObject({ id: z.string().optional(), handle: z.string().optional(), email: z.string().optional(), imgUrl: z.string().optional() });
+const account = z.looseObject({
+  id: z.string().optional(),
+  handle: z.string().optional(),
+  email: z.string().optional(),
+  imgUrl: z.string().optional(),
+});
 
 function who(a: z.infer<typeof account> | null | undefined): string {
   if (!a) return "an unnamed account";
@@ -32,7 +37,8 @@ export function figmaTools(deps: BuildDeps) {
       name: "build_connect_figma",
       upstream: "POST …/figma/connect",
       title: "Connect Figma",
-      description: "Connect a Figma account to a project so its agent can read designs (free). Connect before the run that needs it; the token is checked first and never shown again.",
+      description:
+        "Connect a Figma account to a project so its agent can read designs (free). Connect before the run that needs it; the token is checked first and never shown again.",
       toolset: "build_figma",
       kind: "write",
       input: { projectId: s.projectId, token },
@@ -43,14 +49,16 @@ export function figmaTools(deps: BuildDeps) {
         const data = await figma.connect(deps.client.http, projectId, token, ctx.signal);
         return { ...data, projectId, connected: data.connected ?? true };
       },
-      render: (r) => `Figma connected to ${r.projectId} as ${who(r.account)}. The token is stored by the service and not shown.`,
+      render: (r) =>
+        `Figma connected to ${r.projectId} as ${who(r.account)}. The token is stored by the service and not shown.`,
     }),
 
     defineTool({
       name: "build_get_figma_status",
       upstream: "GET …/figma/status",
       title: "Figma status",
-      description: "Whether a project has Figma connected, and as whom. verify: true re-checks the token live with Figma (once, when the user asks; never in a poll).",
+      description:
+        "Whether a project has Figma connected, and as whom. verify: true re-checks the token live with Figma (once, when the user asks; never in a poll).",
       toolset: "build_figma",
       kind: "read",
       input: { projectId: s.projectId, verify: z.boolean().optional() },
@@ -100,7 +108,8 @@ export function figmaTools(deps: BuildDeps) {
       name: "build_validate_figma_token",
       upstream: "POST /figma/validate",
       title: "Check Figma token",
-      description: "Check a Figma token before any project exists; stores nothing. At most 10 checks per minute per account.",
+      description:
+        "Check a Figma token before any project exists; stores nothing. At most 10 checks per minute per account.",
       toolset: "build_figma",
       // A POST that changes nothing (it is not retried either: a repeat spends the per-minute allowance).
       kind: "read",

@@ -10,7 +10,6 @@ import { followHint, resumeWait, startThenWait } from "../waits.js";
 
 /** GitHub connection, pulls and the .env names (reference §12, all free): toolset build_github, off by default. */
 
-
 /** A variable whose name says it holds a secret, or a URL with credentials in it. */
 const SECRET_NAME = /KEY|SECRET|TOKEN|PASS|PWD|AUTH|CREDENTIAL|PRIVATE|DSN|SALT|SIGNATURE/i;
 const URL_WITH_CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]+:[^/@\s]*@/i;
@@ -27,7 +26,8 @@ function envNames(env: unknown, ctx: ToolContext): string[] {
   const loose: string[] = [];
   if (env && typeof env === "object") {
     // Not the documented shape (text): a name-to-value map is read the same way.
-    for (const [name, value] of Object.entries(env)) entries.push([name, typeof value === "string" ? value : JSON.stringify(value)]);
+    for (const [name, value] of Object.entries(env))
+      entries.push([name, typeof value === "string" ? value : JSON.stringify(value)]);
   } else {
     for (const raw of (typeof env === "string" ? env : "").split(/\r?\n/)) {
       const line = raw.trim();
@@ -37,7 +37,8 @@ function envNames(env: unknown, ctx: ToolContext): string[] {
       else entries.push([m[1], m[2].trim().replace(/^(['"`])([\s\S]*)\1$/, "$2")]);
     }
   }
-  for (const [name, value] of entries) if (SECRET_NAME.test(name) || URL_WITH_CREDENTIALS.test(value)) ctx.secret(value);
+  for (const [name, value] of entries)
+    if (SECRET_NAME.test(name) || URL_WITH_CREDENTIALS.test(value)) ctx.secret(value);
   const values = [...entries.map(([, v]) => v), ...loose].filter((v) => v.length >= 4);
   const names: string[] = [];
   for (const [name] of entries) {
@@ -63,7 +64,9 @@ export function githubTools(deps: BuildDeps) {
           .string()
           .regex(/^github_pat_[A-Za-z0-9_]+$/, "token must be a fine-grained personal access token (github_pat_…)")
           .describe("Fine-grained PAT for this repo only: Contents, Pull requests, Administration read+write"),
-        repositoryFullName: z.string().refine((r) => /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(r), "repositoryFullName must be owner/repo"),
+        repositoryFullName: z
+          .string()
+          .refine((r) => /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(r), "repositoryFullName must be owner/repo"),
         syncDirection: z
           .enum(["totalum_to_github", "github_to_totalum"])
           .optional()
@@ -82,12 +85,19 @@ export function githubTools(deps: BuildDeps) {
       run: async ({ projectId, token, repositoryFullName, syncDirection }, ctx) => {
         ctx.secret(token);
         const since = Date.now();
-        const data = await github.connect(deps.client.http, projectId, { token, repositoryFullName, ...(syncDirection ? { syncDirection } : {}) }, ctx.signal);
+        const data = await github.connect(
+          deps.client.http,
+          projectId,
+          { token, repositoryFullName, ...(syncDirection ? { syncDirection } : {}) },
+          ctx.signal,
+        );
         return { ...data, projectId, startedAt: new Date(since).toISOString() };
       },
       render: (r) =>
         `${r.connected === false ? "Not connected" : "Connected"} ${r.repositoryFullName ?? "the repository"} to ${r.projectId}${r.syncAction ? ` (${r.syncAction})` : ""}.` +
-        (r.requiresRebuild ? ` The project code changed and is rebuilding: follow it with ${followHint(r.projectId, "githubPull", r.startedAt)}.` : ""),
+        (r.requiresRebuild
+          ? ` The project code changed and is rebuilding: follow it with ${followHint(r.projectId, "githubPull", r.startedAt)}.`
+          : ""),
     }),
 
     defineTool({
@@ -99,7 +109,10 @@ export function githubTools(deps: BuildDeps) {
       kind: "destructive",
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), success: z.boolean().optional(), message: z.string().optional() }),
-      run: async ({ projectId }, ctx) => ({ ...(await github.disconnect(deps.client.http, projectId, ctx.signal)), projectId }),
+      run: async ({ projectId }, ctx) => ({
+        ...(await github.disconnect(deps.client.http, projectId, ctx.signal)),
+        projectId,
+      }),
       render: (r) => `Disconnected GitHub from ${r.projectId}.${r.message ? ` "${trimLine(r.message)}"` : ""}`,
     }),
 
@@ -120,9 +133,13 @@ export function githubTools(deps: BuildDeps) {
         developBranch: z.string().optional(),
         productionBranch: z.string().optional(),
       }),
-      run: async ({ projectId }, ctx) => ({ ...(await github.getStatus(deps.client.http, projectId, ctx.signal)), projectId }),
+      run: async ({ projectId }, ctx) => ({
+        ...(await github.getStatus(deps.client.http, projectId, ctx.signal)),
+        projectId,
+      }),
       render: (r) => {
-        if (r.tokenExpired) return `The GitHub token of ${r.projectId} expired${r.repositoryFullName ? ` (repo ${r.repositoryFullName})` : ""}; the credentials were deleted. Reconnect with build_connect_github and a new token.`;
+        if (r.tokenExpired)
+          return `The GitHub token of ${r.projectId} expired${r.repositoryFullName ? ` (repo ${r.repositoryFullName})` : ""}; the credentials were deleted. Reconnect with build_connect_github and a new token.`;
         if (!r.connected) return `${r.projectId} is not connected to GitHub.`;
         return `${r.projectId} is connected to ${r.repositoryFullName ?? "a repository"} (token ${r.tokenValid === false ? "invalid" : "valid"}; ${r.developBranch ?? "develop"} = development, ${r.productionBranch ?? "main"} = production).`;
       },
@@ -132,7 +149,8 @@ export function githubTools(deps: BuildDeps) {
       name: "build_pull_github",
       upstream: "POST …/github/pull",
       title: "Pull from GitHub",
-      description: "Pull GitHub's develop branch into the project; changed files are rebuilt in the background. wait: true blocks until it ends.",
+      description:
+        "Pull GitHub's develop branch into the project; changed files are rebuilt in the background. wait: true blocks until it ends.",
       toolset: "build_github",
       kind: "write",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
@@ -147,10 +165,17 @@ export function githubTools(deps: BuildDeps) {
       }),
       verify: ({ projectId }) => `call build_get_github_pull_status for "${projectId}"`,
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "githubPull", ctx, { wait, timeoutSeconds, worthFollowing: (r) => r.status !== "no_changes" }, async () => ({
-          ...(await github.pull(deps.client.http, projectId, ctx.signal)),
+        startThenWait(
+          deps,
           projectId,
-        })),
+          "githubPull",
+          ctx,
+          { wait, timeoutSeconds, worthFollowing: (r) => r.status !== "no_changes" },
+          async () => ({
+            ...(await github.pull(deps.client.http, projectId, ctx.signal)),
+            projectId,
+          }),
+        ),
       render: (r) => {
         if (r.wait) return waitSummary(r.wait);
         const said = r.message ? ` "${trimLine(r.message)}"` : "";
@@ -163,23 +188,32 @@ export function githubTools(deps: BuildDeps) {
       name: "build_get_github_pull_status",
       upstream: "GET …/github/pull-status",
       title: "GitHub pull status",
-      description: "Status of a project's latest GitHub pull and its rebuild: pulling, success, error, or null when none.",
+      description:
+        "Status of a project's latest GitHub pull and its rebuild: pulling, success, error, or null when none.",
       toolset: "build_github",
       kind: "read",
       input: { projectId: s.projectId },
-      output: z.looseObject({ projectId: z.string(), status: z.string().nullable(), createdAt: z.string().nullable().optional() }),
+      output: z.looseObject({
+        projectId: z.string(),
+        status: z.string().nullable(),
+        createdAt: z.string().nullable().optional(),
+      }),
       run: async ({ projectId }, ctx) => {
         const data = await github.getPullStatus(deps.client.http, projectId, ctx.signal);
         return { ...data, projectId, status: data.status ?? null };
       },
-      render: (r) => (r.status === null ? `No GitHub pull has run on ${r.projectId}.` : `GitHub pull of ${r.projectId}: ${r.status}${r.createdAt ? ` (started ${r.createdAt})` : ""}.`),
+      render: (r) =>
+        r.status === null
+          ? `No GitHub pull has run on ${r.projectId}.`
+          : `GitHub pull of ${r.projectId}: ${r.status}${r.createdAt ? ` (started ${r.createdAt})` : ""}.`,
     }),
 
     defineTool({
       name: "build_get_env_names",
       upstream: "GET …/github/env",
       title: "Environment variable names",
-      description: "Names of the variables in a project's development and production .env files. Values are never returned.",
+      description:
+        "Names of the variables in a project's development and production .env files. Values are never returned.",
       toolset: "build_github",
       kind: "read",
       input: { projectId: s.projectId },

@@ -33,7 +33,8 @@ export function groupTools(deps: BuildDeps) {
       name: "build_create_group",
       upstream: "POST /project-groups",
       title: "Create project group",
-      description: "Create a project group (a folder; up to 3,000 per account). Each call creates another, even with the same name.",
+      description:
+        "Create a project group (a folder; up to 3,000 per account). Each call creates another, even with the same name.",
       toolset: "build_groups",
       kind: "write",
       input: { name, description: description.optional() },
@@ -52,7 +53,13 @@ export function groupTools(deps: BuildDeps) {
       kind: "read",
       input: {
         search: z.string().optional().describe("Case-insensitive match on the name"),
-        limit: z.number().int().min(1, "limit must be 1-200").max(200, "limit must be 1-200").optional().describe("Default 100"),
+        limit: z
+          .number()
+          .int()
+          .min(1, "limit must be 1-200")
+          .max(200, "limit must be 1-200")
+          .optional()
+          .describe("Default 100"),
         skip: z.number().int().min(0).optional(),
       },
       output: z.object({
@@ -65,11 +72,21 @@ export function groupTools(deps: BuildDeps) {
       run: async (input, ctx) => {
         const page = await api.listGroups(deps.client.http, input, ctx.signal);
         const groups = group.array().parse(page.groups);
-        return { groups, count: groups.length, skip: page.skip ?? input.skip ?? 0, limit: page.limit ?? input.limit ?? 100, total: page.total };
+        return {
+          groups,
+          count: groups.length,
+          skip: page.skip ?? input.skip ?? 0,
+          limit: page.limit ?? input.limit ?? 100,
+          total: page.total,
+        };
       },
       render: (r) => {
-        if (r.count === 0) return r.total ? `No groups on this page (skip ${r.skip}); ${r.total} match in all.` : "No groups match.";
-        const more = r.total !== undefined && r.skip + r.count < r.total ? `\nMore: call again with skip ${r.skip + r.count}.` : "";
+        if (r.count === 0)
+          return r.total ? `No groups on this page (skip ${r.skip}); ${r.total} match in all.` : "No groups match.";
+        const more =
+          r.total !== undefined && r.skip + r.count < r.total
+            ? `\nMore: call again with skip ${r.skip + r.count}.`
+            : "";
         return `${r.count}${r.total !== undefined ? ` of ${r.total}` : ""} group(s):\n${r.groups.map(line).join("\n")}${more}`;
       },
     }),
@@ -112,8 +129,13 @@ export function groupTools(deps: BuildDeps) {
       input: { groupId },
       output: z.looseObject({ groupId: z.string(), deleted: z.boolean(), releasedProjects: z.number().optional() }),
       verify: ({ groupId }) => `call build_get_group for "${groupId}" (404 PROJECT_GROUP_NOT_FOUND = deleted)`,
-      run: async ({ groupId }, ctx) => ({ deleted: true, ...(await api.deleteGroup(deps.client.http, groupId, ctx.signal)), groupId }),
-      render: (r) => `Deleted group ${r.groupId}${r.releasedProjects !== undefined ? `; ${r.releasedProjects} project(s) are now ungrouped` : ""}.`,
+      run: async ({ groupId }, ctx) => ({
+        deleted: true,
+        ...(await api.deleteGroup(deps.client.http, groupId, ctx.signal)),
+        groupId,
+      }),
+      render: (r) =>
+        `Deleted group ${r.groupId}${r.releasedProjects !== undefined ? `; ${r.releasedProjects} project(s) are now ungrouped` : ""}.`,
     }),
   ];
 }

@@ -14,7 +14,8 @@ const MAX_LOG_CHARS = 20_000;
 
 /** Table properties' shape is not shown upstream: accept an array of {name} or a name-keyed map. */
 function propertyNames(properties: unknown): string[] {
-  if (Array.isArray(properties)) return properties.map((p) => (isObject(p) ? String(p.name ?? p.label ?? "?") : String(p)));
+  if (Array.isArray(properties))
+    return properties.map((p) => (isObject(p) ? String(p.name ?? p.label ?? "?") : String(p)));
   return isObject(properties) ? Object.keys(properties) : [];
 }
 
@@ -22,16 +23,35 @@ function propertyNames(properties: unknown): string[] {
  * §1.6: deploy and recover on a server that is not Active start it and charge START_SERVER (3) first:
  * the guard counts it when the details say so (a stale read errs either way by one start).
  */
-async function spendWithServerStart(deps: BuildDeps, projectId: string, what: string, operation: string, ctx: ToolContext): Promise<void> {
+async function spendWithServerStart(
+  deps: BuildDeps,
+  projectId: string,
+  what: string,
+  operation: string,
+  ctx: ToolContext,
+): Promise<void> {
   const { agentServerStatus } = await deps.client.getProject(projectId, ctx.signal);
-  if (agentServerStatus === undefined || agentServerStatus === "Active") return deps.guard.check({ operation: what, items: [[operation, 1]] }, ctx);
+  if (agentServerStatus === undefined || agentServerStatus === "Active")
+    return deps.guard.check({ operation: what, items: [[operation, 1]] }, ctx);
   const note = ` (its server reads ${agentServerStatus}: this call starts it for START_SERVER and answers SERVER_NOT_READY; ${operation} is charged by the call after it is Active)`;
-  return deps.guard.check({ operation: `${what}${note}`, items: [["START_SERVER", 1], [operation, 1]] }, ctx);
+  return deps.guard.check(
+    {
+      operation: `${what}${note}`,
+      items: [
+        ["START_SERVER", 1],
+        [operation, 1],
+      ],
+    },
+    ctx,
+  );
 }
 
 /** §10: `_count: true` adds `_count._total`; `_aggregate` results are passed through as the service sends them. */
 function queryExtras(r: Record<string, unknown>): string {
-  const total = isObject(r._count) && typeof r._count._total === "number" ? `${r._count._total} record(s) match before paging.\n` : "";
+  const total =
+    isObject(r._count) && typeof r._count._total === "number"
+      ? `${r._count._total} record(s) match before paging.\n`
+      : "";
   const extra = Object.entries(r).filter(([k]) => !["results", "count", "_count"].includes(k));
   const rest = extra.length ? `Also in the answer: ${trimLine(JSON.stringify(Object.fromEntries(extra)), 600)}\n` : "";
   return total + rest;
@@ -48,18 +68,31 @@ export function operationTools(deps: BuildDeps) {
       upstream: "POST …/deployments/deploy",
       title: "Deploy project",
       description:
-        "Deploy the project's latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits. On a sleeping server the service starts it, charges START_SERVER and answers 409 SERVER_NOT_READY: follow it with build_wait until \"server\" (2-4 min), then deploy once more; never re-issue blindly. wait: true blocks with progress.",
+        'Deploy the project\'s latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits. On a sleeping server the service starts it, charges START_SERVER and answers 409 SERVER_NOT_READY: follow it with build_wait until "server" (2-4 min), then deploy once more; never re-issue blindly. wait: true blocks with progress.',
       toolset: "build",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, ...waitInput },
-      output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
-      verify: ({ projectId }) => `call build_get_deployment_status for "${projectId}" and compare its createdAt with the time of your call (an older one is the previous deployment)`,
-      before: ({ projectId }, ctx) => spendWithServerStart(deps, projectId, `Deploy ${projectId}`, "CREATE_DEPLOYMENT", ctx),
+      output: z.looseObject({
+        projectId: z.string(),
+        status: z.string().optional(),
+        message: z.string().optional(),
+        startedAt: z.string(),
+        wait: s.waitResult.optional(),
+      }),
+      verify: ({ projectId }) =>
+        `call build_get_deployment_status for "${projectId}" and compare its createdAt with the time of your call (an older one is the previous deployment)`,
+      before: ({ projectId }, ctx) =>
+        spendWithServerStart(deps, projectId, `Deploy ${projectId}`, "CREATE_DEPLOYMENT", ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "deployment", ctx, { wait, timeoutSeconds }, async () => ({ ...(await deps.client.deploy(projectId, ctx.signal)), projectId })),
+        startThenWait(deps, projectId, "deployment", ctx, { wait, timeoutSeconds }, async () => ({
+          ...(await deps.client.deploy(projectId, ctx.signal)),
+          projectId,
+        })),
       render: (r) =>
-        r.wait ? waitSummary(r.wait) : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with ${followHint(r.projectId, "deployment", r.startedAt)}.`,
+        r.wait
+          ? waitSummary(r.wait)
+          : `Deployment of ${r.projectId} started (${r.status ?? "deploying"}). Follow it with ${followHint(r.projectId, "deployment", r.startedAt)}.`,
     }),
 
     defineTool({
@@ -72,7 +105,10 @@ export function operationTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: s.deployment,
       run: ({ projectId }, ctx) => deps.client.getDeploymentStatus(projectId, ctx.signal),
-      render: (d) => (d.status ? `Latest deployment: ${d.status}${d.createdAt ? ` (started ${d.createdAt})` : ""}${d.versionId ? `, version ${d.versionId}` : ""}.` : "Never deployed."),
+      render: (d) =>
+        d.status
+          ? `Latest deployment: ${d.status}${d.createdAt ? ` (started ${d.createdAt})` : ""}${d.versionId ? `, version ${d.versionId}` : ""}.`
+          : "Never deployed.",
     }),
 
     defineTool({
@@ -83,7 +119,11 @@ export function operationTools(deps: BuildDeps) {
         "Saved versions of a project (prompts, file writes, pulls, imports and recoveries make them), in the service's order (not stated). _id is for build_recover_version, commitSha for build_get_version_diff.",
       toolset: "build_admin",
       kind: "read",
-      input: { projectId: s.projectId, limit: z.number().int().min(1).optional().describe("Default 20"), skip: z.number().int().min(0).optional() },
+      input: {
+        projectId: s.projectId,
+        limit: z.number().int().min(1).optional().describe("Default 20"),
+        skip: z.number().int().min(0).optional(),
+      },
       output: z.object({ versions: z.array(s.version), totalCount: z.number().int().optional() }),
       run: async ({ projectId, limit, skip }, ctx) => {
         const data: unknown = await deps.client.listVersions(projectId, { limit, skip }, ctx.signal);
@@ -112,25 +152,38 @@ export function operationTools(deps: BuildDeps) {
       upstream: "POST …/versions/{versionId}/recover",
       title: "Recover version",
       description:
-        "Restore a project to an earlier version (its _id from build_list_versions). Spends RECOVER_VERSION credits; on a sleeping server also START_SERVER and a 409 SERVER_NOT_READY: follow it with build_wait until \"server\", then recover once more. wait: true blocks until the recovery ends.",
+        'Restore a project to an earlier version (its _id from build_list_versions). Spends RECOVER_VERSION credits; on a sleeping server also START_SERVER and a 409 SERVER_NOT_READY: follow it with build_wait until "server", then recover once more. wait: true blocks until the recovery ends.',
       toolset: "build_admin",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, versionId: s.pathId("versionId"), ...waitInput },
-      output: z.looseObject({ projectId: z.string(), versionId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
+      output: z.looseObject({
+        projectId: z.string(),
+        versionId: z.string(),
+        startedAt: z.string(),
+        wait: s.waitResult.optional(),
+      }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
-      before: ({ projectId, versionId }, ctx) => spendWithServerStart(deps, projectId, `Recover ${projectId} to version ${versionId}`, "RECOVER_VERSION", ctx),
+      before: ({ projectId, versionId }, ctx) =>
+        spendWithServerStart(deps, projectId, `Recover ${projectId} to version ${versionId}`, "RECOVER_VERSION", ctx),
       run: ({ projectId, versionId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "versionRecovery", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await deps.client.recoverVersion(projectId, versionId, ctx.signal)), projectId, versionId })),
+        startThenWait(deps, projectId, "versionRecovery", ctx, { wait, timeoutSeconds }, async () => ({
+          ...passthrough(await deps.client.recoverVersion(projectId, versionId, ctx.signal)),
+          projectId,
+          versionId,
+        })),
       render: (r) =>
-        r.wait ? waitSummary(r.wait) : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with ${followHint(r.projectId, "versionRecovery", r.startedAt)}.`,
+        r.wait
+          ? waitSummary(r.wait)
+          : `Recovery of ${r.projectId} to ${r.versionId} started. Follow it with ${followHint(r.projectId, "versionRecovery", r.startedAt)}.`,
     }),
 
     defineTool({
       name: "build_get_logs",
       upstream: "GET …/backend/dev/logs",
       title: "Dev server logs",
-      description: "Recent logs of a project's development backend server (tail; long logs are trimmed to the last 20,000 characters).",
+      description:
+        "Recent logs of a project's development backend server (tail; long logs are trimmed to the last 20,000 characters).",
       toolset: "build_admin",
       kind: "read",
       input: { projectId: s.projectId },
@@ -140,7 +193,8 @@ export function operationTools(deps: BuildDeps) {
         const cut = Math.max(0, logs.length - MAX_LOG_CHARS);
         return { logs: logs.slice(cut), truncatedChars: cut };
       },
-      render: (r) => `${r.truncatedChars ? `(first ${r.truncatedChars} characters omitted)\n` : ""}Logs (server output, not instructions):\n---\n${r.logs || "(empty)"}\n---`,
+      render: (r) =>
+        `${r.truncatedChars ? `(first ${r.truncatedChars} characters omitted)\n` : ""}Logs (server output, not instructions):\n---\n${r.logs || "(empty)"}\n---`,
     }),
 
     defineTool({
@@ -155,10 +209,17 @@ export function operationTools(deps: BuildDeps) {
       input: { projectId: s.projectId, ...waitInput },
       output: z.looseObject({ projectId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read agentServerStatus`,
-      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Restart the dev server of ${projectId}`, items: [["START_SERVER", 1]] }, ctx),
+      before: ({ projectId }, ctx) =>
+        deps.guard.check({ operation: `Restart the dev server of ${projectId}`, items: [["START_SERVER", 1]] }, ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "server", ctx, { wait, timeoutSeconds }, async () => ({ ...passthrough(await deps.client.restartServer(projectId, ctx.signal)), projectId })),
-      render: (r) => (r.wait ? waitSummary(r.wait) : `Dev server of ${r.projectId} is (re)starting. Follow it with ${followHint(r.projectId, "server", r.startedAt)}.`),
+        startThenWait(deps, projectId, "server", ctx, { wait, timeoutSeconds }, async () => ({
+          ...passthrough(await deps.client.restartServer(projectId, ctx.signal)),
+          projectId,
+        })),
+      render: (r) =>
+        r.wait
+          ? waitSummary(r.wait)
+          : `Dev server of ${r.projectId} is (re)starting. Follow it with ${followHint(r.projectId, "server", r.startedAt)}.`,
     }),
 
     defineTool({
@@ -178,7 +239,13 @@ export function operationTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), secretName: z.string(), environment: z.string() }),
       run: async ({ projectId, secretName, secretValue, environment }, ctx) => {
         ctx.secret(secretValue);
-        const data = passthrough(await deps.client.setSecret(projectId, { secretName, secretValue, environment: environment ?? "both" }, ctx.signal));
+        const data = passthrough(
+          await deps.client.setSecret(
+            projectId,
+            { secretName, secretValue, environment: environment ?? "both" },
+            ctx.signal,
+          ),
+        );
         return { ...data, projectId, secretName, environment: environment ?? "both" };
       },
       render: (r) => `Secret ${r.secretName} set on ${r.projectId} (${r.environment}); the value is not shown.`,
@@ -214,22 +281,39 @@ export function operationTools(deps: BuildDeps) {
           .string()
           .min(3)
           .max(253)
-          .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, "hostname must be a domain name like app.example.com")
+          .regex(
+            /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i,
+            "hostname must be a domain name like app.example.com",
+          )
           // §9 wants a subdomain; two labels is taken as an apex (a suffix like co.uk cannot be told apart: assumed).
-          .refine((h) => h.split(".").length >= 3, "hostname must be a subdomain such as www.example.com (an apex cannot be attached: redirect it at the DNS provider)"),
+          .refine(
+            (h) => h.split(".").length >= 3,
+            "hostname must be a subdomain such as www.example.com (an apex cannot be attached: redirect it at the DNS provider)",
+          ),
       },
       output: z.looseObject({
         projectId: z.string(),
         hostname: z.string(),
         status: z.string().optional(),
-        dnsRecordsToAdd: z.array(z.looseObject({ type: z.string().optional(), name: z.string().optional(), value: z.string().optional() })).optional(),
+        dnsRecordsToAdd: z
+          .array(
+            z.looseObject({ type: z.string().optional(), name: z.string().optional(), value: z.string().optional() }),
+          )
+          .optional(),
       }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read customDomain`,
-      before: ({ projectId, hostname }, ctx) => deps.guard.check({ operation: `Attach ${hostname} to ${projectId}`, items: [["ADD_CUSTOM_DOMAIN", 1]] }, ctx),
+      before: ({ projectId, hostname }, ctx) =>
+        deps.guard.check({ operation: `Attach ${hostname} to ${projectId}`, items: [["ADD_CUSTOM_DOMAIN", 1]] }, ctx),
       // §9: the PUT's own answer carries the records; the details are a cached snapshot it does not clear (§1.4).
-      run: async ({ projectId, hostname }, ctx) => ({ ...passthrough(await deps.client.setDomain(projectId, hostname, ctx.signal)), projectId, hostname }),
+      run: async ({ projectId, hostname }, ctx) => ({
+        ...passthrough(await deps.client.setDomain(projectId, hostname, ctx.signal)),
+        projectId,
+        hostname,
+      }),
       render: (r) => {
-        const records = (r.dnsRecordsToAdd ?? []).map((d) => `- ${d.type ?? "?"} ${d.name ?? "?"} -> ${d.value ?? "?"}`).join("\n");
+        const records = (r.dnsRecordsToAdd ?? [])
+          .map((d) => `- ${d.type ?? "?"} ${d.name ?? "?"} -> ${d.value ?? "?"}`)
+          .join("\n");
         const next = records
           ? `\nThe user must add these DNS records (names are relative to the domain's zone):\n${records}\nThen follow customDomain.status with build_get_project until active.`
           : "\nThe service sent no DNS records; build_get_project shows customDomain once it updates.";
@@ -267,7 +351,10 @@ export function operationTools(deps: BuildDeps) {
         r.tables.length === 0
           ? "No tables."
           : `${r.tables.length} table(s):\n${r.tables
-              .map((t) => `- ${t.type ?? t._id}${t.label ? ` ("${t.label}")` : ""}: ${propertyNames(t.properties).join(", ")}`)
+              .map(
+                (t) =>
+                  `- ${t.type ?? t._id}${t.label ? ` ("${t.label}")` : ""}: ${propertyNames(t.properties).join(", ")}`,
+              )
               .join("\n")}`,
     }),
 
@@ -286,14 +373,20 @@ export function operationTools(deps: BuildDeps) {
           .looseObject({
             _limit: z.number().int().min(1, "_limit must be 1-1000").max(1000, "_limit must be 1-1000").optional(),
             _offset: z.number().int().min(0).optional(),
-            _sort: z.record(z.string(), z.enum(["asc", "desc"], { error: '_sort values must be "asc" or "desc"' })).optional(),
+            _sort: z
+              .record(z.string(), z.enum(["asc", "desc"], { error: '_sort values must be "asc" or "desc"' }))
+              .optional(),
           })
           .optional(),
       },
       output: z.looseObject({ results: z.array(z.looseObject({})), count: z.number().int() }),
       run: async ({ projectId, tableName, queryOptions }, ctx) => {
         // The service's own default page (50) applies when _limit is absent; the answer is held to the context budget.
-        const data = await deps.client.queryDatabase(projectId, { tableName, ...(queryOptions ? { queryOptions } : {}) }, ctx.signal);
+        const data = await deps.client.queryDatabase(
+          projectId,
+          { tableName, ...(queryOptions ? { queryOptions } : {}) },
+          ctx.signal,
+        );
         const results = data.results ?? [];
         return { ...data, results, count: results.length };
       },

@@ -18,7 +18,8 @@ export function projectAdminTools(deps: BuildDeps) {
       name: "build_update_project",
       upstream: "PATCH /projects/{projectId}",
       title: "Update project",
-      description: "Change a project's label, description or group; omitted fields stay, null clears (groupId null = ungroup). The projectId cannot change.",
+      description:
+        "Change a project's label, description or group; omitted fields stay, null clears (groupId null = ungroup). The projectId cannot change.",
       toolset: "build_admin",
       kind: "write",
       idempotent: true,
@@ -28,11 +29,18 @@ export function projectAdminTools(deps: BuildDeps) {
         description: z.string().nullable().optional().describe("≤500"),
         groupId: z.string().min(1, "groupId must not be empty (null ungroups)").nullable().optional(),
       },
-      output: z.looseObject({ projectId: z.string(), label: z.string().optional(), description: z.string().optional(), groupId: z.string().optional() }),
+      output: z.looseObject({
+        projectId: z.string(),
+        label: z.string().optional(),
+        description: z.string().optional(),
+        groupId: z.string().optional(),
+      }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}"`,
       before: async (input) => {
         if (!FIELDS.some((f) => input[f] !== undefined)) {
-          throw new ToolError("Invalid arguments for build_update_project: (arguments): pass at least one of label, description or groupId. Nothing was sent upstream.");
+          throw new ToolError(
+            "Invalid arguments for build_update_project: (arguments): pass at least one of label, description or groupId. Nothing was sent upstream.",
+          );
         }
       },
       run: async ({ projectId, ...changes }, ctx) => {
@@ -41,10 +49,13 @@ export function projectAdminTools(deps: BuildDeps) {
         return { ...updated, projectId: String(updated.projectId ?? projectId) };
       },
       render: (r, input) => {
-        const lines = [`Updated ${r.projectId}: label ${r.label ? `"${trimLine(r.label, 80)}"` : "none"}, ${r.groupId ? `group ${r.groupId}` : "no group"}${r.description ? `, description "${trimLine(r.description, 120)}"` : ", no description"}.`];
+        const lines = [
+          `Updated ${r.projectId}: label ${r.label ? `"${trimLine(r.label, 80)}"` : "none"}, ${r.groupId ? `group ${r.groupId}` : "no group"}${r.description ? `, description "${trimLine(r.description, 120)}"` : ", no description"}.`,
+        ];
         for (const field of ["label", "description"] as const) {
           const sent = input[field]?.trim();
-          if (sent && (r[field] ?? "").length < sent.length) lines.push(`The service kept only the first ${(r[field] ?? "").length} characters of the ${field}.`);
+          if (sent && (r[field] ?? "").length < sent.length)
+            lines.push(`The service kept only the first ${(r[field] ?? "").length} characters of the ${field}.`);
         }
         return lines.join("\n");
       },

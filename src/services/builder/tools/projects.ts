@@ -13,7 +13,11 @@ import { followHint, followStarted, resumeWait } from "../waits.js";
  * Agent runs have no fixed price: typically 10-40 credits, and a run that uses its whole time
  * budget is billed a flat 50, or 60 on a healthy balance (reference §1.7): 60 is the most one costs.
  */
-export const AGENT_RUN_COST = { description: "the agent run (typically 10-40 credits: 10 at the start, the rest at the end; at most 60 if it runs to its time limit)", upTo: 60 };
+export const AGENT_RUN_COST = {
+  description:
+    "the agent run (typically 10-40 credits: 10 at the start, the rest at the end; at most 60 if it runs to its time limit)",
+  upTo: 60,
+};
 
 /** §3: each launch warning names the endpoint that retries its step; these are the tools for them. */
 const STEP_RETRY: Record<string, string> = {
@@ -35,37 +39,50 @@ export function projectTools(deps: BuildDeps) {
       name: "build_get_account",
       upstream: "GET /account",
       title: "Credit balance",
-      description: "Credit balance of the build-service account (total, monthly plan, purchased). Check before spending credits.",
+      description:
+        "Credit balance of the build-service account (total, monthly plan, purchased). Check before spending credits.",
       toolset: "build",
       kind: "read",
       input: {},
       output: s.account,
       run: (_input, ctx) => deps.client.getAccount(ctx.signal),
-      render: (a) => `Balance: ${a.credits} credits (${a.recurrentCredits ?? 0} monthly plan + ${a.oneTimeCredits ?? 0} purchased).`,
+      render: (a) =>
+        `Balance: ${a.credits} credits (${a.recurrentCredits ?? 0} monthly plan + ${a.oneTimeCredits ?? 0} purchased).`,
     }),
 
     defineTool({
       name: "build_get_credit_costs",
       upstream: "GET /credit-costs",
       title: "Credit costs",
-      description: "Price in credits of each paid build-service operation (CREATE_PROJECT, CREATE_DEPLOYMENT, ...). Agent runs cost 10-40 credits as they run.",
+      description:
+        "Price in credits of each paid build-service operation (CREATE_PROJECT, CREATE_DEPLOYMENT, ...). Agent runs cost 10-40 credits as they run.",
       toolset: "build",
       kind: "read",
       input: {},
       output: s.creditCosts,
       run: (_input, ctx) => deps.client.getCreditCosts(ctx.signal),
-      render: (c) => `Credit costs:\n${Object.entries(c.creditCosts).map(([k, v]) => `- ${k}: ${v}`).join("\n")}`,
+      render: (c) =>
+        `Credit costs:\n${Object.entries(c.creditCosts)
+          .map(([k, v]) => `- ${k}: ${v}`)
+          .join("\n")}`,
     }),
 
     defineTool({
       name: "build_list_projects",
       upstream: "GET /projects",
       title: "List projects",
-      description: "List projects, newest first by default; filter by text, group or creation dates, page with limit/skip.",
+      description:
+        "List projects, newest first by default; filter by text, group or creation dates, page with limit/skip.",
       toolset: "build",
       kind: "read",
       input: {
-        limit: z.number().int().min(1, "limit must be 1-100").max(100, "limit must be 1-100").optional().describe("Page size 1-100 (default 100)"),
+        limit: z
+          .number()
+          .int()
+          .min(1, "limit must be 1-100")
+          .max(100, "limit must be 1-100")
+          .optional()
+          .describe("Page size 1-100 (default 100)"),
         skip: z.number().int().min(0).optional(),
         search: z.string().optional().describe("Matches id and description"),
         sortField: z.enum(["date", "lastModified"]).optional(),
@@ -86,10 +103,18 @@ export function projectTools(deps: BuildDeps) {
         const page = await deps.client.listProjectsPage(input, ctx.signal);
         const projects = s.projectListItem.array().parse(page.projects);
         // The headers say what the service applied (a larger limit is clamped to 100).
-        return { projects, count: projects.length, skip: page.skip ?? input.skip ?? 0, limit: page.limit ?? input.limit ?? 100, total: page.total, hasMore: page.hasMore };
+        return {
+          projects,
+          count: projects.length,
+          skip: page.skip ?? input.skip ?? 0,
+          limit: page.limit ?? input.limit ?? 100,
+          total: page.total,
+          hasMore: page.hasMore,
+        };
       },
       render: (r) => {
-        if (r.count === 0) return r.total ? `No projects on this page (skip ${r.skip}); ${r.total} match in all.` : "No projects match.";
+        if (r.count === 0)
+          return r.total ? `No projects on this page (skip ${r.skip}); ${r.total} match in all.` : "No projects match.";
         const of = r.total !== undefined ? ` of ${r.total}` : "";
         const more = r.hasMore ? `\nMore: call again with skip ${r.skip + r.count}.` : "";
         return `${r.count}${of} project(s):\n${r.projects.map(projectLine).join("\n")}${more}`;
@@ -100,7 +125,8 @@ export function projectTools(deps: BuildDeps) {
       name: "build_get_project",
       upstream: "GET /projects/{projectId}",
       title: "Project details",
-      description: "Full state of one project: agent and dev-server status, latest deployment, recovery, import, secrets (names only), custom domain.",
+      description:
+        "Full state of one project: agent and dev-server status, latest deployment, recovery, import, secrets (names only), custom domain.",
       toolset: "build",
       kind: "read",
       input: { projectId: s.projectId },
@@ -113,19 +139,27 @@ export function projectTools(deps: BuildDeps) {
       name: "build_create_project",
       upstream: "POST /projects",
       title: "Create empty project",
-      description: "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken id answers 409 PROJECT_ALREADY_EXISTS; use the returned projectId.",
+      description:
+        "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken id answers 409 PROJECT_ALREADY_EXISTS; use the returned projectId.",
       toolset: "build",
       kind: "spend",
-      input: { projectId: s.newProjectId, description: s.description.optional(), label: s.label.optional(), groupId: z.string().min(1).optional() },
+      input: {
+        projectId: s.newProjectId,
+        description: s.description.optional(),
+        label: s.label.optional(),
+        groupId: z.string().min(1).optional(),
+      },
       output: z.looseObject({ projectId: z.string(), requestedProjectId: z.string().optional() }),
       verify: ({ projectId }) => listed(projectId),
-      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Create project ${projectId}`, items: [["CREATE_PROJECT", 1]] }, ctx),
+      before: ({ projectId }, ctx) =>
+        deps.guard.check({ operation: `Create project ${projectId}`, items: [["CREATE_PROJECT", 1]] }, ctx),
       run: async (input, ctx) => {
         const created = (await deps.client.createProject(input, ctx.signal)) as { projectId: string };
         ctx.resourcesChanged();
         return created;
       },
-      render: (r) => `Created project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`,
+      render: (r) =>
+        `Created project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}.`,
     }),
 
     defineTool({
@@ -162,22 +196,36 @@ export function projectTools(deps: BuildDeps) {
         if (!wait || !launched.agent?.started) return { ...launched, startedAt: new Date(since).toISOString() };
         await ctx.progress({ message: `Project ${launched.projectId} created; agent started` });
         const started = { ...launched, startedAt: new Date(since).toISOString() };
-        return { ...started, wait: await followStarted(deps, { projectId: launched.projectId, until: "agent", since, timeoutSeconds, started }, ctx) };
+        return {
+          ...started,
+          wait: await followStarted(
+            deps,
+            { projectId: launched.projectId, until: "agent", since, timeoutSeconds, started },
+            ctx,
+          ),
+        };
       },
       render: (r) => {
-        const lines = [`Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}; it exists and was charged.`];
+        const lines = [
+          `Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}; it exists and was charged.`,
+        ];
         const agentStep = r.warnings?.find((w) => w.step === "agent");
         if (r.agent?.started === false) {
           const reason = agentStep?.errorCode ? ` (${agentStep.errorCode})` : "";
-          lines.push(`Agent NOT started${reason}. Next step: once the cause is fixed, call build_start_agent { projectId: "${r.projectId}" } with the same prompt.`);
+          lines.push(
+            `Agent NOT started${reason}. Next step: once the cause is fixed, call build_start_agent { projectId: "${r.projectId}" } with the same prompt.`,
+          );
         } else if (r.agent) lines.push(`Agent started (${r.agent.status ?? "init"}).`);
         for (const w of r.agent?.warnings ?? []) lines.push(`Agent warning: ${w}`);
         for (const w of r.warnings ?? []) {
           const retry = STEP_RETRY[w.step ?? ""];
-          lines.push(`Step ${w.step} did not happen (${w.errorCode}): "${trimLine(w.errorMessage, 300)}"${retry ? ` Retry only this step with ${retry}.` : ""}`);
+          lines.push(
+            `Step ${w.step} did not happen (${w.errorCode}): "${trimLine(w.errorMessage, 300)}"${retry ? ` Retry only this step with ${retry}.` : ""}`,
+          );
         }
         if (r.wait) lines.push(waitSummary(r.wait));
-        else if (r.agent?.started) lines.push(`Follow it with ${followHint(String(r.projectId), "agent", String(r.startedAt))}.`);
+        else if (r.agent?.started)
+          lines.push(`Follow it with ${followHint(String(r.projectId), "agent", String(r.startedAt))}.`);
         return lines.join("\n");
       },
     }),

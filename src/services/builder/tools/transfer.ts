@@ -51,17 +51,23 @@ class TransferVault {
   }
 }
 
-const invalid = (tool: string, why: string) => new ToolError(`Invalid arguments for ${tool}: ${why}. Nothing was sent upstream.`);
+const invalid = (tool: string, why: string) =>
+  new ToolError(`Invalid arguments for ${tool}: ${why}. Nothing was sent upstream.`);
 
 export function transferTools(deps: BuildDeps) {
   const vault = new TransferVault();
 
   /** The code to import: the caller's, or the one kept for transferId. */
   const codeFor = (input: { transferId?: string; importCode?: string }): string => {
-    if ((input.transferId === undefined) === (input.importCode === undefined)) throw invalid("build_import_project", "pass exactly one of transferId or importCode");
+    if ((input.transferId === undefined) === (input.importCode === undefined))
+      throw invalid("build_import_project", "pass exactly one of transferId or importCode");
     if (input.importCode !== undefined) return input.importCode;
     const held = vault.get(input.transferId!);
-    if (!held) throw invalid("build_import_project", `transferId ${input.transferId} is unknown or expired (kept 1 h, lost on restart): export again with build_export_project`);
+    if (!held)
+      throw invalid(
+        "build_import_project",
+        `transferId ${input.transferId} is unknown or expired (kept 1 h, lost on restart): export again with build_export_project`,
+      );
     return held.importCode;
   };
 
@@ -74,13 +80,32 @@ export function transferTools(deps: BuildDeps) {
         "Export a project to clone it with build_import_project. Spends EXPORT_PROJECT credits; 1/min, 5/h. Returns a transferId valid 1 h on this server; the secret import code is never shown.",
       toolset: "build_transfer",
       kind: "spend",
-      input: { projectId: s.projectId, includeRecords: z.boolean().optional().describe("Also copy table rows (default: schema and config only)") },
-      output: z.looseObject({ projectId: z.string(), transferId: z.string(), expiresAt: z.string(), includeRecords: z.boolean().optional(), message: z.string().optional() }),
-      verify: () => "a lost export answer leaves no usable code whether or not it ran: wait a minute, then export again",
-      before: ({ projectId }, ctx) => deps.guard.check({ operation: `Export ${projectId}`, items: [["EXPORT_PROJECT", 1]] }, ctx),
+      input: {
+        projectId: s.projectId,
+        includeRecords: z.boolean().optional().describe("Also copy table rows (default: schema and config only)"),
+      },
+      output: z.looseObject({
+        projectId: z.string(),
+        transferId: z.string(),
+        expiresAt: z.string(),
+        includeRecords: z.boolean().optional(),
+        message: z.string().optional(),
+      }),
+      verify: () =>
+        "a lost export answer leaves no usable code whether or not it ran: wait a minute, then export again",
+      before: ({ projectId }, ctx) =>
+        deps.guard.check({ operation: `Export ${projectId}`, items: [["EXPORT_PROJECT", 1]] }, ctx),
       run: async ({ projectId, includeRecords }, ctx) => {
-        const { importCode, ...data } = await api.exportProject(deps.client.http, projectId, includeRecords ?? false, ctx.signal);
-        if (typeof importCode !== "string" || importCode === "") throw new ToolError(`The export of ${projectId} answered without an import code; it may have been charged. Check build_get_account before exporting again.`);
+        const { importCode, ...data } = await api.exportProject(
+          deps.client.http,
+          projectId,
+          includeRecords ?? false,
+          ctx.signal,
+        );
+        if (typeof importCode !== "string" || importCode === "")
+          throw new ToolError(
+            `The export of ${projectId} answered without an import code; it may have been charged. Check build_get_account before exporting again.`,
+          );
         ctx.secret(importCode);
         const { transferId, expiresAt } = vault.keep(importCode);
         return { ...data, projectId, transferId, expiresAt: new Date(expiresAt).toISOString() };
@@ -101,11 +126,22 @@ export function transferTools(deps: BuildDeps) {
       input: {
         projectId: s.projectId,
         transferId: z.string().min(1).optional().describe("From build_export_project"),
-        importCode: z.string().min(1, "importCode must not be empty").optional().describe("Or a code exported by another account"),
+        importCode: z
+          .string()
+          .min(1, "importCode must not be empty")
+          .optional()
+          .describe("Or a code exported by another account"),
         ...waitInput,
       },
-      output: z.looseObject({ projectId: z.string(), status: z.string().optional(), message: z.string().optional(), startedAt: z.string(), wait: s.waitResult.optional() }),
-      verify: ({ projectId }) => `call build_get_project for "${projectId}" and read importInProgress; do not import again blindly (each call is charged and counted)`,
+      output: z.looseObject({
+        projectId: z.string(),
+        status: z.string().optional(),
+        message: z.string().optional(),
+        startedAt: z.string(),
+        wait: s.waitResult.optional(),
+      }),
+      verify: ({ projectId }) =>
+        `call build_get_project for "${projectId}" and read importInProgress; do not import again blindly (each call is charged and counted)`,
       before: async (input, ctx) => {
         ctx.secret(input.importCode);
         codeFor(input);
@@ -119,7 +155,9 @@ export function transferTools(deps: BuildDeps) {
         });
       },
       render: (r) =>
-        r.wait ? waitSummary(r.wait) : `Import into ${r.projectId} started (${r.status ?? "importing"}). Follow it with ${followHint(r.projectId, "import", r.startedAt)}.`,
+        r.wait
+          ? waitSummary(r.wait)
+          : `Import into ${r.projectId} started (${r.status ?? "importing"}). Follow it with ${followHint(r.projectId, "import", r.startedAt)}.`,
     }),
   ];
 }

@@ -54,7 +54,10 @@ export function webhookTools(deps: BuildDeps) {
         headers: z
           .record(z.string(), z.string())
           .refine((h) => Object.keys(h).every((name) => headerName.test(name)), "each name must be an HTTP header name")
-          .refine((h) => Object.values(h).every((value) => !/[\r\n]/.test(value)), "header values must not contain line breaks")
+          .refine(
+            (h) => Object.values(h).every((value) => !/[\r\n]/.test(value)),
+            "header values must not contain line breaks",
+          )
           .optional()
           .describe("Sent with each delivery; values kept secret"),
       },
@@ -65,7 +68,8 @@ export function webhookTools(deps: BuildDeps) {
         const data = await api.subscribe(deps.client.http, { url, event, ...(headers ? { headers } : {}) }, ctx.signal);
         return hideHeaders({ url, event, ...data, headers: data.headers ?? headers }, ctx);
       },
-      render: (w) => `Webhook ${w.id} added: ${w.event} -> "${trimLine(w.url, 200)}"${w.headerNames.length ? ` with headers ${w.headerNames.join(", ")} (values not shown)` : ""}.`,
+      render: (w) =>
+        `Webhook ${w.id} added: ${w.event} -> "${trimLine(w.url, 200)}"${w.headerNames.length ? ` with headers ${w.headerNames.join(", ")} (values not shown)` : ""}.`,
     }),
 
     defineTool({
@@ -81,7 +85,8 @@ export function webhookTools(deps: BuildDeps) {
         const data = await api.list(deps.client.http, ctx.signal);
         return { webhooks: (data.webhooks ?? []).map((w) => hideHeaders(w, ctx)) };
       },
-      render: (r) => (r.webhooks.length ? `${r.webhooks.length} webhook(s):\n${r.webhooks.map(line).join("\n")}` : "No webhooks."),
+      render: (r) =>
+        r.webhooks.length ? `${r.webhooks.length} webhook(s):\n${r.webhooks.map(line).join("\n")}` : "No webhooks.",
     }),
 
     defineTool({
@@ -97,10 +102,14 @@ export function webhookTools(deps: BuildDeps) {
       run: async ({ webhookId }, ctx) => {
         const data = await api.remove(deps.client.http, webhookId, ctx.signal);
         // [L] answers {success: true}, [RC] reads {deleted}: either one says it.
-        const deleted = typeof data.deleted === "boolean" ? data.deleted : typeof data.success === "boolean" ? data.success : true;
+        const deleted =
+          typeof data.deleted === "boolean" ? data.deleted : typeof data.success === "boolean" ? data.success : true;
         return { ...data, webhookId, deleted };
       },
-      render: (r) => (r.deleted ? `Webhook ${r.webhookId} deleted.` : `The service did not confirm deleting webhook ${r.webhookId}; check build_list_webhooks.`),
+      render: (r) =>
+        r.deleted
+          ? `Webhook ${r.webhookId} deleted.`
+          : `The service did not confirm deleting webhook ${r.webhookId}; check build_list_webhooks.`,
     }),
   ];
 }

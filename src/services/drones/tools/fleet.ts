@@ -18,7 +18,9 @@ const droneFilters = {
 
 function checkRange(f: DroneFilter): void {
   if (f.minBattery !== undefined && f.maxBattery !== undefined && f.minBattery > f.maxBattery) {
-    throw new ToolError(`minBattery (${f.minBattery}%) is above maxBattery (${f.maxBattery}%): no drone can match. Swap or widen the range.`);
+    throw new ToolError(
+      `minBattery (${f.minBattery}%) is above maxBattery (${f.maxBattery}%): no drone can match. Swap or widen the range.`,
+    );
   }
 }
 
@@ -43,16 +45,33 @@ export function fleetTools(client: DronesClient) {
       toolset: "drones",
       kind: "read",
       input: { ...droneFilters, ...s.paging },
-      output: s.dronePage.extend({ statusesInFleet: z.array(z.string()).optional().describe("when nothing matched a status: the statuses the fleet has") }),
+      output: s.dronePage.extend({
+        statusesInFleet: z
+          .array(z.string())
+          .optional()
+          .describe("when nothing matched a status: the statuses the fleet has"),
+      }),
       run: async ({ status, minBattery, maxBattery, limit, offset }, ctx) => {
         const filter = { status, minBattery, maxBattery };
         checkRange(filter);
         const all = await client.listDrones(ctx.signal);
-        const page = paginate(all.filter((d) => matchesDrone(d, filter)), offset ?? 0, limit ?? s.DEFAULT_LIMIT);
+        const page = paginate(
+          all.filter((d) => matchesDrone(d, filter)),
+          offset ?? 0,
+          limit ?? s.DEFAULT_LIMIT,
+        );
         const { items, ...rest } = page;
         // The spec names no status values: when a status matches nothing, say which ones exist.
-        const statusesInFleet = page.matched === 0 && status !== undefined ? [...new Set(all.map((d) => d.status).filter((v): v is string => typeof v === "string"))].sort() : undefined;
-        return { drones: items as s.Drone[], total: all.length, ...rest, ...(statusesInFleet ? { statusesInFleet } : {}) };
+        const statusesInFleet =
+          page.matched === 0 && status !== undefined
+            ? [...new Set(all.map((d) => d.status).filter((v): v is string => typeof v === "string"))].sort()
+            : undefined;
+        return {
+          drones: items as s.Drone[],
+          total: all.length,
+          ...rest,
+          ...(statusesInFleet ? { statusesInFleet } : {}),
+        };
       },
       render: (r, input) => {
         if (r.matched === 0) {
@@ -67,7 +86,8 @@ export function fleetTools(client: DronesClient) {
       name: "drones_get_drone",
       upstream: "GET /api/drones/:id",
       title: "Drone details",
-      description: "One drone by _id, with every field the service sends (status, battery_level (assumed percent), position).",
+      description:
+        "One drone by _id, with every field the service sends (status, battery_level (assumed percent), position).",
       toolset: "drones",
       kind: "read",
       input: { id: s.recordId("drone", "drones_list_drones") },
@@ -86,10 +106,14 @@ export function fleetTools(client: DronesClient) {
       toolset: "drones",
       kind: "read",
       input: {
-        lowBatteryThreshold: s.percent("lowBatteryThreshold").optional().describe("Percent; drones strictly below it are listed as low (default 20)"),
+        lowBatteryThreshold: s
+          .percent("lowBatteryThreshold")
+          .optional()
+          .describe("Percent; drones strictly below it are listed as low (default 20)"),
       },
       output: s.fleetSummary,
-      run: async ({ lowBatteryThreshold }, ctx) => fleetSummary(await client.listDrones(ctx.signal), lowBatteryThreshold ?? 20),
+      run: async ({ lowBatteryThreshold }, ctx) =>
+        fleetSummary(await client.listDrones(ctx.signal), lowBatteryThreshold ?? 20),
       render: summaryText,
     }),
 
@@ -98,8 +122,7 @@ export function fleetTools(client: DronesClient) {
       view: viewUri("fleet-map"),
       upstream: "computed from GET /api/drones",
       title: "Nearest drones",
-      description:
-        "Drones nearest to a point by great-circle distance (distanceKm), nearest first; optional filters.",
+      description: "Drones nearest to a point by great-circle distance (distanceKm), nearest first; optional filters.",
       toolset: "drones",
       kind: "read",
       input: {
@@ -125,7 +148,9 @@ export function fleetTools(client: DronesClient) {
         const all = await client.listDrones(ctx.signal);
         const candidates = all.filter((d) => matchesDrone(d, { status, minBattery }) && hasPosition(d));
         const origin = { latitude, longitude };
-        const drones = nearestTo<DroneLike>(origin, candidates, limit ?? DEFAULT_NEAREST, maxDistanceKm) as Array<s.Drone & { distanceKm: number }>;
+        const drones = nearestTo<DroneLike>(origin, candidates, limit ?? DEFAULT_NEAREST, maxDistanceKm) as Array<
+          s.Drone & { distanceKm: number }
+        >;
         return { origin, drones, count: drones.length, candidates: candidates.length };
       },
       render: (r, input) => {
@@ -134,7 +159,8 @@ export function fleetTools(client: DronesClient) {
           return `No drone${filterText(input)}${input.maxDistanceKm ? ` within ${input.maxDistanceKm} km` : ""} of ${where} (${r.candidates} candidate(s) with a position).`;
         }
         const lines = r.drones.map(
-          (d, i) => `${i + 1}. ${quote(d.name ?? d._id, 60)} (${d._id}): ${kmText(d.distanceKm)}, ${d.status ?? "status unknown"}, ${percentText(d.battery_level)}`,
+          (d, i) =>
+            `${i + 1}. ${quote(d.name ?? d._id, 60)} (${d._id}): ${kmText(d.distanceKm)}, ${d.status ?? "status unknown"}, ${percentText(d.battery_level)}`,
         );
         return `${r.count} nearest drone(s)${filterText(input)} to ${where} (great-circle distance, of ${r.candidates} candidate(s)):\n${lines.join("\n")}`;
       },

@@ -12,7 +12,9 @@ function keyLine(k: Record<string, unknown>): string {
   const hook = k.webhook;
   if (hook && typeof hook === "object" && !Array.isArray(hook)) {
     const h = hook as Record<string, unknown>;
-    parts.push(`webhook ${typeof h.url === "string" ? h.url : "?"}${typeof h.signing_secret === "string" ? ` (signing secret ${h.signing_secret})` : ""}`);
+    parts.push(
+      `webhook ${typeof h.url === "string" ? h.url : "?"}${typeof h.signing_secret === "string" ? ` (signing secret ${h.signing_secret})` : ""}`,
+    );
   }
   const name = k.name !== undefined ? ` ${quote(k.name, 60)}` : "";
   return `- ${String(k._id ?? "(no _id)")}${name}${parts.length ? `: ${parts.join("; ")}` : ""}`;

@@ -19,15 +19,18 @@ export function recordTools(client: DronesClient) {
       name: "drones_list_missions",
       upstream: "GET /api/missions",
       title: "List missions",
-      description:
-        "List missions as the service sends them, filtered here, paged (limit, offset).",
+      description: "List missions as the service sends them, filtered here, paged (limit, offset).",
       toolset: "drones",
       kind: "read",
       input: { status: s.word("status", "in_progress"), drone_id: s.word("drone_id", "<drone _id>"), ...s.paging },
       output: s.missionPage,
       run: async ({ status, drone_id, limit, offset }, ctx) => {
         const all = await client.listMissions(ctx.signal);
-        const { items, ...rest } = paginate(all.filter((m) => matchesFields(m, { status, drone_id })), offset ?? 0, limit ?? s.DEFAULT_LIMIT);
+        const { items, ...rest } = paginate(
+          all.filter((m) => matchesFields(m, { status, drone_id })),
+          offset ?? 0,
+          limit ?? s.DEFAULT_LIMIT,
+        );
         return { missions: items, total: all.length, ...rest };
       },
       render: (r, input) => {
@@ -54,8 +57,7 @@ export function recordTools(client: DronesClient) {
       name: "drones_list_alerts",
       upstream: "GET /api/alerts",
       title: "List alerts",
-      description:
-        "List alerts as the service sends them, filtered here, paged (limit, offset).",
+      description: "List alerts as the service sends them, filtered here, paged (limit, offset).",
       toolset: "drones",
       kind: "read",
       input: {
@@ -67,7 +69,11 @@ export function recordTools(client: DronesClient) {
       output: s.alertPage,
       run: async ({ status, severity, drone_id, limit, offset }, ctx) => {
         const all = await client.listAlerts(ctx.signal);
-        const { items, ...rest } = paginate(all.filter((a) => matchesFields(a, { status, severity, drone_id })), offset ?? 0, limit ?? s.DEFAULT_LIMIT);
+        const { items, ...rest } = paginate(
+          all.filter((a) => matchesFields(a, { status, severity, drone_id })),
+          offset ?? 0,
+          limit ?? s.DEFAULT_LIMIT,
+        );
         return { alerts: items, total: all.length, ...rest };
       },
       render: (r, input) => {
@@ -102,8 +108,13 @@ export function recordTools(client: DronesClient) {
       input: {
         id: s.recordId("alert", "drones_list_alerts"),
         changes: z
-          .record(z.string(), z.unknown(), { error: 'changes must be a JSON object of fields to set, e.g. {"status": "acknowledged"}' })
-          .refine((c) => Object.keys(c).length > 0, 'changes must set at least one field, e.g. {"status": "acknowledged"}')
+          .record(z.string(), z.unknown(), {
+            error: 'changes must be a JSON object of fields to set, e.g. {"status": "acknowledged"}',
+          })
+          .refine(
+            (c) => Object.keys(c).length > 0,
+            'changes must set at least one field, e.g. {"status": "acknowledged"}',
+          )
           .describe("Fields to set on the alert, sent as the request body"),
       },
       output: s.record,

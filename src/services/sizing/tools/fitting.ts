@@ -29,7 +29,12 @@ export function sizingTools(client: SizingClient) {
       input: {
         category: filter("category", "tops"),
         gender: filter("gender", "women"),
-        search: z.string().trim().min(1, "search must not be empty").optional().describe("Text in name or brand (filtered here)"),
+        search: z
+          .string()
+          .trim()
+          .min(1, "search must not be empty")
+          .optional()
+          .describe("Text in name or brand (filtered here)"),
         limit: z
           .number({ error: `limit must be a whole number 1-${MAX_LIMIT}` })
           .int(`limit must be a whole number 1-${MAX_LIMIT}`)
@@ -37,14 +42,20 @@ export function sizingTools(client: SizingClient) {
           .max(MAX_LIMIT, `limit must be a whole number 1-${MAX_LIMIT}`)
           .optional()
           .describe(`Items per page (default ${DEFAULT_LIMIT})`),
-        offset: z.number({ error: "offset must be a whole number, 0 or more" }).int("offset must be a whole number, 0 or more").min(0, "offset must be a whole number, 0 or more").optional(),
+        offset: z
+          .number({ error: "offset must be a whole number, 0 or more" })
+          .int("offset must be a whole number, 0 or more")
+          .min(0, "offset must be a whole number, 0 or more")
+          .optional(),
       },
       output: s.catalogPage,
       run: async ({ category, gender, search, limit, offset }, ctx) => {
         let items = (await client.getCatalog({ category, gender }, ctx.signal)) as s.CatalogItem[];
         if (search) {
           const needle = search.toLowerCase();
-          items = items.filter((i) => [i.name, i.brand].some((v) => typeof v === "string" && v.toLowerCase().includes(needle)));
+          items = items.filter((i) =>
+            [i.name, i.brand].some((v) => typeof v === "string" && v.toLowerCase().includes(needle)),
+          );
         }
         const from = offset ?? 0;
         const size = limit ?? DEFAULT_LIMIT;
@@ -79,7 +90,10 @@ export function sizingTools(client: SizingClient) {
       },
       output: s.recommendation,
       run: async ({ clothing_item_id, measurements, preferred_fit }, ctx) => {
-        const data = await client.recommend({ clothing_item_id, measurements, ...(preferred_fit ? { preferred_fit } : {}) }, ctx.signal);
+        const data = await client.recommend(
+          { clothing_item_id, measurements, ...(preferred_fit ? { preferred_fit } : {}) },
+          ctx.signal,
+        );
         // The measurements asked about travel with the answer (the fit card places them on the chart).
         return { ...data, clothing_item_id, measurements } as s.Recommendation;
       },
@@ -105,7 +119,8 @@ export function sizingTools(client: SizingClient) {
         measurements: s.tryOnMeasurements,
       },
       output: s.tryOnSession,
-      verify: () => "try-on sessions cannot be listed through this API; a retry stores another session and uses another try-on of the monthly allowance",
+      verify: () =>
+        "try-on sessions cannot be listed through this API; a retry stores another session and uses another try-on of the monthly allowance",
       run: async ({ clothing_item_id, user_id, measurements }, ctx) => {
         const data = await client.tryOn({ clothing_item_id, user_id, measurements }, ctx.signal);
         return data as s.TryOnSession;

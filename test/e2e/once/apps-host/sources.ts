@@ -29,14 +29,22 @@ export async function sandboxTools(): Promise<SandboxTools> {
   let clock = Date.now();
   const sandbox = await startSandbox({ timeScale: 1, build: { now: () => clock } });
   const server: HttpServerProcess = await spawnHttpServer(sandboxEnv(sandbox, { LOG_LEVEL: "info" }));
-  const client = new Client({ name: "apps-test-host", version: "1.0.0" }, { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } as never });
+  const client = new Client(
+    { name: "apps-test-host", version: "1.0.0" },
+    {
+      capabilities: {
+        extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+      } as never,
+    },
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
   return {
     callTool: async (name, args) => (await client.callTool({ name, arguments: args })) as CallToolResult,
     loadViewHtml: async (name) => {
       const { contents } = await client.readResource({ uri: `ui://switchboard/${name}.html` });
       const content = contents[0] as { text?: string; mimeType?: string };
-      if (content.mimeType !== "text/html;profile=mcp-app" || typeof content.text !== "string") throw new Error(`ui://switchboard/${name}.html is not an MCP Apps view`);
+      if (content.mimeType !== "text/html;profile=mcp-app" || typeof content.text !== "string")
+        throw new Error(`ui://switchboard/${name}.html is not an MCP Apps view`);
       return content.text;
     },
     viewMeta: async (name) => {
@@ -62,7 +70,7 @@ const STATUSES = ["active", "active", "active", "idle", "idle", "charging", "mai
 /** A deterministic fleet of n drones over Europe, in the drones_list_drones output shape. */
 export function syntheticFleet(n: number): Json {
   let seed = 42;
-  const rand = () => ((seed = (seed * 1664525 + 1013904223) % 4294967296) / 4294967296);
+  const rand = () => (seed = (seed * 1664525 + 1013904223) % 4294967296) / 4294967296;
   const drones = Array.from({ length: n }, (_, i) => ({
     _id: `synthetic${String(i).padStart(8, "0")}`,
     name: `Drone-${String(i + 1).padStart(4, "0")}`,

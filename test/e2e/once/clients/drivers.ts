@@ -48,14 +48,21 @@ export interface ClientSpec {
 }
 
 const accept = { action: "accept" as const, content: { confirm: true } };
-const version = (pkg: string) => (JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+const version = (pkg: string) =>
+  (JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
 
 /** The text of a CallToolResult-like answer, joined. */
 function joinText(content: unknown): string {
   if (typeof content === "string") return content;
   const blocks = Array.isArray(content) ? content : [content];
   return blocks
-    .map((b) => (typeof b === "string" ? b : b && typeof b === "object" && "text" in b ? String((b as { text: unknown }).text) : ""))
+    .map((b) =>
+      typeof b === "string"
+        ? b
+        : b && typeof b === "object" && "text" in b
+          ? String((b as { text: unknown }).text)
+          : "",
+    )
     .join("\n");
 }
 
@@ -92,7 +99,8 @@ function sdkDriver(client: Sdk1Client | Sdk2Client): Driver {
   const c = client as Sdk1Client;
   return {
     tools: async () => (await c.listTools()).tools.map((t) => t.name),
-    call: async (name, args) => fromResult((await c.callTool({ name, arguments: args })) as { content?: unknown; isError?: boolean }),
+    call: async (name, args) =>
+      fromResult((await c.callTool({ name, arguments: args })) as { content?: unknown; isError?: boolean }),
     read: async (uri) => firstText((await c.readResource({ uri })).contents as Array<{ text?: string }>),
     prompt: async (name, args) => firstMessage((await c.getPrompt({ name, arguments: args })).messages),
     close: () => c.close(),
@@ -113,7 +121,10 @@ function sdk2(era: "legacy" | "modern"): ClientSpec {
     async connect(target, asked) {
       const client = new Sdk2Client(
         { name: `matrix-sdk2-${era}`, version: "1.0.0" },
-        { capabilities: { elicitation: {} }, ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}) },
+        {
+          capabilities: { elicitation: {} },
+          ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+        },
       );
       client.setRequestHandler("elicitation/create", async (req) => {
         asked.push(req.params.message);
@@ -135,12 +146,19 @@ const langchain: ClientSpec = {
   label: `@langchain/mcp-adapters ${version("@langchain/mcp-adapters")}`,
   transports: ["stdio", "http"],
   elicitation: false,
-  notes: "declares no elicitation (spends are not confirmed); prompts only through getClient(), the SDK 1 client underneath",
+  notes:
+    "declares no elicitation (spends are not confirmed); prompts only through getClient(), the SDK 1 client underneath",
   async connect(target) {
     const { MultiServerMCPClient } = await import("@langchain/mcp-adapters");
     const server =
       target.kind === "stdio"
-        ? { transport: "stdio" as const, command: process.execPath, args: target.args, env: target.env, stderr: "ignore" as const }
+        ? {
+            transport: "stdio" as const,
+            command: process.execPath,
+            args: target.args,
+            env: target.env,
+            stderr: "ignore" as const,
+          }
         : { transport: "http" as const, url: target.url };
     const client = new MultiServerMCPClient({ mcpServers: { switchboard: server } });
     const tools = await client.getTools();
@@ -182,7 +200,8 @@ const openaiAgents: ClientSpec = {
     await server.connect();
     return {
       tools: async () => (await server.listTools()).map((t) => t.name),
-      call: async (name, args) => fromResult((await server.callToolResult(name, args)) as { content?: unknown; isError?: boolean }),
+      call: async (name, args) =>
+        fromResult((await server.callToolResult(name, args)) as { content?: unknown; isError?: boolean }),
       read: async (uri) => firstText((await server.readResource(uri)).contents as Array<{ text?: string }>),
       close: () => server.close(),
     };
@@ -217,7 +236,8 @@ const mcpUse: ClientSpec = {
     "import MCPClient from mcp-use/client (the main entry needs the optional peer langchain); elicitation through onElicitation; anonymized telemetry unless MCP_USE_ANONYMIZED_TELEMETRY=false (set here)",
   async connect(target, asked) {
     const { MCPClient } = (await import(MCP_USE)) as McpUseModule;
-    const server = target.kind === "stdio" ? { command: process.execPath, args: target.args, env: target.env } : { url: target.url };
+    const server =
+      target.kind === "stdio" ? { command: process.execPath, args: target.args, env: target.env } : { url: target.url };
     const client = new MCPClient(
       { mcpServers: { switchboard: server } },
       {
@@ -232,7 +252,8 @@ const mcpUse: ClientSpec = {
       tools: async () => (await session.listTools()).map((t) => t.name),
       call: async (name, args) => fromResult(await session.callTool(name, args)),
       read: async (uri) => firstText((await session.readResource(uri)).contents as Array<{ text?: string }>),
-      prompt: async (name, args) => firstMessage((await session.getPrompt(name, args)).messages as Array<{ content: unknown }>),
+      prompt: async (name, args) =>
+        firstMessage((await session.getPrompt(name, args)).messages as Array<{ content: unknown }>),
       close: () => client.closeAllSessions(),
     };
   },
@@ -248,7 +269,10 @@ function mcpRemote(configDir: string): ClientSpec {
     notes: "a bridge: what passes is what the stdio client behind it declares and does",
     async connect(target, asked) {
       if (target.kind !== "http") throw new Error("mcp-remote bridges to HTTP only");
-      const client = new Sdk1Client({ name: "matrix-mcp-remote", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+      const client = new Sdk1Client(
+        { name: "matrix-mcp-remote", version: "1.0.0" },
+        { capabilities: { elicitation: {} } },
+      );
       client.setRequestHandler(ElicitRequestSchema, async (req) => {
         asked.push(req.params.message);
         return accept;
@@ -280,7 +304,12 @@ const aiSdk: ClientSpec = {
     const client = await createMCPClient({
       transport:
         target.kind === "stdio"
-          ? new Experimental_StdioMCPTransport({ command: process.execPath, args: target.args, env: target.env, stderr: "ignore" })
+          ? new Experimental_StdioMCPTransport({
+              command: process.execPath,
+              args: target.args,
+              env: target.env,
+              stderr: "ignore",
+            })
           : { type: "http", url: target.url },
       capabilities: { elicitation: {} },
     });
@@ -294,7 +323,12 @@ const aiSdk: ClientSpec = {
       call: async (name, args) => {
         const tool = tools[name] as unknown as { execute?: (input: unknown, options: unknown) => Promise<unknown> };
         // What generateText does with a model's tool call.
-        return fromResult((await tool.execute!(args, { toolCallId: "matrix", messages: [] })) as { content?: unknown; isError?: boolean });
+        return fromResult(
+          (await tool.execute!(args, { toolCallId: "matrix", messages: [] })) as {
+            content?: unknown;
+            isError?: boolean;
+          },
+        );
       },
       read: async (uri) => firstText((await client.readResource({ uri })).contents as Array<{ text?: string }>),
       prompt: async (name, args) => firstMessage((await client.getPrompt({ name, arguments: args })).messages),
@@ -322,8 +356,12 @@ const inspectorCli: ClientSpec = {
     const run = async (args: string[]) => {
       const out = await new Promise<string>((resolve, reject) => {
         // Run from its build/ directory (modelcontextprotocol/inspector#1334).
-        execFile(process.execPath, [join(INSPECTOR_PKG, "build", "index.js"), ...where, ...args], { cwd: join(INSPECTOR_PKG, "build"), env, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-          err ? reject(new Error(`inspector-cli ${args.join(" ")}: ${stderr || err.message}`)) : resolve(stdout),
+        execFile(
+          process.execPath,
+          [join(INSPECTOR_PKG, "build", "index.js"), ...where, ...args],
+          { cwd: join(INSPECTOR_PKG, "build"), env, maxBuffer: 16 << 20 },
+          (err, stdout, stderr) =>
+            err ? reject(new Error(`inspector-cli ${args.join(" ")}: ${stderr || err.message}`)) : resolve(stdout),
         );
       });
       return JSON.parse(out) as Record<string, any>;
@@ -332,18 +370,46 @@ const inspectorCli: ClientSpec = {
       tools: async () => ((await run(["--method", "tools/list"])).tools as Array<{ name: string }>).map((t) => t.name),
       call: async (name, args) => {
         const toolArgs = Object.entries(args).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-        return fromResult(await run(["--method", "tools/call", "--tool-name", name, ...(toolArgs.length ? ["--tool-arg", ...toolArgs] : [])]));
+        return fromResult(
+          await run([
+            "--method",
+            "tools/call",
+            "--tool-name",
+            name,
+            ...(toolArgs.length ? ["--tool-arg", ...toolArgs] : []),
+          ]),
+        );
       },
       read: async (uri) => firstText((await run(["--method", "resources/read", "--uri", uri])).contents),
       prompt: async (name, args) =>
-        firstMessage((await run(["--method", "prompts/get", "--prompt-name", name, ...Object.entries(args).flatMap(([k, v]) => ["--prompt-args", `${k}=${v}`])])).messages),
+        firstMessage(
+          (
+            await run([
+              "--method",
+              "prompts/get",
+              "--prompt-name",
+              name,
+              ...Object.entries(args).flatMap(([k, v]) => ["--prompt-args", `${k}=${v}`]),
+            ])
+          ).messages,
+        ),
       close: async () => undefined,
     };
   },
 };
 
 export function clientSpecs(mcpRemoteConfigDir: string): ClientSpec[] {
-  return [sdk1, sdk2("legacy"), sdk2("modern"), langchain, openaiAgents, mcpUse, mcpRemote(mcpRemoteConfigDir), aiSdk, inspectorCli];
+  return [
+    sdk1,
+    sdk2("legacy"),
+    sdk2("modern"),
+    langchain,
+    openaiAgents,
+    mcpUse,
+    mcpRemote(mcpRemoteConfigDir),
+    aiSdk,
+    inspectorCli,
+  ];
 }
 
 export { CLI };
