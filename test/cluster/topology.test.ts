@@ -111,9 +111,15 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
       await ok(client, "drones_list_drones");
       await ok(client, "drones_list_drones", { status: "active" });
       await ok(client, "drones_list_drones", { maxBattery: 50 });
-      const sticky = accessLines(c.nginxLog!()).filter((l) => l.group === `switchboard_${replica!.id}`);
-      // notifications/initialized and the three calls, at least (the SDK may add a GET stream).
-      expect(sticky.filter((l) => l.method === "POST").length).toBeGreaterThanOrEqual(4);
+      // nginx writes an access line after the response went out, so the last call's line may lag its
+      // answer: read the log until notifications/initialized and the three calls are there (the SDK
+      // may add a GET stream).
+      const stickyLines = () => accessLines(c.nginxLog!()).filter((l) => l.group === `switchboard_${replica!.id}`);
+      const sticky = await until(
+        async () => stickyLines(),
+        (lines) => lines.filter((l) => l.method === "POST").length >= 4,
+        5_000,
+      );
       expect(new Set(sticky.map((l) => l.upstream))).toEqual(new Set([`127.0.0.1:${replica!.port}`]));
     } finally {
       await client.close();
