@@ -2,8 +2,8 @@
 // real OpenID provider (oidc-provider) and headless Chromium. A key linked through one replica is
 // used by the other, sealed in Redis (never in clear), survives a restart of every replica, and a
 // second user sees none of the first's links, tasks or resources.
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { haveChromium, launchChromium } from "../browser.js";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort } from "../../scripts/cluster.mjs";
@@ -12,16 +12,6 @@ import { connectWithOAuth, linkKeyInBrowser, REDIRECT_URI, TestOAuthProvider } f
 import { startIdp, type Idp } from "../oauth/idp.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const URL_ELICITATION = { capabilities: { elicitation: { form: {}, url: {} } } };
 
@@ -31,7 +21,6 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
   let browser: Browser;
   let publicUrl: string;
   const clients: Client[] = [];
-  const haveChromium = existsSync(CHROMIUM);
 
   beforeAll(async () => {
     if (!haveChromium) return;
@@ -39,7 +28,7 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     publicUrl = `http://127.0.0.1:${port}/mcp`;
     [idp, browser] = await Promise.all([
       startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl] }),
-      chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }),
+      launchChromium(),
     ]);
     cluster = await startTestCluster({
       replicas: 2,

@@ -1,9 +1,9 @@
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { CallToolResult } from "@modelcontextprotocol/client";
-import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
+import type { Browser, FrameLocator, Page } from "playwright-core";
+import { haveChromium, launchChromium, sayIfChromiumMissing } from "../../browser.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hostPageHtml } from "./apps-host/host-page.js";
 import {
@@ -22,23 +22,10 @@ import {
  * the host page itself (and the one preview image the build console is expected to show) fails.
  */
 
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const HOST_URL = "http://apps-host.test/";
 const ARTIFACTS = fileURLToPath(new URL("../../../test-artifacts/views/", import.meta.url));
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium)
-  console.log(`apps-browser e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
+sayIfChromiumMissing("apps-browser e2e");
 
 interface Session {
   page: Page;
@@ -74,7 +61,7 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
   beforeAll(async () => {
     [hostHtml] = await Promise.all([hostPageHtml(), mkdir(ARTIFACTS, { recursive: true })]);
     tools = await sandboxTools();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

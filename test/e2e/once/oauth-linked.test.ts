@@ -2,8 +2,8 @@
 // link their upstream key on the server's own page, opened from a URL-mode elicitation, in headless
 // Chromium; the call that asked goes on with it. Both protocol eras. Every MCP message on the wire
 // is recorded, and the key must appear in none of them, nor in the server's log.
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { haveChromium, launchChromium, sayIfChromiumMissing } from "../../browser.js";
 import { UnauthorizedError, UrlElicitationRequiredError, type Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
@@ -26,19 +26,7 @@ import {
 } from "../../oauth/client.js";
 import { freePort, startIdp, type Idp } from "../../oauth/idp.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium)
-  console.log(`oauth-linked e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+sayIfChromiumMissing("oauth-linked e2e");
 const URL_ELICITATION = { capabilities: { elicitation: { form: {}, url: {} } } };
 
 describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", () => {
@@ -68,7 +56,7 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     [sandbox, idp, browser] = await Promise.all([
       testSandbox({ accounts: 2 }),
       startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl] }),
-      chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }),
+      launchChromium(),
     ]);
     buildKeys = sandbox.accounts.build.map((a) => a.key);
     const env = sandboxEnv(sandbox, {

@@ -2,8 +2,8 @@
 // own OAuth (authorization code + PKCE), with headless Chromium signing in and consenting. Both
 // protocol eras. What a chat app's connector meets: discovery from the 401, the metadata document,
 // tokens for another resource refused, a read-only token stepping up to spend.
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { haveChromium, launchChromium, sayIfChromiumMissing } from "../../browser.js";
 import { UnauthorizedError, type Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/index.js";
@@ -20,19 +20,7 @@ import {
 import { completeRedirect, connectWithOAuth, REDIRECT_URI, TestOAuthProvider } from "../../oauth/client.js";
 import { freePort, startIdp, type Idp } from "../../oauth/idp.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium)
-  console.log(`oauth e2e skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+sayIfChromiumMissing("oauth e2e");
 
 describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () => {
   let sandbox: Sandbox;
@@ -50,7 +38,7 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
     [sandbox, idp, browser] = await Promise.all([
       testSandbox(),
       startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl, otherResource] }),
-      chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS }),
+      launchChromium(),
     ]);
     http = await spawnHttpServer(
       sandboxEnv(sandbox, {
