@@ -205,6 +205,15 @@ export const waitResult = z.object({
 });
 export type WaitResult = z.infer<typeof waitResult>;
 
+/** What a tool that starts work the client may follow answers: the upstream's status and when it began. */
+export const startedWork = z.looseObject({
+  projectId: z.string(),
+  status: z.string().optional(),
+  message: z.string().optional(),
+  startedAt: z.string(),
+  wait: waitResult.optional(),
+});
+
 export const launchResult = z.looseObject({
   projectId: z.string(),
   requestedProjectId: z.string().optional(),

@@ -81,13 +81,7 @@ export function agentTools(deps: BuildDeps) {
           .optional(),
         ...waitInput,
       },
-      output: z.looseObject({
-        projectId: z.string(),
-        status: z.string().optional(),
-        message: z.string().optional(),
-        startedAt: z.string(),
-        wait: s.waitResult.optional(),
-      }),
+      output: s.startedWork,
       verify: ({ projectId }) => `call build_get_agent_status for "${projectId}"`,
       before: ({ projectId, prompt, multiPrompt }, ctx) => {
         if (prompt === undefined && !multiPrompt?.prompts) {

@@ -56,14 +56,6 @@ const fileEntry = z.looseObject({
   depth: z.number().optional(),
 });
 
-const started = z.looseObject({
-  projectId: z.string(),
-  status: z.string().optional(),
-  message: z.string().optional(),
-  startedAt: z.string(),
-  wait: s.waitResult.optional(),
-});
-
 const rebuildStatus = z.looseObject({
   status: z.string(),
   startedAt: z.string().nullable().optional(),
@@ -338,7 +330,7 @@ export function fileTools(deps: BuildDeps) {
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, ...waitInput },
-      output: started,
+      output: s.startedWork,
       verify: ({ projectId }) => `call build_get_rebuild_status for "${projectId}"`,
       before: ({ projectId }, ctx) =>
         deps.guard.check({ operation: `Rebuild ${projectId}`, items: [["REBUILD_PROJECT", 1]] }, ctx),

@@ -73,13 +73,7 @@ export function operationTools(deps: BuildDeps) {
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
       input: { projectId: s.projectId, ...waitInput },
-      output: z.looseObject({
-        projectId: z.string(),
-        status: z.string().optional(),
-        message: z.string().optional(),
-        startedAt: z.string(),
-        wait: s.waitResult.optional(),
-      }),
+      output: s.startedWork,
       verify: ({ projectId }) =>
         `call build_get_deployment_status for "${projectId}" and compare its createdAt with the time of your call (an older one is the previous deployment)`,
       before: ({ projectId }, ctx) =>

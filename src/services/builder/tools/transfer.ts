@@ -133,13 +133,7 @@ export function transferTools(deps: BuildDeps) {
           .describe("Or a code exported by another account"),
         ...waitInput,
       },
-      output: z.looseObject({
-        projectId: z.string(),
-        status: z.string().optional(),
-        message: z.string().optional(),
-        startedAt: z.string(),
-        wait: s.waitResult.optional(),
-      }),
+      output: s.startedWork,
       verify: ({ projectId }) =>
         `call build_get_project for "${projectId}" and read importInProgress; do not import again blindly (each call is charged and counted)`,
       before: async (input, ctx) => {
