@@ -1,10 +1,10 @@
 // Shared helpers of the benchmark suite (bench/run.mjs). Nothing here imports from src/ or dist/
 // at module load: the sandbox is compiled from src/ on demand (see loadSandbox).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { importFromSrc } from "../scripts/from-src.mjs";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The switchboard-mcp entry every section spawns; run.mjs points it at a snapshot of dist/. */
@@ -133,16 +133,15 @@ export function bridgeEnv(sandbox, api) {
   };
 }
 
-/** Environment that points switchboard-mcp at a sandbox of the bench process (as test/helpers.ts). */
+/**
+ * Environment that points switchboard-mcp at a sandbox of the bench process (as test/harness.ts):
+ * every service of the registry at its simulator (launch.ts's sandboxEnv). Call loadSandbox first.
+ */
 export function sandboxEnv(sandbox, extra = {}) {
+  if (!sandboxModule) throw new Error("sandboxEnv: call loadSandbox() first");
   return {
     PATH: process.env.PATH ?? "",
-    BUILD_API_BASE_URL: sandbox.urls.build,
-    BUILD_API_KEY: sandbox.keys.build,
-    SIZING_API_BASE_URL: sandbox.urls.sizing,
-    SIZING_API_KEY: sandbox.keys.sizing,
-    DRONES_API_BASE_URL: sandbox.urls.drones,
-    DRONES_API_KEY: sandbox.keys.drones,
+    ...sandboxModule.sandboxEnv(sandbox),
     LOG_LEVEL: "warn",
     ...extra,
   };
@@ -152,30 +151,14 @@ export function sandboxEnv(sandbox, extra = {}) {
 
 let sandboxModule;
 /**
- * startSandbox() from src/sandbox/index.ts. The published build is a single bundle, so
- * dist/sandbox/ does not exist: compile the sandbox (and only it) with esbuild into a temp dir.
+ * startSandbox() from src/sandbox/index.ts and the service variables that point at it (sandboxEnv
+ * from src/launch.ts), compiled from src/: the published build is a single bundle.
  */
 export async function loadSandbox() {
-  if (sandboxModule) return sandboxModule;
-  const { build } = await import("esbuild");
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
-  const outfile = join(dir, "sandbox.mjs");
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: ["src/sandbox/index.ts"],
-    outfile,
-    bundle: true,
-    platform: "node",
-    target: "node20",
-    format: "esm",
-    packages: "external",
-    logLevel: "warning",
-  });
-  try {
-    sandboxModule = await import(pathToFileURL(outfile).href);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  sandboxModule ??= await importFromSrc(
+    'export { startSandbox } from "./src/sandbox/index.ts";\nexport { sandboxEnv } from "./src/launch.ts";',
+    "bench-sandbox",
+  );
   return sandboxModule;
 }
 

@@ -14,20 +14,12 @@
 import { execFileSync, spawn } from "node:child_process";
 import { Pool } from "undici";
 import { nodeBinary } from "../scripts/node-version.mjs";
+import { unreachableServicesEnv } from "../scripts/from-src.mjs";
 import { ACCEPT, CLI, cpuMs, everything, modernRequest, sandboxEnv, stopChild, summarize } from "./lib.mjs";
 
 const INIT = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "switchboard-bench", version: "1.0.0" } } })}\n`;
 const TASKS = "io.modelcontextprotocol/tasks";
 const TOOL = "build_get_credit_costs";
-
-/** The environment of a real deployment: every service configured, nothing on loopback (no request is sent before a tool call). */
-const realUpstreams = {
-  BUILD_API_KEY: "tlm_sk_bench_not_a_real_key",
-  SIZING_API_BASE_URL: "https://sizing.invalid/v1",
-  SIZING_API_KEY: "bench-not-a-real-key",
-  DRONES_API_BASE_URL: "https://drones.invalid",
-  DRONES_API_KEY: "bench-not-a-real-key",
-};
 
 async function startOnce(node, args, env) {
   const started = performance.now();
@@ -51,6 +43,8 @@ async function startOnce(node, args, env) {
 }
 
 async function coldStarts(versions, runs, log) {
+  /** A real deployment: every service configured, nothing on loopback (nothing is sent before a tool call). */
+  const realUpstreams = await unreachableServicesEnv();
   const ev = everything();
   const commands = versions.flatMap(({ major, node }) => [
     { major, id: "everything", label: `server-everything ${ev.version}`, node, args: [ev.path, "stdio"], env: {} },

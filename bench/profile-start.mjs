@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nodeBinary } from "../scripts/node-version.mjs";
 import { bundleServer } from "../scripts/build.mjs";
+import { unreachableServicesEnv } from "../scripts/from-src.mjs";
 import { ROOT } from "./lib.mjs";
 
 const argv = process.argv.slice(2);
@@ -29,14 +30,7 @@ await bundleServer({ outdir: dist, minify: false });
 cpSync(join(ROOT, "dist", "views"), join(dist, "views"), { recursive: true });
 writeFileSync(join(tmp, "pkg", "package.json"), readFileSync(join(ROOT, "package.json")));
 
-const env = {
-  PATH: process.env.PATH ?? "",
-  BUILD_API_KEY: "tlm_sk_profile_not_a_real_key",
-  SIZING_API_BASE_URL: "https://sizing.invalid/v1",
-  SIZING_API_KEY: "not-a-real-key",
-  DRONES_API_BASE_URL: "https://drones.invalid",
-  DRONES_API_KEY: "not-a-real-key",
-};
+const env = { PATH: process.env.PATH ?? "", ...(await unreachableServicesEnv()) };
 const INIT = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "profile", version: "1" } } })}\n`;
 
 async function profileOnce(dir) {

@@ -3,6 +3,7 @@
 // (its upstream clients, pollers, caches; the tool definitions are shared). One replica, no
 // upstream traffic: 2026-07-28 tools/list, 16 at once, each request with a new build key vs the
 // same number with one known key (A B B A blocks), and the replica's RSS growth per tenant.
+import { serviceVariables } from "../scripts/from-src.mjs";
 import { CLI, cpuMs, modernRequest, rssMb, spawnUntil, stopChild } from "./lib.mjs";
 
 const CONCURRENCY = 16;
@@ -14,9 +15,8 @@ export async function tenantCost({ log, quick = false }) {
       ...process.env,
       MCP_CREDENTIALS: "caller",
       MCP_STATE_KEY: "bench-tenants-state-key-0123456789abcdef",
-      BUILD_API_BASE_URL: "http://127.0.0.1:9",
-      DRONES_API_BASE_URL: "http://127.0.0.1:9",
-      SIZING_API_BASE_URL: "http://127.0.0.1:9",
+      // Every service's base URL (callers bring the keys), where nothing answers: no call goes upstream.
+      ...Object.fromEntries((await serviceVariables()).map((s) => [s.baseUrlVar, "http://127.0.0.1:9"])),
     },
     ready: /ready on (http:\/\/[^\s"]+)\/mcp/,
   });

@@ -130,10 +130,11 @@ export interface ClusterSandbox {
   pid: number;
   /** The variables it printed (BUILD_API_BASE_URL, BUILD_API_KEY, ...). */
   env: Record<string, string>;
-  urls: { build: string; sizing: string; drones: string };
-  keys: { build: string; sizing: string; drones: string };
-  /** Build keys of every simulated account (SANDBOX_ACCOUNTS), the first included. */
-  buildKeys: string[];
+  /** Each simulated service's base URL and key, by service name (src/services/registry.ts). */
+  urls: Record<string, string>;
+  keys: Record<string, string>;
+  /** Each service's keys of every simulated account (SANDBOX_ACCOUNTS), the first included. */
+  accountKeys: Record<string, string[]>;
   /** Upstream hits per service and route. */
   stats(): Promise<{ services: Record<string, Record<string, number>> }>;
   faults(specs: unknown[]): Promise<unknown>;

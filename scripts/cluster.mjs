@@ -7,7 +7,8 @@
 //   npm run cluster -- --replicas 3 --sandbox          (builds dist/ first when src/ changed)
 //
 // prints the balancer URL and stays up until Ctrl-C (or SIGTERM), then stops everything.
-// Without --sandbox the replicas get the service variables of this shell (BUILD_API_KEY, ...).
+// Without --sandbox the replicas get the service variables of this shell (each service's variables,
+// from src/services/registry.ts: BUILD_API_KEY, ...).
 //
 // As a library (tests, benchmarks): `const cluster = await startCluster({ replicas: 3 })`, then
 // `cluster.url` (the MCP endpoint through nginx), `cluster.replicas[i]` (kill, restart, logs),
@@ -33,6 +34,7 @@ import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { serviceVariables } from "./from-src.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 export const CLI = join(root, "dist", "cli.js");
@@ -476,7 +478,6 @@ function renderNginxMain(dir) {
 // ---------------------------------------------------------------------------------------------
 // The cluster
 
-const SERVICE_PREFIXES = ["BUILD_", "SIZING_", "DRONES_"];
 /** Variables of the shell a replica may need besides the cluster's own (sandbox runs start clean). */
 const SYSTEM_VARS = [
   "PATH",
@@ -540,6 +541,8 @@ export async function startCluster(options = {}) {
     throw new Error('credentials must be "operator" or "caller"');
   const missing = clusterPrerequisites({ cli });
   if (!missing.ok) throw new Error(`cannot start the cluster: ${missing.why}`);
+  const services = await serviceVariables();
+  const serviceVars = services.flatMap((s) => s.variables);
 
   const dir = mkdtempSync(join(tmpdir(), "switchboard-cluster-"));
   // Run as root, nginx's workers are nobody: they must be able to reach their temp paths (nginx
@@ -673,21 +676,22 @@ export async function startCluster(options = {}) {
       const printed = Object.fromEntries(
         [...banner.matchAll(/^\s+([A-Z][A-Z0-9_]*)=(\S+)$/gm)].map((m) => [m[1], m[2]]),
       );
-      const accountKeys = [...banner.matchAll(/^\s+build account (\d+): (\S+)$/gm)].map((m) => m[2]);
+      const moreAccounts = [...banner.matchAll(/^\s+(\S+) account \d+: (\S+)$/gm)];
+      const simulated = services.filter((s) => printed[s.baseUrlVar]);
+      const byService = (value) => Object.fromEntries(simulated.map((s) => [s.name, value(s)]));
       serviceEnv = printed;
       const faultsUrl = `${sandboxUrl}/_sandbox/faults`;
       cluster.sandbox = {
         url: sandboxUrl,
         pid: sandboxProc.pid,
         env: printed,
-        urls: {
-          build: printed.BUILD_API_BASE_URL,
-          sizing: printed.SIZING_API_BASE_URL,
-          drones: printed.DRONES_API_BASE_URL,
-        },
-        keys: { build: printed.BUILD_API_KEY, sizing: printed.SIZING_API_KEY, drones: printed.DRONES_API_KEY },
-        /** Build keys of every simulated account, the first included (SANDBOX_ACCOUNTS). */
-        buildKeys: [printed.BUILD_API_KEY, ...accountKeys].filter(Boolean),
+        urls: byService((s) => printed[s.baseUrlVar]),
+        keys: byService((s) => printed[s.apiKeyVar]),
+        /** Keys of every simulated account, the first included (SANDBOX_ACCOUNTS). */
+        accountKeys: byService((s) => [
+          printed[s.apiKeyVar],
+          ...moreAccounts.filter((m) => m[1] === s.name).map((m) => m[2]),
+        ]),
         stats: async () => (await fetch(`${sandboxUrl}/_sandbox/stats`)).json(),
         faults: async (specs) => {
           const res = await fetch(faultsUrl, {
@@ -703,13 +707,12 @@ export async function startCluster(options = {}) {
       };
       log(`sandbox on ${sandboxUrl}`);
     } else {
-      serviceEnv = Object.fromEntries(
-        Object.entries(process.env).filter(([k]) => SERVICE_PREFIXES.some((p) => k.startsWith(p))),
-      );
+      serviceEnv = pick(process.env, serviceVars);
     }
     if (credentials === "caller") {
       // Each request brings its own keys (X-Build-Api-Key, ...): the replicas get base URLs only.
-      serviceEnv = Object.fromEntries(Object.entries(serviceEnv).filter(([k]) => !/_API_KEY$/.test(k)));
+      const keyVars = new Set(services.map((s) => s.apiKeyVar));
+      serviceEnv = Object.fromEntries(Object.entries(serviceEnv).filter(([k]) => !keyVars.has(k)));
     }
 
     // Replicas ---------------------------------------------------------------------------------
@@ -718,9 +721,7 @@ export async function startCluster(options = {}) {
       ...(withSandbox
         ? pick(process.env, SYSTEM_VARS)
         : Object.fromEntries(
-            Object.entries(process.env).filter(
-              ([k]) => !k.startsWith("MCP_") && !SERVICE_PREFIXES.some((p) => k.startsWith(p)),
-            ),
+            Object.entries(process.env).filter(([k]) => !k.startsWith("MCP_") && !serviceVars.includes(k)),
           )),
       ...serviceEnv,
       LOG_LEVEL: logLevel,
@@ -937,7 +938,7 @@ the MCP endpoint. Ctrl-C stops everything.
   --replicas N     replicas r1..rN (default 3)
   --port P         nginx's port on 127.0.0.1 (default: a free one)
   --sandbox        run the simulated services and point the replicas at them; without it the
-                   replicas get BUILD_*, SIZING_*, DRONES_* from this shell
+                   replicas get every service's variables from this shell
   --caller         MCP_CREDENTIALS=caller: each request brings its keys (X-Build-Api-Key, ...)
   --no-state       no MCP_STATE_URL (each replica keeps its state in process)
   --toolsets LIST  passed to every replica

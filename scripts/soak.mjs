@@ -20,13 +20,14 @@
 // server child that exits) is listed as unexplained and makes the script exit 1.
 // Results go to stdout and bench/soak-results.json.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { importFromSrc } from "./from-src.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(ROOT, "dist/cli.js");
@@ -61,37 +62,21 @@ const CONFIG = {
 // --- the sandbox -------------------------------------------------------------------------------
 
 /**
- * startSandbox, FAULTS and the simulators' seed data, compiled from src/ with esbuild into a temp
- * dir (the published build is one bundle, dist/cli.js, without them).
+ * startSandbox, the faults, the simulators' seed data and the service variables that point at the
+ * sandbox (launch.ts's sandboxEnv), compiled from src/ (the published build is one bundle).
  */
 async function loadSandbox() {
-  const { build } = await import("esbuild");
-  const dir = mkdtempSync(join(tmpdir(), "switchboard-soak-"));
-  const outfile = join(dir, "sandbox.mjs");
-  try {
-    await build({
-      stdin: {
-        contents: [
-          'export { startSandbox } from "./src/sandbox/index.ts";',
-          'export { FAULTS, faultFromSpec } from "./src/sandbox/faults.ts";',
-          'export { PLAN_LIMITS, CATALOG } from "./src/sandbox/simulators/sizing/index.ts";',
-          'export { FLEET, ALERTS, MISSIONS } from "./src/sandbox/simulators/drones/index.ts";',
-        ].join("\n"),
-        resolveDir: ROOT,
-        sourcefile: "soak-sandbox-entry.ts",
-        loader: "ts",
-      },
-      outfile,
-      bundle: true,
-      platform: "node",
-      target: "node20",
-      format: "esm",
-      logLevel: "warning",
-    });
-    return { ...(await import(pathToFileURL(outfile).href)), source: "src/ (compiled with esbuild)" };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const mod = await importFromSrc(
+    [
+      'export { startSandbox } from "./src/sandbox/index.ts";',
+      'export { FAULTS, faultFromSpec } from "./src/sandbox/faults.ts";',
+      'export { PLAN_LIMITS, CATALOG } from "./src/sandbox/simulators/sizing/index.ts";',
+      'export { FLEET, ALERTS, MISSIONS } from "./src/sandbox/simulators/drones/index.ts";',
+      'export { sandboxEnv } from "./src/launch.ts";',
+    ].join("\n"),
+    "soak-sandbox",
+  );
+  return { ...mod, source: "src/ (compiled with esbuild)" };
 }
 
 // --- a small seeded random source ---------------------------------------------------------------
@@ -508,12 +493,7 @@ async function main() {
 
   const serverEnv = {
     PATH: env.PATH ?? "",
-    BUILD_API_BASE_URL: sandbox.urls.build,
-    BUILD_API_KEY: sandbox.keys.build,
-    SIZING_API_BASE_URL: sandbox.urls.sizing,
-    SIZING_API_KEY: sandbox.keys.sizing,
-    DRONES_API_BASE_URL: sandbox.urls.drones,
-    DRONES_API_KEY: sandbox.keys.drones,
+    ...mod.sandboxEnv(sandbox),
     BUILD_POLL_INTERVAL_MS: "200",
     UPSTREAM_TIMEOUT_MS: String(CONFIG.upstreamTimeoutMs),
     BUILD_CONFIRM_SPEND: "never",

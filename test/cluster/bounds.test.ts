@@ -120,7 +120,7 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
       sandboxEnv: { SANDBOX_ACCOUNTS: 2 },
       env: { ...CAPS, BUILD_CONFIRM_SPEND: "never" },
     });
-    [keyA, keyB] = cluster.sandbox!.buildKeys;
+    [keyA, keyB] = cluster.sandbox!.accountKeys.build;
   });
   afterAll(async () => {
     await cluster?.stop();

@@ -476,7 +476,7 @@ describeCluster("per-user keys across replicas: two tenants, one project id", ()
       env: { MCP_LEASE_MS: LEASE_MS },
       args: ["--toolsets", "all"],
     });
-    [keyA, keyB] = cluster.sandbox!.buildKeys;
+    [keyA, keyB] = cluster.sandbox!.accountKeys.build;
   });
   afterAll(async () => {
     await cluster?.stop();

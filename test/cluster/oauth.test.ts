@@ -73,7 +73,7 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
 
   it("links a key through the balancer, keeps it sealed in Redis, and keeps users apart", async ({ skip }) => {
     if (!haveChromium) skip();
-    const [keyA] = cluster.sandbox!.buildKeys;
+    const [keyA] = cluster.sandbox!.accountKeys.build;
     const alice = await user("alice", "modern", keyA);
     expect((await call(alice.client, "build_get_account")).isError).toBeFalsy();
     expect(alice.links).toHaveLength(1);
@@ -83,7 +83,7 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
 
     const dump = JSON.stringify(await cluster.redis.dump());
     expect(dump).toMatch(/sb:vault:t_/);
-    for (const key of cluster.sandbox!.buildKeys) expect(dump).not.toContain(key);
+    for (const key of cluster.sandbox!.accountKeys.build) expect(dump).not.toContain(key);
 
     // Bob: no links, no way to read alice's account, none of her tasks.
     const bob = await user("bob", "legacy", undefined);
@@ -130,7 +130,7 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
 
   it("lets a resource read on one replica use a key linked through another", async ({ skip }) => {
     if (!haveChromium) skip();
-    const [, keyB] = cluster.sandbox!.buildKeys;
+    const [, keyB] = cluster.sandbox!.accountKeys.build;
     const dora = await user("dora", "modern", undefined);
     const headers = { authorization: `Bearer ${dora.provider.accessToken}` };
     const [r1, r2] = cluster.replicas;
@@ -158,7 +158,7 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
 
   it("keeps a linked key through a restart of every replica", async ({ skip }) => {
     if (!haveChromium) skip();
-    const [keyA] = cluster.sandbox!.buildKeys;
+    const [keyA] = cluster.sandbox!.accountKeys.build;
     const provider = new TestOAuthProvider();
     const before = await user("carol", "legacy", keyA, provider);
     expect((await call(before.client, "build_get_account")).isError).toBeFalsy();
@@ -173,6 +173,6 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     const account = await call(after.client, "build_get_account");
     expect(account.isError, text(account)).toBeFalsy();
     for (const replica of cluster.replicas)
-      for (const key of cluster.sandbox!.buildKeys) expect(replica.output()).not.toContain(key);
+      for (const key of cluster.sandbox!.accountKeys.build) expect(replica.output()).not.toContain(key);
   });
 });
