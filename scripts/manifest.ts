@@ -4,9 +4,9 @@
 import { Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { allToolsets, serverEnv, type Config } from "../src/config.js";
-import type { ServiceModule } from "../src/core/service.js";
+import type { ServiceModule } from "../src/core/service/service.js";
 import { createMcpServer } from "../src/core/mcp/server.js";
-import type { ToolDef } from "../src/core/tool.js";
+import type { ToolDef } from "../src/core/tools/tool.js";
 import { createApp } from "../src/server.js";
 import { SERVICES } from "../src/services/registry.js";
 

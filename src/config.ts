@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { isLoopbackHost, LOOPBACK_ORIGINS } from "./core/http/guards.js";
-import type { EnvVarDecl, ServiceModule } from "./core/service.js";
-import { positiveInt } from "./core/settings.js";
+import { isLoopbackHost } from "./core/base/loopback.js";
+import { LOOPBACK_ORIGINS } from "./core/http/guards.js";
+import type { EnvVarDecl, ServiceModule } from "./core/service/service.js";
+import { positiveInt } from "./core/service/settings.js";
 import { SERVICES } from "./services/registry.js";
 
 /** The header that carries a service's key in per-user mode: X-Build-Api-Key, X-Sizing-Api-Key, ... */

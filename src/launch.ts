@@ -1,7 +1,7 @@
 import { configuredServices, type Config } from "./config.js";
-import type { ServiceModule } from "./core/service.js";
-import { isLoopbackUrl } from "./core/settings.js";
-import { setUpstreamBodyBudget } from "./core/upstream.js";
+import type { ServiceModule } from "./core/service/service.js";
+import { isLoopbackUrl } from "./core/service/settings.js";
+import { setUpstreamBodyBudget } from "./core/upstream/upstream.js";
 import type { Sandbox } from "./sandbox/index.js";
 import type { AnySimulator } from "./sandbox/simulator.js";
 import { oauthGate, tenantCredentials } from "./request-tenant.js";
@@ -59,7 +59,7 @@ export async function launch(
   };
 
   if (config.transport === "stdio") {
-    const { serveStdioApp } = await import("./core/stdio-entry.js");
+    const { serveStdioApp } = await import("./core/stdio/serve.js");
     serveStdioApp(app.runtime, onStdinEnd);
     logger.info("switchboard-mcp ready on stdio", { version: VERSION, toolsets: app.toolsets, sandbox: sandbox?.url });
     return { shutdown: stop, graceMs: 5000 };

@@ -1,25 +1,25 @@
 import { randomBytes } from "node:crypto";
 import { credentialHeader, enabledToolsets, type Config } from "./config.js";
-import { Confirmations, MemoryNonceStore, type NonceStore } from "./core/confirm.js";
-import { Egress } from "./core/egress.js";
-import { MemoryRepeatStore, SpendOnce, type RepeatStore } from "./core/idempotency.js";
-import type { ServiceAdvice } from "./core/errors.js";
-import { createLogger } from "./core/logger.js";
+import { Confirmations, MemoryNonceStore, type NonceStore } from "./core/tools/confirm.js";
+import { Egress } from "./core/base/egress.js";
+import { MemoryRepeatStore, SpendOnce, type RepeatStore } from "./core/tools/idempotency.js";
+import type { ServiceAdvice } from "./core/tools/errors.js";
+import { createLogger } from "./core/base/logger.js";
 import { ChangeHub, taskHost, type ChangeRelay, type McpRuntime } from "./core/mcp/runtime.js";
-import { localPollers, type PollerFactory } from "./core/poller.js";
-import type { ServiceInstance, ServiceModule } from "./core/service.js";
+import { localPollers, type PollerFactory } from "./core/upstream/poller.js";
+import type { ServiceInstance, ServiceModule } from "./core/service/service.js";
 import { clusterPollers } from "./core/state/cluster-poller.js";
 import type { RedisState } from "./core/state/redis.js";
-import { Sealer } from "./core/state/seal.js";
+import { Sealer } from "./core/base/seal.js";
 import { MemoryTaskStore, type TaskStore } from "./core/tasks/store.js";
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_TASKS_PER_TENANT, TaskRunner } from "./core/tasks/runner.js";
-import { TenantScopes } from "./core/tenant-scope.js";
-import { TenantCache } from "./core/tenants.js";
-import { DEFAULT_WATCH_LIMITS, WatchBudget } from "./core/watch-budget.js";
-import { PoolCache, UpstreamClient } from "./core/upstream.js";
+import { TenantScopes } from "./core/tenancy/tenant-scope.js";
+import { TenantCache } from "./core/tenancy/tenants.js";
+import { DEFAULT_WATCH_LIMITS, WatchBudget } from "./core/mcp/watch-budget.js";
+import { PoolCache, UpstreamClient } from "./core/upstream/upstream.js";
 import { SERVICES } from "./services/registry.js";
 import { VERSION } from "./version.js";
-import type { Logger } from "./core/logger.js";
+import type { Logger } from "./core/base/logger.js";
 import type { ConnectPageOptions } from "./core/http/connect-page.js";
 import { LiveInstances } from "./core/vault/live-instances.js";
 import { LinkedKeys } from "./linked.js";
@@ -119,7 +119,7 @@ export function createApp(
   // Made once the first tenant exists: the services say how often their tasks are worth polling.
   let tasks: TaskRunner;
   const listKey = {};
-  // Built once; each tenant runs them with its own services' dependencies (core/tenant-scope.ts).
+  // Built once; each tenant runs them with its own services' dependencies (core/tenancy/tenant-scope.ts).
   const scopes = new TenantScopes();
   // Tools of toolsets that are off are not built (start-up time), except in linked mode, whose key
   // check may use a tool of any toolset (src/linked.ts).

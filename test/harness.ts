@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import type { ServiceModule } from "../src/core/service.js";
+import type { ServiceModule } from "../src/core/service/service.js";
 import { sandboxEnv as serviceVariables } from "../src/launch.js";
 import { startSandbox, type Sandbox, type SandboxOptions } from "../src/sandbox/index.js";
 import type { SIMULATORS } from "../src/sandbox/registry.js";

@@ -1,4 +1,4 @@
-import type { ServiceModule } from "../core/service.js";
+import type { ServiceModule } from "../core/service/service.js";
 import { builder } from "./builder/index.js";
 import { drones } from "./drones/index.js";
 import { sizing } from "./sizing/index.js";

@@ -44,7 +44,7 @@ describe("the published build", () => {
       /node_modules\/ioredis\//,
       /^src\/core\/state\/redis\.ts$/,
       /^src\/core\/http\/transport\.ts$/,
-      /^src\/core\/stdio-entry\.ts$/,
+      /^src\/core\/stdio\/serve\.ts$/,
       /node_modules\/jose\//,
     ]) {
       expect(

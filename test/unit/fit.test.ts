@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fitStructured, fitText, MAX_STRUCTURED_CHARS } from "../../src/core/fit.js";
+import { fitStructured, fitText, MAX_STRUCTURED_CHARS } from "../../src/core/tools/fit.js";
 
 describe("results that fit a model's context", () => {
   it("leaves a small result untouched", () => {

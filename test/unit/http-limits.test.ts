@@ -8,11 +8,11 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allServicesConfig } from "../../scripts/manifest.js";
 import { parseCommand } from "../../src/config.js";
-import { ByteBudget } from "../../src/core/budget.js";
+import { ByteBudget } from "../../src/core/upstream/budget.js";
 import { HTTP_LIMIT_DEFAULTS, limitsOf, type HttpLimitOptions } from "../../src/core/http/limits.js";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
-import type { Logger } from "../../src/core/logger.js";
-import { DEFAULT_UPSTREAM_BODY_BUDGET, UpstreamClient, UpstreamError } from "../../src/core/upstream.js";
+import type { Logger } from "../../src/core/base/logger.js";
+import { DEFAULT_UPSTREAM_BODY_BUDGET, UpstreamClient, UpstreamError } from "../../src/core/upstream/upstream.js";
 import { createApp } from "../../src/server.js";
 import { destroyRawSockets, openRaw, rawStatus, type RawSocket } from "../harness.js";
 

@@ -24,6 +24,20 @@ const all = sourceFiles(SRC).map((f) => ({
 /** What only a service may say: its tools' prefix (`<service>_`) and the start of its keys. */
 const SERVICE_WORDS = SERVICES.flatMap((s) => [`${s.name}_`, ...(s.bearerKeyPrefix ? [s.bearerKeyPrefix] : [])]);
 
+/**
+ * core/'s folders, lowest first: a folder may import its own layer and those below, never above.
+ * Every file of core/ sits in one of them (nothing loose in core/'s root).
+ */
+const CORE_LAYERS = [
+  ["base"], // json, text, logger, egress, seal: used by everything, using nothing
+  ["upstream"], // the upstream HTTP client, pollers, waits
+  ["tools"], // defining and running one tool call: errors, fitting, confirmations, spend-once
+  ["service"], // what a service module declares: the module, settings, resources, prompts, views
+  ["tasks", "state", "vault", "tenancy", "auth"], // what the server keeps across calls and callers
+  ["mcp"], // McpServer instances over the runtime
+  ["http", "stdio"], // the transports
+];
+
 describe("layering", () => {
   it("reads every source file", () => {
     expect(all.length).toBeGreaterThan(40);
@@ -33,6 +47,16 @@ describe("layering", () => {
     const bad = all
       .filter((f) => f.file.startsWith("core/"))
       .flatMap((f) => f.imports.filter((i) => !i.startsWith("core/")).map((i) => `${f.file} -> ${i}`));
+    expect(bad).toEqual([]);
+  });
+
+  it("inside core, a layer imports only its own and lower layers (docs/architecture.md's tree)", () => {
+    const rank = (file: string) => CORE_LAYERS.findIndex((layer) => layer.includes(file.split("/")[1]));
+    const core = all.filter((f) => f.file.startsWith("core/"));
+    expect(core.filter((f) => rank(f.file) < 0).map((f) => f.file)).toEqual([]);
+    const bad = core.flatMap((f) =>
+      f.imports.filter((i) => i.startsWith("core/") && rank(i) > rank(f.file)).map((i) => `${f.file} -> ${i}`),
+    );
     expect(bad).toEqual([]);
   });
 

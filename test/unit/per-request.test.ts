@@ -8,7 +8,7 @@ import { z } from "zod";
 import { allServicesConfig } from "../../scripts/manifest.js";
 import { createMcpServer, type OneRequest } from "../../src/core/mcp/server.js";
 import type { McpRuntime } from "../../src/core/mcp/runtime.js";
-import { defineTool } from "../../src/core/tool.js";
+import { defineTool } from "../../src/core/tools/tool.js";
 import { createApp } from "../../src/server.js";
 
 const closers: Array<() => Promise<void>> = [];

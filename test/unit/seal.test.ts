@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Sealer } from "../../src/core/state/seal.js";
+import { Sealer } from "../../src/core/base/seal.js";
 
 const KEY = "a-state-key-of-at-least-32-characters!";
 

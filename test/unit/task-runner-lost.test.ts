@@ -2,11 +2,12 @@
 // what to do next in the words of the tool's service (ServiceModule.lostTask), never the core's.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Egress } from "../../src/core/egress.js";
-import { createLogger } from "../../src/core/logger.js";
-import { TaskRunner, type LostTaskAdvice, type TaskHost } from "../../src/core/tasks/runner.js";
+import { Egress } from "../../src/core/base/egress.js";
+import { createLogger } from "../../src/core/base/logger.js";
+import type { LostTaskAdvice } from "../../src/core/service/service.js";
+import { TaskRunner, type TaskHost } from "../../src/core/tasks/runner.js";
 import { MemoryTaskStore } from "../../src/core/tasks/store.js";
-import { defineTool } from "../../src/core/tool.js";
+import { defineTool } from "../../src/core/tools/tool.js";
 
 const waitForever = defineTool({
   name: "toy_start",

@@ -3,9 +3,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
 import { ChangeHub, type McpRuntime } from "../../src/core/mcp/runtime.js";
-import { TenantScopes } from "../../src/core/tenant-scope.js";
-import { TenantCache } from "../../src/core/tenants.js";
-import { defineTool } from "../../src/core/tool.js";
+import { TenantScopes } from "../../src/core/tenancy/tenant-scope.js";
+import { TenantCache } from "../../src/core/tenancy/tenants.js";
+import { defineTool } from "../../src/core/tools/tool.js";
 import { z } from "zod";
 import { createApp } from "../../src/server.js";
 import { allServicesConfig } from "../../scripts/manifest.js";

@@ -1,12 +1,12 @@
 // A tool's render runs after its work is done: a render that fails must not turn a landed write
 // into an "Internal error" to retry, and a render that reads the tenant's dependencies must see
-// them in per-user mode as it does with one account (core/tool.ts, core/tenant-scope.ts).
+// them in per-user mode as it does with one account (core/tools/tool.ts, core/tenancy/tenant-scope.ts).
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Egress } from "../../src/core/egress.js";
-import { createLogger } from "../../src/core/logger.js";
-import { TenantScopes } from "../../src/core/tenant-scope.js";
-import { defineTool, runTool, type ToolContext, type ToolDef } from "../../src/core/tool.js";
+import { Egress } from "../../src/core/base/egress.js";
+import { createLogger } from "../../src/core/base/logger.js";
+import { TenantScopes } from "../../src/core/tenancy/tenant-scope.js";
+import { defineTool, runTool, type ToolContext, type ToolDef } from "../../src/core/tools/tool.js";
 
 const egress = new Egress();
 const logger = createLogger("error", egress);

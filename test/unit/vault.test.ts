@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Sealer } from "../../src/core/state/seal.js";
+import { Sealer } from "../../src/core/base/seal.js";
 import { TicketSigner, TICKET_TTL_MS } from "../../src/core/vault/tickets.js";
 import { MemoryVaultStore, Vault } from "../../src/core/vault/vault.js";
 

@@ -1,4 +1,4 @@
-import type { ToolKind } from "../tool.js";
+import type { ToolKind } from "../tools/tool.js";
 
 export const READ_SCOPE = "switchboard:read";
 export const WRITE_SCOPE = "switchboard:write";

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { NonceStore } from "../confirm.js";
-import type { Logger } from "../logger.js";
+import type { NonceStore } from "../tools/confirm.js";
+import type { Logger } from "../base/logger.js";
 import { TICKET_TTL_MS, type Ticket, type TicketSigner } from "../vault/tickets.js";
 import type { Vault } from "../vault/vault.js";
 

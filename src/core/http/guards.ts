@@ -1,10 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
+import { isLoopbackHost } from "../base/loopback.js";
 
 /** The origins a browser on this machine sends, for a server bound to loopback. */
 export const LOOPBACK_ORIGINS = [

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { ByteBudget } from "../budget.js";
-import type { Logger } from "../logger.js";
+import { ByteBudget } from "../upstream/budget.js";
+import type { Logger } from "../base/logger.js";
 import { BODY_DEADLINE_MS, closeAfterAnswer, rpcError, setBodyPolicy } from "./guards.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../base/logger.js";
 import type { Identity, Refusal, ResourceServer } from "../auth/resource-server.js";
 import { scopeForRequest, scopesForBody } from "../auth/scopes.js";
 import { closeAfterAnswer, plain } from "./guards.js";

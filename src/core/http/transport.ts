@@ -9,13 +9,13 @@ import {
   type McpHttpHandler,
   type McpServer,
 } from "@modelcontextprotocol/server";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../base/logger.js";
+import { isLoopbackHost } from "../base/loopback.js";
 import { createMcpServer, type OneRequest } from "../mcp/server.js";
 import { watchResources, type McpRuntime } from "../mcp/runtime.js";
-import { WatchLimitError } from "../watch-budget.js";
+import { WatchLimitError } from "../mcp/watch-budget.js";
 import {
   hostAllowed,
-  isLoopbackHost,
   originAllowed,
   plain,
   readJson,

@@ -1,6 +1,6 @@
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { inputSchemaOf, type ToolDef } from "../tool.js";
+import { inputSchemaOf, type ToolDef } from "../tools/tool.js";
 
 /**
  * The schemas a tool is registered with: Standard Schemas (what the SDK accepts) around the tool's

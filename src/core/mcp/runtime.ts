@@ -1,14 +1,14 @@
 import type { ServerContext } from "@modelcontextprotocol/server";
-import type { Confirmations } from "../confirm.js";
-import type { Egress } from "../egress.js";
-import type { SpendOnce } from "../idempotency.js";
-import type { Logger, LogLevel, LogEcho } from "../logger.js";
-import type { PromptDef } from "../prompts.js";
-import type { ResourceDef, ResourceWatcher } from "../resources.js";
+import type { Confirmations } from "../tools/confirm.js";
+import type { Egress } from "../base/egress.js";
+import type { SpendOnce } from "../tools/idempotency.js";
+import type { Logger, LogLevel, LogEcho } from "../base/logger.js";
+import type { PromptDef } from "../service/prompts.js";
+import type { ResourceDef, ResourceWatcher } from "../service/resources.js";
 import type { TaskHost, TaskRunner } from "../tasks/runner.js";
-import type { ToolDef, ToolRuntime } from "../tool.js";
-import type { WatchBudget } from "../watch-budget.js";
-import type { Linking } from "../vault/link-gate.js";
+import type { ToolDef, ToolRuntime } from "../tools/tool.js";
+import type { WatchBudget } from "./watch-budget.js";
+import type { Linking } from "./link-gate.js";
 
 /** Carries one tenant's change events to its other replicas (Redis pub/sub in hosted mode). */
 export interface ChangeRelay {

@@ -9,16 +9,16 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { LogLevel } from "../logger.js";
-import type { PromptDef } from "../prompts.js";
-import { LOG_LEVEL_ORDER } from "../logger.js";
-import { decodeVariable, resourceError } from "../resources.js";
-import { describeError } from "../errors.js";
-import { takeRepeat } from "../idempotency.js";
-import { UpstreamError } from "../upstream.js";
-import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "../tasks/protocol.js";
+import type { LogLevel } from "../base/logger.js";
+import type { PromptDef } from "../service/prompts.js";
+import { LOG_LEVEL_ORDER } from "../base/logger.js";
+import { decodeVariable, resourceError } from "../service/resources.js";
+import { describeError } from "../tools/errors.js";
+import { takeRepeat } from "../tools/idempotency.js";
+import { UpstreamError } from "../upstream/upstream.js";
+import { legacyTask, modernTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from "./task-protocol.js";
 import { TaskLimitError } from "../tasks/runner.js";
-import type { CallEgress, Egress } from "../egress.js";
+import type { CallEgress, Egress } from "../base/egress.js";
 import {
   annotationsFor,
   callRuntime,
@@ -30,14 +30,14 @@ import {
   runTool,
   type ToolContext,
   type ToolDef,
-} from "../tool.js";
+} from "../tools/tool.js";
 import type { McpRuntime } from "./runtime.js";
 import { taskHost, watchResources } from "./runtime.js";
-import { WatchLimitError } from "../watch-budget.js";
+import { WatchLimitError } from "./watch-budget.js";
 import { registeredSchemas } from "./registered-schemas.js";
 import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "./sdk-internals.js";
 import { shapeTool } from "./tool-list.js";
-import { linkGate } from "../vault/link-gate.js";
+import { linkGate } from "./link-gate.js";
 import { envelopeCapabilities, type EnvelopeCapabilities } from "./envelope.js";
 
 export type Era = "legacy" | "modern";

@@ -6,8 +6,8 @@ import {
   type PollerOptions,
   type PollListener,
   type PollResult,
-} from "../poller.js";
-import { UpstreamError } from "../upstream.js";
+} from "../upstream/poller.js";
+import { UpstreamError } from "../upstream/upstream.js";
 import type { RedisState } from "./redis.js";
 
 interface Follower<T> {

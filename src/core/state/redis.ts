@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
-import type { NonceStore, NonceUse } from "../confirm.js";
-import type { RepeatStore } from "../idempotency.js";
-import type { Logger } from "../logger.js";
+import type { NonceStore, NonceUse } from "../tools/confirm.js";
+import type { RepeatStore } from "../tools/idempotency.js";
+import type { Logger } from "../base/logger.js";
 import type { VaultStore } from "../vault/vault.js";
 import {
   afterCursor,

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { Logger } from "../logger.js";
-import type { Sealer } from "../state/seal.js";
-import { callRuntime, runTool, verifyOf, type ToolContext, type ToolDef, type ToolRuntime } from "../tool.js";
+import type { Logger } from "../base/logger.js";
+import type { Sealer } from "../base/seal.js";
+import { callRuntime, runTool, verifyOf, type ToolContext, type ToolDef, type ToolRuntime } from "../tools/tool.js";
+import type { LostTaskAdvice } from "../service/service.js";
 import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
 
 export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
@@ -77,12 +78,6 @@ export interface TaskRunnerOptions {
 }
 
 const STOPPED = "The server stopped before the work ended; the upstream work goes on";
-
-/** How to follow upstream work whose task ended early, in the words of the tool's service. */
-export interface LostTaskAdvice {
-  /** The tool that follows the work to its end. */
-  follow: string;
-}
 
 /**
  * Runs the work behind tasks in the background and keeps their records up to date: every progress

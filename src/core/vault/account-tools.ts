@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool, ToolError, type ToolDef } from "../tool.js";
+import { defineTool, ToolError, type ToolDef } from "../tools/tool.js";
 import type { LinkedKey } from "./vault.js";
 
 /** What the account tools act on: the calling user's own linked keys. */

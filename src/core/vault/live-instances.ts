@@ -1,5 +1,5 @@
-import type { ResourceDef, ResourceWatcher } from "../resources.js";
-import type { ServiceInstance } from "../service.js";
+import type { ResourceDef, ResourceWatcher } from "../service/resources.js";
+import type { ServiceInstance } from "../service/service.js";
 
 /** How long a replaced instance (a key rotated or unlinked) stays open for the calls still using it. */
 const RETIRE_AFTER_MS = 10 * 60_000;

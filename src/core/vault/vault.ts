@@ -1,4 +1,4 @@
-import type { Sealer } from "../state/seal.js";
+import type { Sealer } from "../base/seal.js";
 
 /** Where sealed keys rest: a hash per tenant (service -> sealed blob), in Redis or in process. */
 export interface VaultStore {

@@ -1,4 +1,4 @@
-import type { UpstreamClient } from "../../core/upstream.js";
+import type { UpstreamClient } from "../../core/upstream/upstream.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails } from "./schemas.js";
 
 const API = "/api/v1/vcaas";

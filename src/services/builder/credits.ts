@@ -1,5 +1,5 @@
-import { credits as plural } from "../../core/text.js";
-import { ToolError, type ToolContext } from "../../core/tool.js";
+import { credits as plural } from "../../core/base/text.js";
+import { ToolError, type ToolContext } from "../../core/tools/tool.js";
 import type { BuildClient } from "./client.js";
 
 export type ConfirmPolicy = "always" | "never" | number;

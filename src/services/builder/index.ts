@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { HintTable } from "../../core/errors.js";
-import type { ServiceModule } from "../../core/service.js";
-import type { ToolDef } from "../../core/tool.js";
-import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/settings.js";
-import { viewResource, type ViewDecl } from "../../core/views.js";
+import type { HintTable } from "../../core/tools/errors.js";
+import type { ServiceModule } from "../../core/service/service.js";
+import type { ToolDef } from "../../core/tools/tool.js";
+import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/service/settings.js";
+import { viewResource, type ViewDecl } from "../../core/service/views.js";
 import { BuildClient } from "./client.js";
 import { CreditGuard, type ConfirmPolicy } from "./credits.js";
 import { builderPrompts } from "./prompts.js";

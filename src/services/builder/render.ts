@@ -1,5 +1,5 @@
 import type { ProjectDetails, WaitResult } from "./schemas.js";
-import { credits as creditsText, trimLine } from "../../core/text.js";
+import { credits as creditsText, trimLine } from "../../core/base/text.js";
 
 /** Short text summaries of build-service objects. Upstream free text is quoted, never bare. */
 

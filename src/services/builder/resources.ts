@@ -1,4 +1,4 @@
-import type { ResourceDef } from "../../core/resources.js";
+import type { ResourceDef } from "../../core/service/resources.js";
 import type { BuildClient } from "./client.js";
 
 export function builderResources(client: BuildClient): ResourceDef[] {

@@ -1,5 +1,5 @@
-import type { Poller } from "../../core/poller.js";
-import type { ResourceWatcher } from "../../core/resources.js";
+import type { Poller } from "../../core/upstream/poller.js";
+import type { ResourceWatcher } from "../../core/service/resources.js";
 import type { ProjectDetails } from "./schemas.js";
 
 /** Any id create or launch returned: a suffixed one can be longer than the 35 characters a new id may have. */

@@ -1,4 +1,4 @@
-import type { Phase } from "../../core/wait.js";
+import type { Phase } from "../../core/upstream/wait.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails } from "./schemas.js";
 import type { RebuildStatus } from "./api/files.js";
 import type { PullStatus } from "./api/github.js";

@@ -1,7 +1,7 @@
-import type { Poller } from "../../core/poller.js";
-import { DEFAULT_WAIT_SECONDS, formatElapsed, waitSeconds, waitUntilDone } from "../../core/wait.js";
-import { credits as creditsText, trimLine } from "../../core/text.js";
-import { ToolError, type ToolContext } from "../../core/tool.js";
+import type { Poller } from "../../core/upstream/poller.js";
+import { DEFAULT_WAIT_SECONDS, formatElapsed, waitSeconds, waitUntilDone } from "../../core/upstream/wait.js";
+import { credits as creditsText, trimLine } from "../../core/base/text.js";
+import { ToolError, type ToolContext } from "../../core/tools/tool.js";
 import type { BuildClient } from "./client.js";
 import { livePreviewUrl, withScheme } from "./render.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails, WaitResult } from "./schemas.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { definePrompt } from "../../core/prompts.js";
+import { definePrompt } from "../../core/service/prompts.js";
 
 export const dronesPrompts = [
   definePrompt({

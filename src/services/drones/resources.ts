@@ -1,4 +1,4 @@
-import type { ResourceDef } from "../../core/resources.js";
+import type { ResourceDef } from "../../core/service/resources.js";
 import type { DronesClient, Json } from "./client.js";
 
 /** Listing and completion fetch a whole list; a short cache keeps typing from hammering the service. */

@@ -1,5 +1,5 @@
-import { isObject, type Json } from "../../core/json.js";
-import { UpstreamError, type UpstreamClient } from "../../core/upstream.js";
+import { isObject, type Json } from "../../core/base/json.js";
+import { UpstreamError, type UpstreamClient } from "../../core/upstream/upstream.js";
 
 export type { Json };
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { ServiceModule } from "../../core/service.js";
-import { httpUrl, secret } from "../../core/settings.js";
-import { viewResource } from "../../core/views.js";
-import { bearerAuth } from "../../core/upstream.js";
+import type { ServiceModule } from "../../core/service/service.js";
+import { httpUrl, secret } from "../../core/service/settings.js";
+import { viewResource } from "../../core/service/views.js";
+import { bearerAuth } from "../../core/upstream/upstream.js";
 import { SizingClient } from "./client.js";
 import { sizingTools } from "./tools/fitting.js";
 import { sizingResources } from "./resources.js";

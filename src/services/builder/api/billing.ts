@@ -1,4 +1,4 @@
-import type { UpstreamClient } from "../../../core/upstream.js";
+import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 /** Per-project credit caps (reference §17) and spending analytics (§18, outside /vcaas); both free. */
 

@@ -1,4 +1,4 @@
-import type { UpstreamClient } from "../../../core/upstream.js";
+import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 /** Record writes of a project's database (reference §10; all free). `tableName` is a table's `type`. */
 

@@ -1,4 +1,4 @@
-import type { UpstreamClient } from "../../../core/upstream.js";
+import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 /** Figma operations of the build service (reference §13; all free). The token is a secret: callers register it. */
 

@@ -1,5 +1,5 @@
 import { pagingHeaders } from "../client.js";
-import type { UpstreamClient } from "../../../core/upstream.js";
+import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 /** Project groups (reference §16; all free). Deleting a group keeps its projects (they become ungrouped). */
 

@@ -1,4 +1,4 @@
-import type { UpstreamClient } from "../../../core/upstream.js";
+import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 /** Production request logs (reference §6) and one version's diff (§7); both free. */
 

@@ -1,4 +1,4 @@
-import type { UpstreamClient } from "../../../core/upstream.js";
+import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 /**
  * Project transfer (reference §15): export (EXPORT_PROJECT) and import (IMPORT_PROJECT). Both are

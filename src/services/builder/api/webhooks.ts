@@ -1,4 +1,4 @@
-import type { UpstreamClient } from "../../../core/upstream.js";
+import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 /** Account webhooks of the build service (reference §14; all free). Header values may be secrets. */
 

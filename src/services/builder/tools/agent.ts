@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { viewUri } from "../../../core/views.js";
-import { defineTool, ToolError } from "../../../core/tool.js";
-import { waitInput } from "../../../core/wait.js";
+import { viewUri } from "../../../core/service/views.js";
+import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { waitInput } from "../../../core/upstream/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { batchSummary, waitSummary } from "../render.js";
@@ -17,8 +17,8 @@ function runCost(multiPrompt: { prompts?: string[] } | undefined) {
     upTo: AGENT_RUN_COST.upTo * count,
   };
 }
-import { trimLine } from "../../../core/text.js";
-import { isObject } from "../../../core/json.js";
+import { trimLine } from "../../../core/base/text.js";
+import { isObject } from "../../../core/base/json.js";
 import {
   followHint,
   latestAgentMessage,

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { credits } from "../../../core/text.js";
-import { defineTool, ToolError } from "../../../core/tool.js";
+import { credits } from "../../../core/base/text.js";
+import { defineTool, ToolError } from "../../../core/tools/tool.js";
 import * as api from "../api/billing.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../../core/tool.js";
+import { defineTool } from "../../../core/tools/tool.js";
 import * as api from "../api/database.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";

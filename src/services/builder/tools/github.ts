@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { trimLine } from "../../../core/text.js";
-import { defineTool, type ToolContext } from "../../../core/tool.js";
-import { waitInput } from "../../../core/wait.js";
+import { trimLine } from "../../../core/base/text.js";
+import { defineTool, type ToolContext } from "../../../core/tools/tool.js";
+import { waitInput } from "../../../core/upstream/wait.js";
 import * as github from "../api/github.js";
 import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { trimLine } from "../../../core/text.js";
-import { defineTool } from "../../../core/tool.js";
+import { trimLine } from "../../../core/base/text.js";
+import { defineTool } from "../../../core/tools/tool.js";
 import * as api from "../api/groups.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { isObject, type Json } from "../../../core/json.js";
-import { trimLine } from "../../../core/text.js";
-import { defineTool, ToolError } from "../../../core/tool.js";
-import { UpstreamError } from "../../../core/upstream.js";
+import { isObject, type Json } from "../../../core/base/json.js";
+import { trimLine } from "../../../core/base/text.js";
+import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { UpstreamError } from "../../../core/upstream/upstream.js";
 import * as api from "../api/logs-and-diff.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";

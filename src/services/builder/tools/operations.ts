@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { viewUri } from "../../../core/views.js";
-import { defineTool } from "../../../core/tool.js";
-import { waitInput } from "../../../core/wait.js";
+import { viewUri } from "../../../core/service/views.js";
+import { defineTool } from "../../../core/tools/tool.js";
+import { waitInput } from "../../../core/upstream/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { waitSummary, withScheme } from "../render.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
-import { isObject } from "../../../core/json.js";
-import { trimLine } from "../../../core/text.js";
-import { ToolError, type ToolContext } from "../../../core/tool.js";
+import { isObject } from "../../../core/base/json.js";
+import { trimLine } from "../../../core/base/text.js";
+import { ToolError, type ToolContext } from "../../../core/tools/tool.js";
 
 const MAX_LOG_CHARS = 20_000;
 

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { viewUri } from "../../../core/views.js";
-import { defineTool } from "../../../core/tool.js";
-import { waitInput } from "../../../core/wait.js";
+import { viewUri } from "../../../core/service/views.js";
+import { defineTool } from "../../../core/tools/tool.js";
+import { waitInput } from "../../../core/upstream/wait.js";
 import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { projectLine, projectSummary, waitSummary } from "../render.js";
-import { trimLine } from "../../../core/text.js";
+import { trimLine } from "../../../core/base/text.js";
 import { followHint, followStarted, resumeWait } from "../waits.js";
 
 /** Agent runs have no fixed price; the public docs give this range. */

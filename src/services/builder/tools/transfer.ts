@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { defineTool, ToolError } from "../../../core/tool.js";
-import { waitInput } from "../../../core/wait.js";
-import { trimLine } from "../../../core/text.js";
+import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { waitInput } from "../../../core/upstream/wait.js";
+import { trimLine } from "../../../core/base/text.js";
 import * as api from "../api/transfer.js";
 import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineTool, ToolError } from "../../../core/tool.js";
-import { viewUri } from "../../../core/views.js";
+import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { viewUri } from "../../../core/service/views.js";
 import type { DronesClient } from "../client.js";
 import { fleetSummary, matchesDrone, paginate, type DroneFilter, type DroneLike } from "../fleet.js";
 import { hasPosition, nearestTo } from "../geo.js";

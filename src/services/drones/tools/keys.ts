@@ -1,4 +1,4 @@
-import { defineTool } from "../../../core/tool.js";
+import { defineTool } from "../../../core/tools/tool.js";
 import type { DronesClient } from "../client.js";
 import { maskSecrets } from "../mask.js";
 import { quote } from "../render.js";

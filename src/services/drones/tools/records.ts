@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineTool } from "../../../core/tool.js";
-import { isObject } from "../../../core/json.js";
+import { defineTool } from "../../../core/tools/tool.js";
+import { isObject } from "../../../core/base/json.js";
 import type { DronesClient } from "../client.js";
 import { matchesFields, paginate } from "../fleet.js";
 import { alertLine, missionLine, pageFooter, recordText, show } from "../render.js";

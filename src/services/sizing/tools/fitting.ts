@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineTool } from "../../../core/tool.js";
-import { viewUri } from "../../../core/views.js";
+import { defineTool } from "../../../core/tools/tool.js";
+import { viewUri } from "../../../core/service/views.js";
 import type { SizingClient } from "../client.js";
 import { catalogText, recommendationText, tryOnText } from "../render.js";
 import * as s from "../schemas.js";

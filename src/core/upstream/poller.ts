@@ -1,4 +1,4 @@
-import type { Logger } from "./logger.js";
+import type { Logger } from "../base/logger.js";
 
 export type PollResult<T> = { value: T; error?: undefined } | { value?: undefined; error: unknown };
 export type PollListener<T> = (result: PollResult<T>) => void;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isLoopbackHost } from "./http/guards.js";
+import { isLoopbackHost } from "../base/loopback.js";
 
 /** Building blocks for a service's settings schema (keyed by variable name, so errors name it). */
 export const httpUrl = z

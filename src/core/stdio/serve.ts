@@ -1,8 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { createMcpServer } from "./mcp/server.js";
-import { watchResource, type McpRuntime } from "./mcp/runtime.js";
-import { LineTransport } from "./stdio.js";
+import { createMcpServer } from "../mcp/server.js";
+import { watchResource, type McpRuntime } from "../mcp/runtime.js";
+import { LineTransport } from "./transport.js";
 
 /**
  * Serves one stdio connection in whichever era its opening picks (serveStdio pins it): a 2025

@@ -1,8 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { Logger } from "./logger.js";
-import type { Sealer } from "./state/seal.js";
+import type { Logger } from "../base/logger.js";
+import type { Sealer } from "../base/seal.js";
 import { NeedsInput, runBefore, runTool, verifyOf, type ToolContext, type ToolDef, type ToolRuntime } from "./tool.js";
-import { UpstreamError } from "./upstream.js";
+import { UpstreamError } from "../upstream/upstream.js";
 
 /**
  * No retry pays twice. A client that gives up on a long call (its own timeout) and calls again, or

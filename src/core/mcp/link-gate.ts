@@ -8,10 +8,10 @@ import {
   type McpServer,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { envelopeCapabilities } from "../mcp/envelope.js";
-import type { McpRuntime } from "../mcp/runtime.js";
-import type { ToolDef } from "../tool.js";
-import { TICKET_TTL_MS } from "./tickets.js";
+import { envelopeCapabilities } from "./envelope.js";
+import type { McpRuntime } from "./runtime.js";
+import type { ToolDef } from "../tools/tool.js";
+import { TICKET_TTL_MS } from "../vault/tickets.js";
 
 /** One tenant's linked keys as a tool call sees them (MCP_CREDENTIALS=linked). */
 export interface Linking {

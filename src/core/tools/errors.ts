@@ -1,4 +1,4 @@
-import { UpstreamError } from "./upstream.js";
+import { UpstreamError } from "../upstream/upstream.js";
 
 /** Per-service advice keyed by errorCode: what the caller should do next. */
 export type HintTable = Record<string, string>;

@@ -1,9 +1,9 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { CallEgress, Egress } from "./egress.js";
+import type { CallEgress, Egress } from "../base/egress.js";
 import { describeError, isAbort, type ServiceAdvice } from "./errors.js";
 import { fitStructured, fitText } from "./fit.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../base/logger.js";
 
 /**
  * What a tool does to the world. It decides the annotations and whether `--read-only` keeps it:
@@ -47,7 +47,7 @@ export interface ToolContext {
    * Tasks on shared state: the upstream work has started and this is how to go on following it. A
    * replica that takes the task over (its first replica died) calls the tool's `resume` with it
    * instead of starting the work again; a repeat of a spending call follows it too instead of
-   * spending again (core/idempotency.ts). Absent elsewhere.
+   * spending again (core/tools/idempotency.ts). Absent elsewhere.
    */
   checkpoint?(state: Record<string, unknown>): Promise<void>;
   /**
@@ -129,7 +129,7 @@ export interface ToolRuntime {
   advice: ReadonlyMap<string, ServiceAdvice>;
   /**
    * Per-user mode: runs the tool's own code (before, run, resume) as this tenant, so that the
-   * services' late-bound deps are the tenant's (core/tenant-scope.ts). The definitions stay shared.
+   * services' late-bound deps are the tenant's (core/tenancy/tenant-scope.ts). The definitions stay shared.
    */
   enter?<R>(fn: () => R): R;
 }
@@ -156,7 +156,7 @@ const inputSchemas = new WeakMap<Shape, z.ZodObject>();
 export function inputSchemaOf(def: ToolDef<any, any>): z.ZodObject {
   let schema = inputSchemas.get(def.input);
   if (!schema) {
-    // A spending tool answers a repeat of the same call with the first one's outcome (core/idempotency.ts).
+    // A spending tool answers a repeat of the same call with the first one's outcome (core/tools/idempotency.ts).
     schema = z.object(def.kind === "spend" ? { ...def.input, repeat: REPEAT_INPUT } : def.input);
     inputSchemas.set(def.input, schema);
   }

@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from "@modelcontextprotocol/server";
-import { UpstreamError } from "./upstream.js";
+import { UpstreamError } from "../upstream/upstream.js";
 
 /** One entry of a resource list. */
 export interface ListedResource {

@@ -1,12 +1,17 @@
 import type { z } from "zod";
-import type { HintTable } from "./errors.js";
-import type { Logger } from "./logger.js";
-import type { PollerFactory } from "./poller.js";
-import type { UpstreamClient, UpstreamOptions } from "./upstream.js";
+import type { HintTable } from "../tools/errors.js";
+import type { Logger } from "../base/logger.js";
+import type { PollerFactory } from "../upstream/poller.js";
+import type { UpstreamClient, UpstreamOptions } from "../upstream/upstream.js";
 import type { PromptDef } from "./prompts.js";
 import type { ResourceDef, ResourceWatcher } from "./resources.js";
-import type { LostTaskAdvice } from "./tasks/runner.js";
-import type { ToolDef } from "./tool.js";
+import type { ToolDef } from "../tools/tool.js";
+
+/** How to follow upstream work whose task ended early, in the words of the tool's service. */
+export interface LostTaskAdvice {
+  /** The tool that follows the work to its end. */
+  follow: string;
+}
 
 /** A group of tools a user can switch on with --toolsets. */
 export interface ToolsetDecl {
@@ -62,7 +67,7 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
    */
   lostTask?: LostTaskAdvice;
   /**
-   * The service's tools, built once per process. `deps` is a late-bound view (core/tenant-scope.ts):
+   * The service's tools, built once per process. `deps` is a late-bound view (core/tenancy/tenant-scope.ts):
    * inside a tool's hooks (run, before, render, verify, resume) it is the calling tenant's
    * `ServiceInstance.deps`; read it nowhere else.
    * `enabled` says which toolsets the server runs: a service may skip building the others' tools

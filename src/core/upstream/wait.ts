@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../base/logger.js";
 import type { Poller } from "./poller.js";
 import { UpstreamError } from "./upstream.js";
 

@@ -13,9 +13,9 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { envelopeCapabilities } from "../mcp/envelope.js";
-import type { McpRuntime } from "../mcp/runtime.js";
-import { BadCursorError, TERMINAL, type TaskRecord } from "./store.js";
+import { envelopeCapabilities } from "./envelope.js";
+import type { McpRuntime } from "./runtime.js";
+import { BadCursorError, TERMINAL, type TaskRecord } from "../tasks/store.js";
 
 /** The 2026-07-28 tasks extension (SEP-2663). */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { ToolDef } from "./tool.js";
+import type { ToolDef } from "../tools/tool.js";
 
 type Scope = ReadonlyMap<string, object>;
 

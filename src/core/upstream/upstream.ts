@@ -1,7 +1,7 @@
 import { Pool, errors as undiciErrors } from "undici";
 import { BudgetError, ByteBudget } from "./budget.js";
-import { isObject } from "./json.js";
-import type { Logger } from "./logger.js";
+import { isObject } from "../base/json.js";
+import type { Logger } from "../base/logger.js";
 
 /** Which JSON envelope an upstream wraps its answers in. */
 export type Envelope = "errors-data" | "ok-data";
