@@ -57,7 +57,7 @@ export const FAULTS = {
     kind: "respond",
     response: {
       status: 200,
-      raw: `{"ok":true,"errors":null,"data":[${Array.from({ length: Math.max(1, Math.floor(bytes / 8)) }, (_, i) => `{"i":${i % 10}}`).join(",")}]}`,
+      raw: `{"ok":true,"errors":null,"data":[${tinyItems(Math.max(1, Math.floor(bytes / 8)))}]}`,
       headers: { "content-type": "application/json" },
     },
   }),
@@ -65,7 +65,12 @@ export const FAULTS = {
 
 export type FaultName = keyof typeof FAULTS;
 
-/** A fault described in JSON (control endpoint, SANDBOX_FAULTS): `{ fault: "htmlError", arg: 503, method, path, times }`. */
+const tinyItems = (count: number) => Array.from({ length: count }, (_, i) => `{"i":${i % 10}}`).join(",");
+
+/**
+ * A fault described in JSON (control endpoint, SANDBOX_FAULTS):
+ * `{ fault: "htmlError", arg: 503, method, path, times }`.
+ */
 export interface FaultSpec {
   fault: FaultName;
   arg?: number;

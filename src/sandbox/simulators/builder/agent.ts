@@ -29,7 +29,10 @@ import { agentStatusOf, batchActive, batchView, messageView } from "./views.js";
 /** Below this balance agent/start answers 402 ("a hard minimum far below a prompt's price"; value assumed). */
 export const AGENT_MIN_CREDITS = 5;
 export const UPFRONT_CREDITS = 10;
-/** A prompt stopped at its budget costs 60 when the balance is healthy, else 50; "healthy" (not stated) is >= 100, the low-credit e-mail line. */
+/**
+ * A prompt stopped at its budget costs 60 when the balance is healthy, else 50; "healthy" (not
+ * stated) is >= 100, the low-credit e-mail line.
+ */
 export const BUDGET_PRICE = { healthy: 60, low: 50 } as const;
 export const HEALTHY_BALANCE = 100;
 export const DEFAULT_RUN_OPTIONS: RunOptions = { model: "opus", effort: "high", fastMode: false };
@@ -63,7 +66,10 @@ function agentStatus(p: SimProject) {
   };
 }
 
-/** Stopping keeps what the prompt was charged at its start (not stated). A batch in flight is cancelled (not stated). */
+/**
+ * Stopping keeps what the prompt was charged at its start (not stated). A batch in flight is
+ * cancelled (not stated).
+ */
 function agentStop(ctx: BuildContext, p: SimProject) {
   const run = p.run;
   const running = run?.state === "running";
@@ -174,7 +180,8 @@ function applyStep(ctx: BuildContext, p: SimProject, run: AgentRun, step: RunSte
   }
   const message: Message = { author: "agent", message: step.text, messageType: step.kind, createdAt: step.at };
   if (step.needsSecrets) {
-    // §4 [RC]: isProvided is "practically always false", even once the secret exists; clients compare names with details secrets.
+    // §4 [RC]: isProvided is "practically always false", even once the secret exists; clients
+    // compare names with details secrets.
     message.secretKeysNeeded = {
       STRIPE_API_KEY: { isProvided: false, description: "Stripe secret key used by the checkout backend" },
     };
@@ -206,7 +213,9 @@ function stopAtBudget(ctx: BuildContext, p: SimProject, run: AgentRun, at: numbe
   const price = ctx.wallet.credits() >= HEALTHY_BALANCE ? BUDGET_PRICE.healthy : BUDGET_PRICE.low;
   bill(ctx, p, run, price - run.creditsSpent);
   run.state = "limit-reached";
-  const message = `The prompt reached its time limit (${ctx.runBudgetMinutes} minutes) and was stopped; it is billed ${price} credits.`;
+  const message =
+    `The prompt reached its time limit (${ctx.runBudgetMinutes} minutes) and was stopped; ` +
+    `it is billed ${price} credits.`;
   p.conversation.push({ author: "agent", message, messageType: "limit-reached", createdAt: at });
   ctx.log(p, at, `[agent] Stopped at the ${ctx.runBudgetMinutes}-minute limit`);
 }
@@ -215,9 +224,10 @@ function finishRun(ctx: BuildContext, p: SimProject, run: AgentRun, at: number):
   bill(ctx, p, run, run.cost - run.creditsSpent);
   const n = p.versions.length + 1;
   const version = addVersion(ctx, p, at, `Version ${n}`, commitMessageFor(run.prompt), run.prompt);
+  const preview = `https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`;
   p.conversation.push({
     author: "agent",
-    message: `Done! I implemented your request. The preview is live at https://${p.projectId}.dev.${SANDBOX_APPS_DOMAIN}`,
+    message: `Done! I implemented your request. The preview is live at ${preview}`,
     messageType: "finished",
     createdAt: at,
     versionId: version._id,

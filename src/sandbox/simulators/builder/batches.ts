@@ -81,8 +81,8 @@ function agentStart(ctx: BuildContext, p: SimProject, body: Json) {
   );
   advanceBatch(ctx, p, at);
   const message =
-    "Multi-prompt batch started: its prompts run one after another with no approval between them; it can take hours and " +
-    `every prompt is billed as a run. ${poll} until multiPrompt.status is done or cancelled.`;
+    "Multi-prompt batch started: its prompts run one after another with no approval between them; " +
+    `it can take hours and every prompt is billed as a run. ${poll} until multiPrompt.status is done or cancelled.`;
   return {
     projectId: p.projectId,
     status: "init",

@@ -137,7 +137,8 @@ export function checkCreditLimit(ctx: BuildContext, p: SimProject, category: Cat
   fail(
     403,
     "PROJECT_CREDIT_LIMIT_REACHED",
-    `The project's ${category} credit limit (${cap} per month) is reached (${used} spent); raise or remove it, or wait for the 1st`,
+    `The project's ${category} credit limit (${cap} per month) is reached (${used} spent); ` +
+      "raise or remove it, or wait for the 1st",
   );
 }
 

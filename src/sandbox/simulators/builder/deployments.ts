@@ -33,7 +33,9 @@ function deploy(ctx: BuildContext, p: SimProject) {
   return {
     projectId: p.projectId,
     status: "deploying",
-    message: `Deployment started. Poll GET ${API}/projects/${p.projectId}/deployments/status until it is success or error.`,
+    message:
+      `Deployment started. Poll GET ${API}/projects/${p.projectId}/deployments/status ` +
+      "until it is success or error.",
   };
 }
 

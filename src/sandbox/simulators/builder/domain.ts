@@ -30,7 +30,8 @@ function putDomain(ctx: BuildContext, p: SimProject, body: Json) {
     fail(
       400,
       "INVALID_HOSTNAME",
-      `${hostname} is an apex domain: use a subdomain such as www.${hostname} and redirect the apex at your DNS provider`,
+      `${hostname} is an apex domain: use a subdomain such as www.${hostname} ` +
+        "and redirect the apex at your DNS provider",
     );
   }
   requireDeployment(p);

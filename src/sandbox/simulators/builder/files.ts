@@ -68,7 +68,10 @@ export function headSha(p: SimProject): string | null {
   return sourceOf(p).seeded ? (p.versions[p.versions.length - 1]?.commitSha ?? null) : null;
 }
 
-/** Commits files: a version (its commitSha is the new HEAD, its diff the real change); pushed to develop when GitHub is connected. */
+/**
+ * Commits files: a version (its commitSha is the new HEAD, its diff the real change); pushed to
+ * develop when GitHub is connected.
+ */
 export function commitFiles(
   ctx: BuildContext,
   p: SimProject,
@@ -92,14 +95,16 @@ export function commitFiles(
 /** A whole-file unified diff (the simulator does not compute minimal hunks). */
 function fileDiff(path: string, before: Buffer | undefined, after: Buffer): string {
   const id = (b: Buffer | undefined) => (b ? sha1(b.toString("base64")).slice(0, 7) : "0000000");
-  const head = `diff --git a/${path} b/${path}\n${before ? "" : "new file mode 100644\n"}index ${id(before)}..${id(after)}\n`;
+  const mode = before ? "" : "new file mode 100644\n";
+  const head = `diff --git a/${path} b/${path}\n${mode}index ${id(before)}..${id(after)}\n`;
   if ([before, after].some((b) => b?.subarray(0, 8 * KB).includes(0)))
     return `${head}Binary files ${before ? `a/${path}` : "/dev/null"} and b/${path} differ\n`;
   const lines = (b: Buffer | undefined) => (b?.length ? b.toString("utf8").replace(/\n$/, "").split("\n") : []);
   const old = lines(before);
   const now = lines(after);
   const hunk = `@@ -${old.length ? 1 : 0},${old.length} +${now.length ? 1 : 0},${now.length} @@\n`;
-  return `${head}--- ${before ? `a/${path}` : "/dev/null"}\n+++ b/${path}\n${hunk}${old.map((l) => `-${l}\n`).join("")}${now.map((l) => `+${l}\n`).join("")}`;
+  const body = old.map((l) => `-${l}\n`).join("") + now.map((l) => `+${l}\n`).join("");
+  return `${head}--- ${before ? `a/${path}` : "/dev/null"}\n+++ b/${path}\n${hunk}${body}`;
 }
 
 /** INVALID_PATH: absolute, containing "..", or inside an excluded folder. */
@@ -131,7 +136,8 @@ function sourceCode(ctx: BuildContext, p: SimProject) {
     filesCount: source.files.size,
     ...(sha ? { lastCommitSha: sha } : {}),
     downloadUrl: sha
-      ? `https://storage.${SANDBOX_APPS_DOMAIN}/source/${p.projectId}/${sha}.zip?expires=${encodeURIComponent(expires)}&signature=${sha1(`${sha}:${expires}`)}`
+      ? `https://storage.${SANDBOX_APPS_DOMAIN}/source/${p.projectId}/${sha}.zip` +
+        `?expires=${encodeURIComponent(expires)}&signature=${sha1(`${sha}:${expires}`)}`
       : null,
   };
 }
@@ -150,7 +156,9 @@ function upload(ctx: BuildContext, p: SimProject, req: SimRequest) {
   const expires = iso(at + 7 * 24 * 60 * MINUTE);
   return {
     fileNameId,
-    url: `https://storage.${SANDBOX_APPS_DOMAIN}/uploads/${p.projectId}/${fileNameId}/${encodeURIComponent(file.name)}?expires=${encodeURIComponent(expires)}&signature=${sha1(fileNameId)}`,
+    url:
+      `https://storage.${SANDBOX_APPS_DOMAIN}/uploads/${p.projectId}/${fileNameId}/${encodeURIComponent(file.name)}` +
+      `?expires=${encodeURIComponent(expires)}&signature=${sha1(fileNameId)}`,
   };
 }
 
@@ -248,7 +256,10 @@ function readFile(_ctx: BuildContext, p: SimProject, rawPath: string | null) {
   };
 }
 
-/** The service's HTML sanitizer runs over utf8 bodies: it drops script elements and className attributes, and still answers 200. */
+/**
+ * The service's HTML sanitizer runs over utf8 bodies: it drops script elements and className
+ * attributes, and still answers 200.
+ */
 function sanitize(text: string): string {
   return text
     .replace(/<script\b[^>]*>[\s\S]*?<\/script>/gi, "")
@@ -292,19 +303,65 @@ function writeFile(ctx: BuildContext, p: SimProject, req: SimRequest) {
   return { path, bytesWritten: bytes.length, created, commitSha, filesCount: source.files.size, rebuildRequired: true };
 }
 
+/** A file of these lines, each ended by a newline. */
+const lines = (...text: string[]) => text.map((line) => `${line}\n`).join("");
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
 function template(p: SimProject): Record<string, string> {
   const title = p.label ?? p.projectId;
   return {
     ".gitignore": "node_modules\n.next\ndist\n.env*\n",
-    "README.md": `# ${title}\n\n${p.description}\n\nBuilt with the project build service. Run \`npm run dev\` to start.\n`,
-    "package.json": `${JSON.stringify({ name: p.projectId, private: true, scripts: { dev: "next dev", build: "next build", start: "next start" }, dependencies: { next: "14.2.5", react: "18.3.1", "react-dom": "18.3.1" } }, null, 2)}\n`,
+    "README.md": lines(
+      `# ${title}`,
+      "",
+      p.description,
+      "",
+      "Built with the project build service. Run `npm run dev` to start.",
+    ),
+    "package.json": json({
+      name: p.projectId,
+      private: true,
+      scripts: { dev: "next dev", build: "next build", start: "next start" },
+      dependencies: { next: "14.2.5", react: "18.3.1", "react-dom": "18.3.1" },
+    }),
     "next.config.js": "/** @type {import('next').NextConfig} */\nmodule.exports = { reactStrictMode: true };\n",
-    "tsconfig.json": `${JSON.stringify({ compilerOptions: { target: "ES2020", jsx: "preserve", strict: true, paths: { "@/*": ["./src/*"] } } }, null, 2)}\n`,
-    "src/app/layout.tsx": `import "./globals.css";\nimport { Header } from "@/components/Header";\n\nexport const metadata = { title: ${JSON.stringify(title)} };\n\nexport default function RootLayout({ children }: { children: React.ReactNode }) {\n  return (\n    <html lang="en">\n      <body className="min-h-screen bg-white">\n        <Header />\n        {children}\n      </body>\n    </html>\n  );\n}\n`,
-    "src/app/page.tsx": `export default function Home() {\n  return (\n    <main className="mx-auto max-w-4xl p-8">\n      <h1 className="text-3xl font-bold">${title}</h1>\n      <p className="mt-4 text-gray-600">${p.description}</p>\n    </main>\n  );\n}\n`,
+    "tsconfig.json": json({
+      compilerOptions: { target: "ES2020", jsx: "preserve", strict: true, paths: { "@/*": ["./src/*"] } },
+    }),
+    "src/app/layout.tsx": lines(
+      'import "./globals.css";',
+      'import { Header } from "@/components/Header";',
+      "",
+      `export const metadata = { title: ${JSON.stringify(title)} };`,
+      "",
+      "export default function RootLayout({ children }: { children: React.ReactNode }) {",
+      "  return (",
+      '    <html lang="en">',
+      '      <body className="min-h-screen bg-white">',
+      "        <Header />",
+      "        {children}",
+      "      </body>",
+      "    </html>",
+      "  );",
+      "}",
+    ),
+    "src/app/page.tsx": lines(
+      "export default function Home() {",
+      "  return (",
+      '    <main className="mx-auto max-w-4xl p-8">',
+      `      <h1 className="text-3xl font-bold">${title}</h1>`,
+      `      <p className="mt-4 text-gray-600">${p.description}</p>`,
+      "    </main>",
+      "  );",
+      "}",
+    ),
     "src/app/globals.css": "@tailwind base;\n@tailwind components;\n@tailwind utilities;\n",
     "src/app/api/health/route.ts": "export function GET() {\n  return Response.json({ ok: true });\n}\n",
-    "src/components/Header.tsx": `export function Header() {\n  return <header className="border-b p-4 font-semibold">${title}</header>;\n}\n`,
+    "src/components/Header.tsx": lines(
+      "export function Header() {",
+      `  return <header className="border-b p-4 font-semibold">${title}</header>;`,
+      "}",
+    ),
     "src/lib/db.ts": 'export const databaseUrl = process.env.DATABASE_URL ?? "";\n',
     "dist/build-info.json": `${JSON.stringify({ builtAt: iso(p.createdAt) })}\n`,
   };

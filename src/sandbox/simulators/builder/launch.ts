@@ -75,7 +75,8 @@ function launchAgent(ctx: BuildContext, p: SimProject, prompt: string, body: Jso
   const { options, warnings: optionWarnings } = runOptions(body);
   const agentWarnings = optionWarnings.length > 0 ? optionWarnings : undefined;
   const refused = (errorCode: string, reason: string) => {
-    const errorMessage = `The project was created but ${reason}. Then retry with POST ${API}/projects/${p.projectId}/agent/start`;
+    const retry = `POST ${API}/projects/${p.projectId}/agent/start`;
+    const errorMessage = `The project was created but ${reason}. Then retry with ${retry}`;
     return {
       agent: { started: false, message: errorMessage, warnings: agentWarnings },
       warnings: [{ step: "agent", errorCode, errorMessage }],

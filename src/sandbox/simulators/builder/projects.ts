@@ -91,7 +91,10 @@ function planOf(maxProjects: number): { plan: string | null; upgradePlan: string
   return match ? { plan: match[1], upgradePlan: match[2] } : { plan: null, upgradePlan: null };
 }
 
-/** Launch's suffix lengths ([C]: "the name and six suffixed candidates"; the lengths it lists are five, so 6 is tried twice). */
+/**
+ * Launch's suffix lengths ([C]: "the name and six suffixed candidates"; the lengths it lists are
+ * five, so 6 is tried twice).
+ */
 const SUFFIX_LENGTHS = [2, 3, 4, 5, 6, 6];
 
 /**

@@ -2,7 +2,10 @@ import type { Router, SimRequest, SimResponse } from "../../router.js";
 import type { BuildContext } from "./context.js";
 import { API, type SimProject } from "./state.js";
 
-/** The build envelope: `{ errors: null, data }` on success, `{ errors: { errorCode, errorMessage }, data: null }` on failure. */
+/**
+ * The build envelope: `{ errors: null, data }` on success, `{ errors: { errorCode, errorMessage },
+ * data: null }` on failure.
+ */
 
 export class ApiError extends Error {
   constructor(

@@ -242,7 +242,10 @@ export interface SimProject {
 export interface SourceTree {
   /** root-relative path -> bytes; excluded folders (dist/) may be tracked but are never listed */
   files: Map<string, Buffer>;
-  /** the template is in (a project whose agent never ran has no sandbox and no files); HEAD is the latest version's commitSha */
+  /**
+   * the template is in (a project whose agent never ran has no sandbox and no files); HEAD is the
+   * latest version's commitSha
+   */
   seeded: boolean;
   uploads: Array<{ fileNameId: string; name: string; type: string; size: number; at: number }>;
 }

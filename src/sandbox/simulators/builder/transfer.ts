@@ -82,7 +82,8 @@ function importProject(ctx: BuildContext, p: SimProject, body: Json, codes: Map<
     fail(
       400,
       "PROJECT_NOT_IMPORTABLE",
-      `Only a fresh project can be imported into (at most ${MAX_TABLES} tables and ${MAX_VERSIONS} version); create a new one`,
+      `Only a fresh project can be imported into (at most ${MAX_TABLES} tables and ${MAX_VERSIONS} version); ` +
+        "create a new one",
     );
   }
   const source = codes.get(importCode.trim());

@@ -9,7 +9,8 @@ import { recoveryView } from "./views.js";
 
 /**
  * Versions and their recovery. A recovery ends in a new version carrying `recoveredVersionId`, or in
- * `error` for a [recover-fail] prompt. The list is newest first (ordering not stated: assumed). For a moment after the call the details still show no recovery (freshness.ts, trap T2).
+ * `error` for a [recover-fail] prompt. The list is newest first (ordering not stated: assumed). For
+ * a moment after the call the details still show no recovery (freshness.ts, trap T2).
  */
 
 const RECOVERY_DURATION = 2 * MINUTE;

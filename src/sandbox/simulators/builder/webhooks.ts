@@ -66,7 +66,10 @@ const view = (w: Webhook) => ({
   createdAt: iso(w.createdAt),
 });
 
-/** Checks in the order of the reference's error list; headers that are not an object of strings: INVALID_WEBHOOK_HEADERS (ours). */
+/**
+ * Checks in the order of the reference's error list; headers that are not an object of strings:
+ * INVALID_WEBHOOK_HEADERS (ours).
+ */
 function subscribe(ctx: BuildContext, body: Json) {
   const { url, event, headers } = body;
   if (!given(url) || url === "" || !given(event) || event === "")

@@ -104,7 +104,8 @@ export class SizingSimulator {
     return failure(
       429,
       "RATE_LIMITED",
-      `Rate limit of ${requestsPerMinute} requests per minute exceeded on the ${this.plan} plan; retry in ${retryAfter} s`,
+      `Rate limit of ${requestsPerMinute} requests per minute exceeded on the ${this.plan} plan; ` +
+        `retry in ${retryAfter} s`,
       { "Retry-After": String(retryAfter) },
     );
   }

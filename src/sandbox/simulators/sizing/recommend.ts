@@ -150,12 +150,16 @@ function describeUnused(item: CatalogItem, m: Measurements): string | undefined 
   if (unused.length === 0) return undefined;
   const list = unused.join(" and ");
   const plural = unused.length > 1;
-  return `${list.charAt(0).toUpperCase()}${list.slice(1)} ${plural ? "are" : "is"} not part of this item's size chart, so ${plural ? "they were" : "it was"} not used.`;
+  const subject = `${list.charAt(0).toUpperCase()}${list.slice(1)} ${plural ? "are" : "is"}`;
+  return `${subject} not part of this item's size chart, so ${plural ? "they were" : "it was"} not used.`;
 }
 
 function describeChoice(chosen: SizeFit, best: SizeFit, alternative: SizeFit, fit: PreferredFit): string | undefined {
   if (chosen !== best) {
-    return `You asked for a ${fit} fit, so ${chosen.size} is recommended over ${best.size}, which matches your measurements more closely.`;
+    return (
+      `You asked for a ${fit} fit, so ${chosen.size} is recommended over ${best.size}, ` +
+      "which matches your measurements more closely."
+    );
   }
   if (alternative === chosen) return undefined;
   const roomier = alternative.index > chosen.index;
