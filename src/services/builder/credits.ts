@@ -47,7 +47,9 @@ export class CreditGuard {
     const numbers = { operation: estimate.operation, cost: fixed, balance: credits, breakdown };
     if (fixed > credits) {
       throw new ToolError(
-        `Not enough credits: ${estimate.operation} costs ${plural(fixed)} (${breakdown}) and the balance is ${credits}. Nothing was sent or spent.\nNext step: top up the account, then try again (build_get_account shows the balance).`,
+        `Not enough credits: ${estimate.operation} costs ${plural(fixed)} (${breakdown}) ` +
+          `and the balance is ${credits}. Nothing was sent or spent.\nNext step: top up the account, ` +
+          "then try again (build_get_account shows the balance).",
         { refused: true, ...numbers },
       );
     }
@@ -57,12 +59,15 @@ export class CreditGuard {
     const after = Math.round((credits - fixed) * 100) / 100;
     const price = items.length ? `costs ${plural(fixed)} (${breakdown})` : "has no fixed price";
     const variable = estimate.variable ? `${items.length ? ", plus" : ":"} ${estimate.variable.description}` : "";
-    const message = `${estimate.operation}: ${price}${variable}. Balance ${credits} → ${plural(after)} after${items.length ? "" : " the fixed part"}. Proceed?`;
+    const message =
+      `${estimate.operation}: ${price}${variable}. Balance ${credits} → ${plural(after)} ` +
+      `after${items.length ? "" : " the fixed part"}. Proceed?`;
     const binding = { operation: estimate.operation, cost: fixed, breakdown, variable: estimate.variable?.upTo ?? 0 };
     const answer = await ctx.confirm({ title: "Spend the credits", message, binding });
     if (answer === "unsupported" || answer === "approved") return this.spent();
     throw new ToolError(
-      `Not done: the user did not approve spending ${plural(fixed)} on ${estimate.operation}. Nothing was sent or spent.`,
+      `Not done: the user did not approve spending ${plural(fixed)} on ${estimate.operation}. ` +
+        "Nothing was sent or spent.",
       {
         declined: true,
         ...numbers,

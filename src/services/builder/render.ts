@@ -28,10 +28,10 @@ export function projectSummary(p: ProjectDetails): string {
     lines.push(`Production: ${withScheme(p.productionProjectUrl)}`);
   else if (p.productionProjectUrl)
     lines.push(`Production address (serves only after a successful deployment): ${withScheme(p.productionProjectUrl)}`);
-  if (p.versionRecovery)
-    lines.push(
-      `Version recovery: ${p.versionRecovery.status}${p.versionRecovery.errorMessage ? ` ("${trimLine(p.versionRecovery.errorMessage)}")` : ""}`,
-    );
+  if (p.versionRecovery) {
+    const { status, errorMessage } = p.versionRecovery;
+    lines.push(`Version recovery: ${status}${errorMessage ? ` ("${trimLine(errorMessage)}")` : ""}`);
+  }
   if (p.importInProgress) lines.push(`Import in progress since ${p.importInProgress.startedAt ?? "?"}`);
   if (p.multiPrompt) lines.push(batchSummary(p.multiPrompt));
   if (p.customDomain) lines.push(`Custom domain: ${p.customDomain.hostname} (${p.customDomain.status ?? "?"})`);

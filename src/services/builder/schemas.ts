@@ -193,7 +193,8 @@ export const waitResult = z.object({
   outcome: z
     .enum(["done", "failed", "timed_out", "idle"])
     .describe(
-      "done: finished; failed: ended in error; timed_out: still running, call build_wait again; idle: nothing was running",
+      "done: finished; failed: ended in error; timed_out: still running, call build_wait again; idle: " +
+        "nothing was running",
     ),
   until: z.enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"]),
   elapsedSeconds: z.number(),

@@ -192,7 +192,8 @@ export function importTracker(since: number | undefined): Tracker<ProjectDetails
         : {
             phase: "failed",
             message:
-              "The import lock was released without a running server or a preview: the import most likely failed (read build_get_conversation for the reason).",
+              "The import lock was released without a running server or a preview: " +
+              "the import most likely failed (read build_get_conversation for the reason).",
             line: "Import ended without a result",
           };
     }
@@ -229,7 +230,9 @@ export function serverTracker(since: number | undefined): Tracker<ProjectDetails
       return notYet(
         since ?? opened,
         `Waiting for the start to show (the server still reads ${status})`,
-        `The server still reads ${status} after ${APPEARANCE_MS / 1000} s of waiting: nothing shows it starting. If a deploy or recovery answered SERVER_NOT_READY, its start (3 credits) is already paid: wait again before anything else; otherwise start it with build_restart_server (3 credits).`,
+        `The server still reads ${status} after ${APPEARANCE_MS / 1000} s of waiting: nothing shows it starting. ` +
+          "If a deploy or recovery answered SERVER_NOT_READY, its start (3 credits) is already paid: " +
+          "wait again before anything else; otherwise start it with build_restart_server (3 credits).",
       );
     }
     sawStarting = true;
@@ -237,12 +240,19 @@ export function serverTracker(since: number | undefined): Tracker<ProjectDetails
   };
 }
 
-/** The next step after a failed wait: a run stopped at its time budget is billed flat, so a blind retry costs as much again. */
+/**
+ * The next step after a failed wait: a run stopped at its time budget is billed flat, so a blind
+ * retry costs as much again.
+ */
 export function failureNextStep(until: string, state: unknown): string {
   const last =
     until === "agent" ? latestAgentMessage((state as AgentStatus | undefined)?.realtimeConversation) : undefined;
   if (last?.messageType === "limit-reached") {
-    return "the run used its whole time budget and was billed a flat 50 or 60 credits; a retry is billed the same way if it runs as long: split the work into smaller prompts first (build_get_conversation shows what was done).";
+    return (
+      "the run used its whole time budget and was billed a flat 50 or 60 credits; " +
+      "a retry is billed the same way if it runs as long: split the work into smaller prompts first " +
+      "(build_get_conversation shows what was done)."
+    );
   }
   if (until === "agent")
     return "failed runs are refunded; read build_get_conversation for the reason, then fix the prompt and try again.";
@@ -295,7 +305,8 @@ export function githubPullTracker(since: number | undefined): Tracker<PullStatus
     if (isOurs(sawRunning, s.createdAt, since)) {
       if (s.status === "error")
         return { phase: "failed", message: "The GitHub pull ended in error.", line: "Pull failed" };
-      // The value a pull shows once it auto-completes after 5 minutes is not documented: any other status ends the wait.
+      // The value a pull shows once it auto-completes after 5 minutes is not documented: any other
+      // status ends the wait.
       return { phase: "done", line: s.status === "success" ? "Pulled and rebuilt" : `Pull ended (${s.status})` };
     }
     return notYet(

@@ -248,7 +248,8 @@ function finishedLine(p: ProjectDetails, elapsedMs: number, credits: number | un
 function missingSecretsLine(status: AgentStatus | undefined, p: ProjectDetails): string {
   const missing = secretsNeeded(status?.realtimeConversation, secretNames(p));
   return missing.length
-    ? ` The agent asked for secrets that are not set: ${missing.map((m) => m.name).join(", ")} (set them with build_set_secret, then prompt again).`
+    ? ` The agent asked for secrets that are not set: ${missing.map((m) => m.name).join(", ")} (set them with ` +
+        "build_set_secret, then prompt again)."
     : "";
 }
 

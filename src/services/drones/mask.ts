@@ -45,8 +45,10 @@ const KEY_BODY = /^[A-Za-z0-9_\-+/=.]+$/;
 const JWT = /^eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$/;
 const BEARER = /^(Bearer|Basic|Token)\s+(\S+)$/i;
 
-const SECRET_NAME_SNAKE =
-  /(?:^|[_\-.])(?:key|keys|secret|secrets|token|tokens|password|passwd|pwd|passphrase|credential|credentials|signature|sig|apikey|privatekey)$/i;
+const SECRET_WORDS =
+  "key|keys|secret|secrets|token|tokens|password|passwd|pwd|passphrase|credential|credentials|" +
+  "signature|sig|apikey|privatekey";
+const SECRET_NAME_SNAKE = new RegExp(`(?:^|[_\\-.])(?:${SECRET_WORDS})$`, "i");
 const SECRET_NAME_CAMEL = /[a-z0-9](?:Key|Keys|Secret|Secrets|Token|Tokens|Password|Credential|Credentials|Signature)$/;
 const SECRET_NAME_WHOLE = /^(?:apikey|secretkey|accesskey|privatekey|authorization|auth|pass)$/i;
 const ID_NAME = /(?:^|_)id$|[a-z]Id$|^uuid$/i;

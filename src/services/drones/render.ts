@@ -43,7 +43,10 @@ export function droneLine(d: Record<string, unknown>): string {
     num(d.latitude) !== undefined && num(d.longitude) !== undefined
       ? `, at ${coord(d.latitude)}, ${coord(d.longitude)}`
       : "";
-  return `- ${String(d._id)} ${quote(d.name ?? "(no name)", 60)}: ${str(d.status) ?? "status unknown"}, ${percentText(d.battery_level)}${position}`;
+  return (
+    `- ${String(d._id)} ${quote(d.name ?? "(no name)", 60)}: ${str(d.status) ?? "status unknown"}, ` +
+    `${percentText(d.battery_level)}${position}`
+  );
 }
 
 export function missionLine(m: Record<string, unknown>): string {
@@ -54,7 +57,9 @@ export function missionLine(m: Record<string, unknown>): string {
     str(m.started_at) ? `started ${m.started_at}` : str(m.scheduled_for) ? `scheduled ${m.scheduled_for}` : undefined,
   ];
   const title = m.name ?? m.title;
-  return `- ${String(m._id ?? "(no _id)")}${title !== undefined ? ` ${quote(title, 80)}` : ""}${parts.some(Boolean) ? `: ${parts.filter(Boolean).join(", ")}` : ""}`;
+  const named = title !== undefined ? ` ${quote(title, 80)}` : "";
+  const details = parts.some(Boolean) ? `: ${parts.filter(Boolean).join(", ")}` : "";
+  return `- ${String(m._id ?? "(no _id)")}${named}${details}`;
 }
 
 export function alertLine(a: Record<string, unknown>): string {
@@ -67,7 +72,8 @@ export function alertLine(a: Record<string, unknown>): string {
     .filter(Boolean)
     .join(" ");
   const when = str(a.created_at) ? ` (${a.created_at})` : "";
-  return `- ${String(a._id ?? "(no _id)")}${head ? ` ${head}` : ""}${a.message !== undefined ? `: ${quote(a.message, 120)}` : ""}${when}`;
+  const message = a.message !== undefined ? `: ${quote(a.message, 120)}` : "";
+  return `- ${String(a._id ?? "(no _id)")}${head ? ` ${head}` : ""}${message}${when}`;
 }
 
 /** The fields of one record, one per line, for the get tools. */
@@ -110,7 +116,8 @@ export function summaryText(s: FleetSummary): string {
   const b = s.boundingBox;
   if (b)
     lines.push(
-      `Area covered: latitude ${coord(b.minLatitude)} to ${coord(b.maxLatitude)}, longitude ${coord(b.minLongitude)} to ${coord(b.maxLongitude)} (degrees).`,
+      `Area covered: latitude ${coord(b.minLatitude)} to ${coord(b.maxLatitude)}, ` +
+        `longitude ${coord(b.minLongitude)} to ${coord(b.maxLongitude)} (degrees).`,
     );
   const missing = [
     s.dronesWithoutBattery ? `${s.dronesWithoutBattery} without a battery level` : "",

@@ -39,7 +39,10 @@ function price(value: unknown): string {
 
 export function catalogLine(item: CatalogItem): string {
   const who = [item.category, item.gender].filter((v) => typeof v === "string" && v).join(", ");
-  return `- ${item._id}: ${quote(item.name ?? "(no name)", 80)} by ${quote(item.brand ?? "?", 40)}, ${price(item.price)}${who ? ` (${who})` : ""}; sizes ${sizesOf(item)}`;
+  return (
+    `- ${item._id}: ${quote(item.name ?? "(no name)", 80)} by ${quote(item.brand ?? "?", 40)}, ` +
+    `${price(item.price)}${who ? ` (${who})` : ""}; sizes ${sizesOf(item)}`
+  );
 }
 
 export function catalogText(page: CatalogPage): string {
@@ -50,9 +53,8 @@ export function catalogText(page: CatalogPage): string {
     ...page.items.map(catalogLine),
   ];
   if (page.omitted > 0) {
-    lines.push(
-      `${page.omitted} matching item(s) omitted${page.nextOffset !== undefined ? `: call again with offset ${page.nextOffset} for more` : ""}.`,
-    );
+    const more = page.nextOffset !== undefined ? `: call again with offset ${page.nextOffset} for more` : "";
+    lines.push(`${page.omitted} matching item(s) omitted${more}.`);
   }
   return lines.join("\n");
 }
@@ -88,7 +90,8 @@ export function recommendationText(r: Recommendation, fit?: string): string {
 export function tryOnText(s: TryOnSession): string {
   const pct = confidencePercent(s.confidence_score);
   const lines = [
-    `Try-on session ${s.session_id} saved${s.created_at ? ` at ${s.created_at}` : ""}: size ${s.recommended_size ?? "?"} (${confidenceWords(pct)}).`,
+    `Try-on session ${s.session_id} saved${s.created_at ? ` at ${s.created_at}` : ""}: ` +
+      `size ${s.recommended_size ?? "?"} (${confidenceWords(pct)}).`,
   ];
   if (s.fit_notes) lines.push(`Why, in the sizing service's words: ${quote(s.fit_notes, 600)}`);
   lines.push("This used one try-on of the plan's monthly allowance.");

@@ -1,6 +1,9 @@
 import { notFound, type ResourceDef } from "../../core/service/resources.js";
 import type { Json, SizingClient } from "./client.js";
-/** Listing and completion ask for the whole catalog; a short cache spares the per-minute rate limit while someone types. */
+/**
+ * Listing and completion ask for the whole catalog; a short cache spares the per-minute rate limit
+ * while someone types.
+ */
 const CACHE_MS = 10_000;
 
 export function sizingResources(client: SizingClient): ResourceDef[] {

@@ -1,9 +1,9 @@
 import { z } from "zod";
 
 /**
- * Zod schemas of the sizing service, from its description (docs/openapi/sizing.yaml). Inputs use the spec's snake_case names
- * and are checked before any request leaves; outputs are loose so fields the spec does not show
- * pass through untouched.
+ * Zod schemas of the sizing service, from its description (docs/openapi/sizing.yaml). Inputs use
+ * the spec's snake_case names and are checked before any request leaves; outputs are loose so
+ * fields the spec does not show pass through untouched.
  */
 
 export const MEASUREMENTS = ["chest", "waist", "hips", "height", "weight"] as const;
@@ -40,7 +40,8 @@ function measurementsObject<K extends keyof typeof measureFields>(names: readonl
 }
 
 export const recommendMeasurements = measurementsObject(MEASUREMENTS).describe(
-  "Body measurements in the size_chart's units (assumed cm): chest, waist, hips, optionally height, weight; at least one",
+  "Body measurements in the size_chart's units (assumed cm): chest, waist, hips, optionally height, weight; " +
+    "at least one",
 );
 export const tryOnMeasurements = measurementsObject(BODY_MEASUREMENTS).describe(
   "Body measurements in the size_chart's units (assumed cm): chest, waist, hips (at least one)",
