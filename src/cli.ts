@@ -35,9 +35,8 @@ async function main(): Promise<void> {
       const more = Object.entries(sandbox.accounts).flatMap(([name, accounts]) =>
         accounts.slice(1).map((a, i) => `  ${name} account ${i + 2}: ${a.key}`),
       );
-      process.stderr.write(
-        `switchboard-mcp sandbox listening on ${sandbox.url}\n${[...Object.entries(env).map(([k, v]) => `  ${k}=${v}`), ...more].join("\n")}\n`,
-      );
+      const lines = [...Object.entries(env).map(([k, v]) => `  ${k}=${v}`), ...more];
+      process.stderr.write(`switchboard-mcp sandbox listening on ${sandbox.url}\n${lines.join("\n")}\n`);
       onShutdown(() => sandbox.close());
       return;
     }

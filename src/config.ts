@@ -25,7 +25,8 @@ export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): E
     {
       name: "UPSTREAM_BODY_BUDGET_BYTES",
       description:
-        "upstream answer bytes read at once, process-wide (a read waits briefly for room, then fails BUSY); an answer whose JSON would take more than this to parse is refused",
+        "upstream answer bytes read at once, process-wide (a read waits briefly for room, then fails BUSY); " +
+        "an answer whose JSON would take more than this to parse is refused",
       default: "67108864 (64 MiB)",
     },
     {
@@ -41,14 +42,16 @@ export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): E
     {
       name: "MCP_ALLOWED_HOSTS",
       description:
-        "HTTP on a loopback bind: comma-separated host names accepted in the Host header besides loopback ones (the public name of a reverse proxy in front)",
+        "HTTP on a loopback bind: comma-separated host names accepted in the Host header besides loopback ones " +
+        "(the public name of a reverse proxy in front)",
       default: "loopback names",
     },
     { name: "MCP_MAX_SESSIONS", description: "HTTP: open 2025-era sessions allowed at once", default: "1000" },
     {
       name: "MCP_MAX_SESSIONS_PER_TENANT",
       description:
-        "HTTP, per-user keys or OAuth: open 2025-era sessions one tenant may hold (all callers without keys are one tenant); past it 429",
+        "HTTP, per-user keys or OAuth: open 2025-era sessions one tenant may hold (all callers without keys are " +
+        "one tenant); past it 429",
       default: "100",
     },
     {
@@ -59,7 +62,8 @@ export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): E
     {
       name: "MCP_MAX_SUBSCRIPTIONS_PER_TENANT",
       description:
-        "per-user keys or OAuth: resource subscriptions one tenant may hold at once on a replica (listen streams and 2025 subscriptions together); past it 429",
+        "per-user keys or OAuth: resource subscriptions one tenant may hold at once on a replica (listen streams " +
+        "and 2025 subscriptions together); past it 429",
       default: "100",
     },
     {
@@ -71,13 +75,15 @@ export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): E
     {
       name: "MCP_MAX_TASKS_PER_TENANT",
       description:
-        "per-user keys or OAuth: tasks one tenant may have working at once (across replicas with MCP_STATE_URL); past it a task-augmented call is refused",
+        "per-user keys or OAuth: tasks one tenant may have working at once (across replicas with MCP_STATE_URL); " +
+        "past it a task-augmented call is refused",
       default: "100",
     },
     {
       name: "MCP_MAX_TENANTS",
       description:
-        "per-user keys: tenants (sets of keys) a replica keeps built at once; past it the longest idle one without a task is closed (docs/deployment.md, Sizing)",
+        "per-user keys: tenants (sets of keys) a replica keeps built at once; " +
+        "past it the longest idle one without a task is closed (docs/deployment.md, Sizing)",
       default: "10000",
     },
     {
@@ -98,13 +104,15 @@ export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): E
     {
       name: "MCP_UNAUTH_RATE",
       description:
-        "HTTP with MCP_HTTP_TOKEN: requests without a valid token answered per second (bursts of twice that), each 401 and closed; past it 429",
+        "HTTP with MCP_HTTP_TOKEN: requests without a valid token answered per second (bursts of twice that), " +
+        "each 401 and closed; past it 429",
       default: "50",
     },
     {
       name: "MCP_BODY_BUDGET_BYTES",
       description:
-        "HTTP: request-body bytes held at once across all connections (the first 64 KiB of each body not counted); past it 503",
+        "HTTP: request-body bytes held at once across all connections (the first 64 KiB of each body not counted); " +
+        "past it 503",
       default: "268435456 (256 MiB)",
     },
     {
@@ -116,26 +124,30 @@ export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): E
     {
       name: "MCP_CREDENTIALS",
       description:
-        `HTTP: operator (the keys above serve every caller), caller (each request brings its own keys in ${headers.join(", ")}` +
-        `${orBearer}) or linked (each signed-in user links their keys once through the server's connect page; ` +
+        "HTTP: operator (the keys above serve every caller), " +
+        `caller (each request brings its own keys in ${headers.join(", ")}${orBearer}) ` +
+        "or linked (each signed-in user links their keys once through the server's connect page; " +
         "needs MCP_AUTH=oauth)",
       default: "operator",
     },
     {
       name: "MCP_AUTH",
       description:
-        "HTTP: how callers are authenticated: none (loopback only), token (MCP_HTTP_TOKEN; implied when it is set) or oauth (access tokens from MCP_AUTH_ISSUER)",
+        "HTTP: how callers are authenticated: none (loopback only), token (MCP_HTTP_TOKEN; implied when it is set) " +
+        "or oauth (access tokens from MCP_AUTH_ISSUER)",
       default: "none, or token when MCP_HTTP_TOKEN is set",
     },
     {
       name: "MCP_PUBLIC_URL",
       description:
-        "HTTP with MCP_AUTH=oauth: the MCP endpoint's URL as clients reach it (https://…/mcp): the protected resource's identifier, the tokens' audience, the base of connect links",
+        "HTTP with MCP_AUTH=oauth: the MCP endpoint's URL as clients reach it (https://…/mcp): " +
+        "the protected resource's identifier, the tokens' audience, the base of connect links",
     },
     {
       name: "MCP_AUTH_ISSUER",
       description:
-        "HTTP with MCP_AUTH=oauth: issuer URL of the authorization server (comma-separated for several); its metadata and signing keys are discovered from it",
+        "HTTP with MCP_AUTH=oauth: issuer URL of the authorization server (comma-separated for several); " +
+        "its metadata and signing keys are discovered from it",
     },
     {
       name: "MCP_AUTH_AUDIENCE",
@@ -181,7 +193,8 @@ export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): E
     {
       name: "MCP_LEASE_MS",
       description:
-        "HTTP with MCP_STATE_URL: how long a replica's claim on a task lasts unrenewed; a dead replica's tasks are adopted within it (ms)",
+        "HTTP with MCP_STATE_URL: how long a replica's claim on a task lasts unrenewed; " +
+        "a dead replica's tasks are adopted within it (ms)",
       default: "15000",
     },
     {
@@ -505,7 +518,8 @@ export function parseCommand(
   if (server.transport === "stdio") {
     if (server.credentials !== "operator")
       throw new ConfigError(
-        `MCP_CREDENTIALS=${server.credentials} needs --transport http (over stdio the one user's keys come from the environment)`,
+        `MCP_CREDENTIALS=${server.credentials} needs --transport http (over stdio the one user's keys come from ` +
+          "the environment)",
       );
     if (server.auth === "oauth")
       throw new ConfigError("MCP_AUTH=oauth needs --transport http (a stdio server is its one user's own process)");
@@ -513,7 +527,8 @@ export function parseCommand(
   }
   if (server.transport === "http" && !isLoopbackHost(server.host) && !server.httpToken && server.auth !== "oauth") {
     throw new ConfigError(
-      `refusing to bind non-loopback host ${server.host} without MCP_HTTP_TOKEN or MCP_AUTH=oauth: set one, or bind 127.0.0.1`,
+      `refusing to bind non-loopback host ${server.host} without MCP_HTTP_TOKEN or MCP_AUTH=oauth: set one, ` +
+        "or bind 127.0.0.1",
     );
   }
   const sandbox = values.sandbox ?? false;
@@ -522,7 +537,9 @@ export function parseCommand(
     const ignored = registry.map((s) => s.apiKeyVar).filter((v) => nonEmpty(env[v]) !== undefined);
     if (ignored.length)
       warnings.push(
-        `MCP_CREDENTIALS=${server.credentials}: every ${server.credentials === "caller" ? "request brings its" : "user links their"} own keys, so ${ignored.join(", ")} ${ignored.length > 1 ? "are" : "is"} ignored`,
+        `MCP_CREDENTIALS=${server.credentials}: every ` +
+          `${server.credentials === "caller" ? "request brings its" : "user links their"} own keys, ` +
+          `so ${ignored.join(", ")} ${ignored.length > 1 ? "are" : "is"} ignored`,
       );
   }
   if (sandbox) {
@@ -571,11 +588,13 @@ export function configuredServices(
     if (!key && !url) continue;
     if (!key)
       throw new ConfigError(
-        `${service.baseUrlVar} is set but ${service.apiKeyVar} is not: set ${service.apiKeyVar} to use the ${service.title}, or unset ${service.baseUrlVar}`,
+        `${service.baseUrlVar} is set but ${service.apiKeyVar} is not: set ${service.apiKeyVar} to use the ` +
+          `${service.title}, or unset ${service.baseUrlVar}`,
       );
     if (!url && !urlDefault)
       throw new ConfigError(
-        `${service.apiKeyVar} is set but ${service.baseUrlVar} is not: set ${service.baseUrlVar} to the ${service.title}'s base URL, or unset ${service.apiKeyVar}`,
+        `${service.apiKeyVar} is set but ${service.baseUrlVar} is not: set ${service.baseUrlVar} to the ` +
+          `${service.title}'s base URL, or unset ${service.apiKeyVar}`,
       );
     out.set(service.name, serviceSettings(service, env));
   }
@@ -592,9 +611,8 @@ export function serviceSettings(service: ServiceModule<any>, env: NodeJS.Process
   if (result.success) return result.data as Record<string, unknown>;
   const issue = result.error.issues[0];
   const name = String(issue.path[0] ?? service.apiKeyVar);
-  throw new ConfigError(
-    `${name}: ${issue.message}${values[name] !== undefined && !service.env.find((v) => v.name === name)?.secret ? ` (got "${values[name]}")` : ""}`,
-  );
+  const shown = values[name] !== undefined && !service.env.find((v) => v.name === name)?.secret;
+  throw new ConfigError(`${name}: ${issue.message}${shown ? ` (got "${values[name]}")` : ""}`);
 }
 
 function parseToolsets(
@@ -616,10 +634,11 @@ function parseToolsets(
   if (services) {
     for (const name of names) {
       const service = registry.find((s) => s.toolsets.some((t) => t.id === name))!;
-      if (!services.has(service.name))
-        throw new ConfigError(
-          `toolset ${name} needs the ${service.title}: set ${service.apiKeyVar}${service.env.find((v) => v.name === service.baseUrlVar)?.default ? "" : ` and ${service.baseUrlVar}`}, or start with --sandbox`,
-        );
+      if (!services.has(service.name)) {
+        const urlDefault = service.env.find((v) => v.name === service.baseUrlVar)?.default;
+        const vars = urlDefault ? service.apiKeyVar : `${service.apiKeyVar} and ${service.baseUrlVar}`;
+        throw new ConfigError(`toolset ${name} needs the ${service.title}: set ${vars}, or start with --sandbox`);
+      }
     }
   }
   return names;
@@ -648,7 +667,8 @@ function checkAuth(server: ServerConfig): void {
   if (server.auth !== "oauth") return;
   if (!server.publicUrl)
     throw new ConfigError(
-      "MCP_AUTH=oauth needs MCP_PUBLIC_URL: the MCP endpoint's URL as clients reach it, e.g. https://mcp.example.com/mcp",
+      "MCP_AUTH=oauth needs MCP_PUBLIC_URL: the MCP endpoint's URL as clients reach it, e.g. " +
+        "https://mcp.example.com/mcp",
     );
   if (server.authIssuers.length === 0)
     throw new ConfigError("MCP_AUTH=oauth needs MCP_AUTH_ISSUER: the issuer URL of your authorization server");
@@ -656,7 +676,8 @@ function checkAuth(server: ServerConfig): void {
     throw new ConfigError("MCP_HTTP_TOKEN and MCP_AUTH=oauth exclude each other: unset MCP_HTTP_TOKEN");
   if (server.introspectionUrl && !(server.authClientId && server.authClientSecret)) {
     throw new ConfigError(
-      "MCP_AUTH_INTROSPECTION_URL needs MCP_AUTH_CLIENT_ID and MCP_AUTH_CLIENT_SECRET (this server's credentials at the endpoint)",
+      "MCP_AUTH_INTROSPECTION_URL needs MCP_AUTH_CLIENT_ID and MCP_AUTH_CLIENT_SECRET (this server's credentials " +
+        "at the endpoint)",
     );
   }
   const url = new URL(server.publicUrl);

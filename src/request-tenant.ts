@@ -38,7 +38,8 @@ function callerKeys(
     if (key && key.length > MAX_KEY_LENGTH) {
       throw new RequestRefused(
         400,
-        `${name} is ${key.length} characters long, over the ${MAX_KEY_LENGTH.toLocaleString("en-US")}-character limit for a key; send the key alone.`,
+        `${name} is ${key.length} characters long, over the ${MAX_KEY_LENGTH.toLocaleString("en-US")}-character ` +
+          "limit for a key; send the key alone.",
       );
     }
     if (key) keys[service] = key;

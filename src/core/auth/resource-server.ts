@@ -181,7 +181,9 @@ export class ResourceServer {
     return {
       status: 403,
       headers: {
-        "www-authenticate": `Bearer error="insufficient_scope", scope=${quoted(scope)}, resource_metadata=${quoted(this.metadataUrl)}, error_description=${quoted(description)}`,
+        "www-authenticate":
+          `Bearer error="insufficient_scope", scope=${quoted(scope)}, ` +
+          `resource_metadata=${quoted(this.metadataUrl)}, error_description=${quoted(description)}`,
       },
       body: { error: "insufficient_scope", error_description: description },
     };

@@ -58,7 +58,9 @@ export function connectPages(
         return true;
       }
       const cookie = randomBytes(18).toString("base64url");
-      const setCookie = `${COOKIE}=${cookie}; Path=/connect; HttpOnly; SameSite=Strict; Max-Age=${TICKET_TTL_MS / 1000}${secure ? "; Secure" : ""}`;
+      const setCookie =
+        `${COOKIE}=${cookie}; Path=/connect; HttpOnly; SameSite=Strict; ` +
+        `Max-Age=${TICKET_TTL_MS / 1000}${secure ? "; Secure" : ""}`;
       send(
         res,
         200,
@@ -93,7 +95,8 @@ export function connectPages(
         403,
         page(
           "Session expired",
-          '<p role="alert">This page was open too long or in another browser. Open the link from your chat app again.</p>',
+          '<p role="alert">This page was open too long or in another browser. ' +
+            "Open the link from your chat app again.</p>",
         ),
       );
     }
@@ -106,7 +109,8 @@ export function connectPages(
         429,
         page(
           "Too many attempts",
-          '<p role="alert">Too many keys were tried with this link. Call the tool again in your chat app for a new one.</p>',
+          '<p role="alert">Too many keys were tried with this link. ' +
+            "Call the tool again in your chat app for a new one.</p>",
         ),
       );
     const key = (body.get("key") ?? "").trim();
@@ -147,7 +151,8 @@ export function connectPages(
       200,
       page(
         `${service.title} linked`,
-        `<p role="status">Your ${esc(service.title)} key ending in <strong>${esc(key.slice(-4))}</strong> is linked. You can close this tab and go back to your chat.</p>`,
+        `<p role="status">Your ${esc(service.title)} key ending in <strong>${esc(key.slice(-4))}</strong> is ` +
+          "linked. You can close this tab and go back to your chat.</p>",
       ),
     );
   }
@@ -157,26 +162,35 @@ function form(service: ConnectService, ticket: Ticket, raw: string, csrf: string
   const minutes = Math.max(1, Math.round((ticket.expires - Date.now()) / 60_000));
   return page(
     `Link your ${service.title} key`,
-    `<p>Signed in as <strong>${esc(ticket.who)}</strong>. The key you enter here stays between this page and the server: it never goes through your chat or the AI model. It is stored encrypted and used only for your requests.</p>
+    `<p>Signed in as <strong>${esc(ticket.who)}</strong>. The key you enter here stays between this page and the
+server: it never goes through your chat or the AI model. It is stored encrypted and used only for your requests.</p>
 ${error ? `<p class="error" role="alert" id="key-error">${esc(error)}</p>` : ""}
 <form method="post" autocomplete="off">
   <input type="hidden" name="ticket" value="${esc(raw)}">
   <input type="hidden" name="csrf" value="${esc(csrf)}">
   <label for="key">${esc(service.title)} API key</label>
-  <input id="key" name="key" type="password" required minlength="8" maxlength="1024" autofocus spellcheck="false" autocapitalize="off"${error ? ' aria-invalid="true" aria-describedby="key-error"' : ""}>
+  <input id="key" name="key" type="password" required minlength="8" maxlength="1024" autofocus
+    spellcheck="false" autocapitalize="off"${error ? ' aria-invalid="true" aria-describedby="key-error"' : ""}>
   <button type="submit">Check and link</button>
 </form>
-<p class="small">This link works once, for about ${minutes} more minute${minutes === 1 ? "" : "s"}. To remove the key later, ask your chat app to unlink it (account_unlink_service).</p>`,
+<p class="small">This link works once, for about ${minutes} more minute${minutes === 1 ? "" : "s"}.
+To remove the key later, ask your chat app to unlink it (account_unlink_service).</p>`,
   );
 }
 
-const STYLE = `:root{color-scheme:light dark;--bg:#fff;--fg:#1a1a1a;--muted:#555;--accent:#0b57d0;--err:#b3261e;--line:#999}
-@media (prefers-color-scheme:dark){:root{--bg:#121212;--fg:#eee;--muted:#bbb;--accent:#8ab4f8;--err:#f2b8b5;--line:#777}}
-body{font:16px/1.5 system-ui,sans-serif;background:var(--bg);color:var(--fg);max-width:34rem;margin:3rem auto;padding:0 1rem}
+const STYLE = `:root{color-scheme:light dark;--bg:#fff;--fg:#1a1a1a;--muted:#555;--accent:#0b57d0;--err:#b3261e;
+--line:#999}
+@media (prefers-color-scheme:dark){:root{--bg:#121212;--fg:#eee;--muted:#bbb;--accent:#8ab4f8;--err:#f2b8b5;
+--line:#777}}
+body{font:16px/1.5 system-ui,sans-serif;background:var(--bg);color:var(--fg);max-width:34rem;margin:3rem auto;
+padding:0 1rem}
 h1{font-size:1.4rem}label{display:block;font-weight:600;margin:1rem 0 .25rem}
-input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
-button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;border:0;border-radius:6px;background:var(--accent);color:var(--bg);cursor:pointer}
-:focus-visible{outline:3px solid var(--accent);outline-offset:2px}.error{color:var(--err)}.small{color:var(--muted);font-size:.875rem}`;
+input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;font:inherit;border:1px solid var(--line);
+border-radius:6px;background:var(--bg);color:var(--fg)}
+button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;border:0;border-radius:6px;background:var(--accent);
+color:var(--bg);cursor:pointer}
+:focus-visible{outline:3px solid var(--accent);outline-offset:2px}.error{color:var(--err)}
+.small{color:var(--muted);font-size:.875rem}`;
 
 function page(title: string, body: string): string {
   return `<!doctype html>

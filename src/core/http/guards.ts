@@ -12,7 +12,10 @@ export const LOOPBACK_ORIGINS = [
   "https://[::1]",
 ];
 
-/** Host header check against DNS rebinding: a loopback bind answers loopback names, and the names the operator lists (MCP_ALLOWED_HOSTS). */
+/**
+ * Host header check against DNS rebinding: a loopback bind answers loopback names, and the names the
+ * operator lists (MCP_ALLOWED_HOSTS).
+ */
 export function hostAllowed(
   host: string | undefined,
   loopbackOnly: boolean,
@@ -108,7 +111,8 @@ export function readJson(req: IncomingMessage, max: number, deadlineMs?: number)
           return stop(
             {
               error:
-                "Server busy: request bodies being received at once are at the server's limit (MCP_BODY_BUDGET_BYTES); retry in a few seconds",
+                "Server busy: request bodies being received at once are at the server's limit " +
+                "(MCP_BODY_BUDGET_BYTES); retry in a few seconds",
               status: 503,
               code: -32000,
             },
@@ -145,7 +149,10 @@ export function readJson(req: IncomingMessage, max: number, deadlineMs?: number)
   });
 }
 
-/** Requests whose body was not read to the end (and headers for their answer): their connection closes after the answer. */
+/**
+ * Requests whose body was not read to the end (and headers for their answer): their connection
+ * closes after the answer.
+ */
 const abandoned = new WeakMap<IncomingMessage, Record<string, string>>();
 
 /** Answers to this request close its connection once sent (an unauthenticated request: do not hold its socket). */

@@ -40,7 +40,8 @@ export class WatchBudget {
   checkRequest(count: number): void {
     if (count > this.limits.perRequest) {
       throw new WatchLimitError(
-        `subscriptions/listen names ${count} resources; one request may name at most ${this.limits.perRequest} (MCP_MAX_LISTEN_URIS). Listen to fewer, or split them over several streams.`,
+        `subscriptions/listen names ${count} resources; one request may name at most ${this.limits.perRequest} ` +
+          "(MCP_MAX_LISTEN_URIS). Listen to fewer, or split them over several streams.",
       );
     }
   }
@@ -54,14 +55,16 @@ export class WatchBudget {
     const held = this.subscriptions.get(tenant) ?? 0;
     if (held + uris.length > this.limits.perTenant) {
       throw new WatchLimitError(
-        `These keys hold ${held} resource subscriptions on this server; at most ${this.limits.perTenant} are allowed (MCP_MAX_SUBSCRIPTIONS_PER_TENANT). Close a listen stream or unsubscribe first.`,
+        `These keys hold ${held} resource subscriptions on this server; at most ${this.limits.perTenant} are ` +
+          "allowed (MCP_MAX_SUBSCRIPTIONS_PER_TENANT). Close a listen stream or unsubscribe first.",
       );
     }
     const keys = polls ? uris.map((uri) => `${tenant} ${uri}`) : [];
     const fresh = new Set(keys.filter((k) => !this.followed.has(k))).size;
     if (fresh > 0 && this.followed.size + fresh > this.limits.perReplica) {
       throw new WatchLimitError(
-        `This server already follows ${this.followed.size} resources for its callers, its limit (MCP_MAX_POLLERS); retry later, or subscribe to fewer.`,
+        `This server already follows ${this.followed.size} resources for its callers, its limit (MCP_MAX_POLLERS); ` +
+          "retry later, or subscribe to fewer.",
       );
     }
     this.subscriptions.set(tenant, held + uris.length);

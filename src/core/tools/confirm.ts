@@ -10,13 +10,19 @@ import { NeedsInput, ToolError, type ConfirmOutcome, type ConfirmRequest } from 
 /** What a confirmation round trip carries in its signed requestState. */
 export interface ConfirmState {
   kind: "confirm";
-  /** Hash of the tool, its arguments and what the user approves (operation, cost): the answer approves exactly these. */
+  /**
+   * Hash of the tool, its arguments and what the user approves (operation, cost): the answer
+   * approves exactly these.
+   */
   digest: string;
   /** Single use: a replayed state is refused. */
   nonce: string;
   /** The tenant who was asked: another tenant's answer is refused, and spends nothing on anyone's account. */
   tenant: string;
-  /** The nonce store's generation when it was asked: a store that may have lost used nonces since (a restart) has another. */
+  /**
+   * The nonce store's generation when it was asked: a store that may have lost used nonces since (a
+   * restart) has another.
+   */
   generation: string;
 }
 
@@ -135,19 +141,27 @@ export class Confirmations {
 }
 
 const OTHER_TENANT =
-  "This confirmation was asked of another caller (other keys), so it cannot approve this call: nothing was sent or spent. Call the tool again to be asked yourself.";
+  "This confirmation was asked of another caller (other keys), so it cannot approve this call: " +
+  "nothing was sent or spent. Call the tool again to be asked yourself.";
 const CHECK_UNAVAILABLE =
-  "The state store is unavailable, so this confirmation could not be checked as unused: nothing was sent or spent. This is transient and retrying is safe: send the same answer again in a few seconds (if the store restarted meanwhile, you will be told to ask again)";
+  "The state store is unavailable, so this confirmation could not be checked as unused: nothing was sent or spent. " +
+  "This is transient and retrying is safe: send the same answer again in a few seconds (if the store restarted " +
+  "meanwhile, you will be told to ask again)";
 const ASK_UNAVAILABLE =
-  "The state store is unavailable, so no confirmation can be asked right now: nothing was sent or spent. This is transient and retrying is safe: call the tool again in a few seconds";
+  "The state store is unavailable, so no confirmation can be asked right now: nothing was sent or spent. " +
+  "This is transient and retrying is safe: call the tool again in a few seconds";
 
 /** An answer that was used before, or that cannot be proven unused: replaying it must not spend again. */
 export class ReplayedConfirmation extends ToolError {
   constructor(use: "used" | "stale", verify: string | undefined) {
     const why =
       use === "used"
-        ? "This confirmation was already used once. This call sent nothing, but the call it approved may have gone through (its answer can have been lost on the way, to a 502 say): the outcome is unknown."
-        : "This confirmation was issued before the state store lost its memory of used confirmations (a restart), so it cannot be proven unused and was refused: this call sent nothing. It may have been used before: the outcome is unknown.";
+        ? "This confirmation was already used once. This call sent nothing, " +
+          "but the call it approved may have gone through (its answer can have been lost on the way, to a 502 say): " +
+          "the outcome is unknown."
+        : "This confirmation was issued before the state store lost its memory of used confirmations (a restart), " +
+          "so it cannot be proven unused and was refused: this call sent nothing. It may have been used before: " +
+          "the outcome is unknown.";
     const check = verify ? `Check first (${verify}); ` : "Check first whether it took effect; ";
     super(`${why}\nNext step: ${check}only if it did not, call the tool again to be asked again.`);
   }

@@ -18,7 +18,10 @@ export function describeError(err: unknown, advice: ReadonlyMap<string, ServiceA
   if (err instanceof Error && err.name === "ToolError") return err.message;
   if (isAbort(err)) return "Cancelled by the client; nothing more will be done for this call.";
   const message = err instanceof Error ? err.message : String(err);
-  return `Internal error in switchboard-mcp: ${message}. This is a bug; please report it with the tool name and arguments.`;
+  return (
+    `Internal error in switchboard-mcp: ${message}. This is a bug; please report it with the tool name and ` +
+    "arguments."
+  );
 }
 
 export function isAbort(err: unknown): boolean {
@@ -36,7 +39,9 @@ function describeUpstream(err: UpstreamError, advice: ServiceAdvice | undefined,
           .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
           .join(", ")}`
       : "";
-  const head = `The ${err.service} service failed (${status}, ${err.code}) on ${err.request.method} ${err.request.path}: ${err.message}${details}`;
+  const head =
+    `The ${err.service} service failed (${status}, ${err.code}) on ${err.request.method} ` +
+    `${err.request.path}: ${err.message}${details}`;
   const next = nextStep(err, advice, verify);
   return next ? `${head}\nNext step: ${next}` : head;
 }
@@ -48,10 +53,16 @@ function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?
   if (err.code === "CANCELLED") return "none; the call was cancelled.";
   if (write && (err.outcomeUnknown || (err.status !== undefined && err.status >= 500))) {
     const check = verify ?? "read the resource again";
-    return `this request changes state or spends credits, so it was not retried automatically and may or may not have taken effect. Check first (${check}), then retry only if it did not.`;
+    return (
+      "this request changes state or spends credits, so it was not retried automatically and may or may not " +
+      `have taken effect. Check first (${check}), then retry only if it did not.`
+    );
   }
   if (err.status === 401)
-    return `the API key was rejected: check ${advice?.keyVariable ?? "the service's API key variable"} (and that it belongs to this service).`;
+    return (
+      `the API key was rejected: check ${advice?.keyVariable ?? "the service's API key variable"} (and that ` +
+      "it belongs to this service)."
+    );
   if (err.status === 403)
     return "the account is not allowed to do this (plan limit or permissions); check the account's plan.";
   if (err.status === 404) return "check the identifier; list the items to find a valid one.";
@@ -67,13 +78,21 @@ function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?
       return "check the service's base URL and network access, then try again.";
     case "NON_JSON_RESPONSE":
     case "HTTP_ERROR":
-      return "the service answered something other than its JSON API (an outage page or a proxy); try again shortly and check the base URL.";
+      return (
+        "the service answered something other than its JSON API (an outage page or a proxy); " +
+        "try again shortly and check the base URL."
+      );
     case "BODY_TOO_LARGE":
       return "ask for less (use the tool's paging or filter arguments).";
     case "BUSY":
-      return "this server is reading many large upstream answers at once; try again in a few seconds, ask for less (a smaller page), or raise UPSTREAM_BODY_BUDGET_BYTES.";
+      return (
+        "this server is reading many large upstream answers at once; try again in a few seconds, " +
+        "ask for less (a smaller page), or raise UPSTREAM_BODY_BUDGET_BYTES."
+      );
     case "MISSING_CREDENTIALS":
-      return "send your own key for this service in the header named above, then call again; nothing was sent upstream.";
+      return (
+        "send your own key for this service in the header named above, then call again; " + "nothing was sent upstream."
+      );
   }
   if (err.status !== undefined && err.status >= 500) return "the service had an internal failure; try again shortly.";
   if (err.status === 400) return "correct the argument the message names and call again.";

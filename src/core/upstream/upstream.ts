@@ -30,7 +30,10 @@ export interface UpstreamOptions {
   missingKey?: string;
   /** Bytes of upstream answers being read at once (default: the process-wide `upstreamBodyBudget`). */
   bodyBudget?: ByteBudget;
-  /** How long a read waits for room in that budget before it fails BUSY (default 2 s; a write's answer waits up to its deadline). */
+  /**
+   * How long a read waits for room in that budget before it fails BUSY (default 2 s; a write's
+   * answer waits up to its deadline).
+   */
   bodyBudgetWaitMs?: number;
 }
 
@@ -143,7 +146,10 @@ export const DEFAULT_UPSTREAM_BODY_BUDGET = 64 * 1024 * 1024;
 const DEFAULT_BUDGET_WAIT_MS = 2000;
 /** Room a request waits for before it is sent: without it not even a small answer could be read. */
 const ROOM_TO_SEND = 64 * 1024;
-/** After the deadline, the turns of the event loop (this long at most) in which an answer already on the socket is still read. */
+/**
+ * After the deadline, the turns of the event loop (this long at most) in which an answer already on
+ * the socket is still read.
+ */
 const DEADLINE_GRACE_MS = 250;
 
 /**
@@ -358,7 +364,9 @@ export class UpstreamClient {
           this.service,
           undefined,
           "BODY_TOO_LARGE",
-          `The ${this.service} service's answer (${mib(bytes.length)} of JSON) would take about ${mib(cost)} of memory to parse, more than this server parses at once (UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not parsed.`,
+          `The ${this.service} service's answer (${mib(bytes.length)} of JSON) ` +
+            `would take about ${mib(cost)} of memory to parse, more than this server parses at once ` +
+            `(UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not parsed.`,
           where,
           !where.idempotent,
         );
@@ -393,7 +401,9 @@ export class UpstreamClient {
 
   /** No room in the upstream body budget within the wait: before sending (nothing sent) or while reading the answer. */
   private busy(where: RequestInfo, budget: ByteBudget, sent: boolean): UpstreamError {
-    const cause = `upstream answers being read at once already fill this server's budget (UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)})`;
+    const cause =
+      "upstream answers being read at once already fill this server's budget " +
+      `(UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)})`;
     let message: string;
     if (!sent) message = `Nothing was sent to the ${this.service} service: ${cause}. Try again in a few seconds.`;
     else if (where.idempotent)
@@ -407,7 +417,8 @@ export class UpstreamClient {
       this.service,
       undefined,
       "BODY_TOO_LARGE",
-      `The ${this.service} service's answer (${mib(err.bytes)}) is larger than this server reads at once (UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not read.`,
+      `The ${this.service} service's answer (${mib(err.bytes)}) is larger than this server reads at once ` +
+        `(UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not read.`,
       where,
       !where.idempotent,
     );
