@@ -5,7 +5,7 @@ import { Egress } from "./core/base/egress.js";
 import { MemoryRepeatStore, SpendOnce, type RepeatStore } from "./core/tools/idempotency.js";
 import type { ServiceAdvice } from "./core/tools/errors.js";
 import { createLogger } from "./core/base/logger.js";
-import { ChangeHub, taskHost, type ChangeRelay, type McpRuntime } from "./core/mcp/runtime.js";
+import { ChangeHub, taskTool, type ChangeRelay, type TenantRuntime } from "./core/mcp/runtime.js";
 import { localPollers, type PollerFactory } from "./core/upstream/poller.js";
 import type { ServiceInstance, ServiceModule } from "./core/service/service.js";
 import { clusterPollers } from "./core/state/cluster-poller.js";
@@ -27,9 +27,9 @@ import { LinkedKeys } from "./linked.js";
 /** What the server runs on, and what to close at the end. */
 export interface App {
   /** Single-account mode: the one runtime. Per-user mode: the runtime of a caller who sent no key. */
-  runtime: McpRuntime;
+  runtime: TenantRuntime;
   /** The runtime that acts with these upstream keys (per-user mode); `runtime` in single-account mode. */
-  runtimeFor(credentials: Readonly<Record<string, string>> | undefined): McpRuntime;
+  runtimeFor(credentials: Readonly<Record<string, string>> | undefined): TenantRuntime;
   credentials: Config["credentials"];
   /** A tenant per caller (per-user keys, or OAuth): the per-tenant caps apply. */
   perTenant: boolean;
@@ -115,7 +115,7 @@ export function createApp(
     perReplica: config.maxPollers ?? DEFAULT_WATCH_LIMITS.perReplica,
   });
 
-  type Tenant = McpRuntime & { taskPollIntervalMs: number; close(): Promise<void> };
+  type Tenant = TenantRuntime & { taskPollIntervalMs: number; close(): Promise<void> };
   // Made once the first tenant exists: the services say how often their tasks are worth polling.
   let tasks: TaskRunner;
   const listKey = {};
@@ -228,7 +228,7 @@ export function createApp(
       egress: tenantEgress,
       logger: tenantLogger,
       logLevel: config.logLevel,
-      toolRuntime: { egress: tenantEgress, advice, ...(perTenant ? { enter: scopes.enter(scope) } : {}) },
+      toolHost: { egress: tenantEgress, advice, ...(perTenant ? { enter: scopes.enter(scope) } : {}) },
       get tasks() {
         return tasks;
       },
@@ -277,7 +277,7 @@ export function createApp(
     adopt: (owner, credentials, tool) => {
       const rt = runtimeFor(credentials);
       const def = rt.tools.find((t) => t.name === tool);
-      return rt.owner(undefined) === owner && def ? taskHost(rt, def) : undefined;
+      return rt.owner(undefined) === owner && def ? taskTool(rt, def) : undefined;
     },
   });
 

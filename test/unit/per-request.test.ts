@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { allServicesConfig } from "../../scripts/manifest.js";
 import { createMcpServer, type OneRequest } from "../../src/core/mcp/server.js";
-import type { McpRuntime } from "../../src/core/mcp/runtime.js";
+import type { TenantRuntime } from "../../src/core/mcp/runtime.js";
 import { defineTool } from "../../src/core/tools/tool.js";
 import { createApp } from "../../src/server.js";
 
@@ -16,7 +16,7 @@ afterEach(async () => {
   while (closers.length) await closers.pop()!();
 });
 
-async function instance(rt: McpRuntime, request?: OneRequest) {
+async function instance(rt: TenantRuntime, request?: OneRequest) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createMcpServer(rt, "legacy", request).connect(serverSide);
   const client = new Client({ name: "per-request-test", version: "1" });
@@ -104,7 +104,7 @@ describe("a server instance per request", () => {
       render: (r) => r.word,
     });
     const rt = app().runtime;
-    const client = await instance({ ...rt, tools: [counted] } as McpRuntime);
+    const client = await instance({ ...rt, tools: [counted] } as TenantRuntime);
     const done = await client.callTool({ name: "count_parses", arguments: { word: "hello" } });
     expect(done.structuredContent).toEqual({ word: "HELLO" });
     expect(parses).toBe(1);

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Egress } from "../../src/core/base/egress.js";
 import { createLogger } from "../../src/core/base/logger.js";
 import type { LostTaskAdvice } from "../../src/core/service/service.js";
-import { TaskRunner, type TaskHost } from "../../src/core/tasks/runner.js";
+import { TaskRunner, type TaskTool } from "../../src/core/tasks/runner.js";
 import { MemoryTaskStore } from "../../src/core/tasks/store.js";
 import { defineTool } from "../../src/core/tools/tool.js";
 
@@ -28,14 +28,14 @@ async function stoppedTaskMessage(lostTask?: (tool: string) => LostTaskAdvice | 
   const logger = createLogger("error", egress);
   const store = new MemoryTaskStore();
   const runner = new TaskRunner(store, { pollIntervalMs: 1000, logger, lostTask });
-  const host: TaskHost = {
+  const tool: TaskTool = {
     def: waitForever,
-    toolRuntime: { egress, advice: new Map() },
+    toolHost: { egress, advice: new Map() },
     logger,
     pin: () => () => undefined,
     resourcesChanged: () => undefined,
   };
-  const { taskId } = await runner.start({ owner: "local", host, input: {} });
+  const { taskId } = await runner.start({ owner: "local", tool, input: {} });
   await runner.stopAll();
   const record = await store.get(taskId);
   expect(record?.status).toBe("failed");

@@ -2,7 +2,7 @@
 // keeps a closed tenant's handler alive (a real server on loopback, real 2026-07-28 requests).
 import { afterEach, describe, expect, it } from "vitest";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
-import { ChangeHub, type McpRuntime } from "../../src/core/mcp/runtime.js";
+import { ChangeHub, type TenantRuntime } from "../../src/core/mcp/runtime.js";
 import { TenantScopes } from "../../src/core/tenancy/tenant-scope.js";
 import { TenantCache } from "../../src/core/tenancy/tenants.js";
 import { defineTool } from "../../src/core/tools/tool.js";
@@ -109,8 +109,8 @@ describe("tool definitions shared by tenants", () => {
     const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
     expect(one).not.toBe(two);
     expect(one.tools).toBe(two.tools);
-    expect(one.toolRuntime.enter).toBeTypeOf("function");
-    expect(one.toolRuntime.enter).not.toBe(two.toolRuntime.enter);
+    expect(one.toolHost.enter).toBeTypeOf("function");
+    expect(one.toolHost.enter).not.toBe(two.toolHost.enter);
     void app.close();
   });
 });
@@ -125,8 +125,8 @@ describe("HTTP transport and closing tenants", () => {
   it("lets a tenant's 2026-07-28 handler go when the tenant's runtime closes, and builds a new one on its next request", async () => {
     const app = createApp({ ...allServicesConfig(), transport: "http" });
     // Each tenant: the app's runtime with its own change hub, as createApp builds them in caller mode.
-    const runtimes = new Map<string, McpRuntime>();
-    const tenantFor = (key: string): McpRuntime => {
+    const runtimes = new Map<string, TenantRuntime>();
+    const tenantFor = (key: string): TenantRuntime => {
       if (!runtimes.has(key)) runtimes.set(key, { ...app.runtime, changes: new ChangeHub() });
       return runtimes.get(key)!;
     };

@@ -12,7 +12,7 @@ import {
 import type { Logger } from "../base/logger.js";
 import { isLoopbackHost } from "../base/loopback.js";
 import { createMcpServer, type OneRequest } from "../mcp/server.js";
-import { watchResources, type McpRuntime } from "../mcp/runtime.js";
+import { watchResources, type TenantRuntime } from "../mcp/runtime.js";
 import { WatchLimitError } from "../mcp/watch-budget.js";
 import {
   hostAllowed,
@@ -39,13 +39,13 @@ export interface HttpOptions extends HttpLimitOptions {
   allowedHosts?: readonly string[];
   logger: Logger;
   /** Single-account mode's runtime; with `runtimeFor`, the runtime of a request that brings no keys. */
-  runtime: McpRuntime;
+  runtime: TenantRuntime;
   /**
    * Per-user mode: the runtime (tenant) that acts with the keys in this request's headers (each
    * header's values as sent, repeats kept apart) and its signed-in user (MCP_AUTH=oauth). Throws
    * `RequestRefused` for keys it will not use.
    */
-  runtimeFor?(headers: Readonly<Record<string, string[] | undefined>>, identity?: Identity): McpRuntime;
+  runtimeFor?(headers: Readonly<Record<string, string[] | undefined>>, identity?: Identity): TenantRuntime;
   /** MCP_AUTH=oauth: protected resource metadata, bearer tokens and scopes (oauth-gate.ts). */
   oauth?: OAuthGate;
   /** Pages served beside /mcp before the Origin check (the connect page); true when answered. */
@@ -68,7 +68,7 @@ interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: McpServer;
   /** The tenant the session was opened for: a request with other keys cannot use it. */
-  runtime: McpRuntime;
+  runtime: TenantRuntime;
   lastSeen: number;
   /** Requests still open (a 40-minute wait, an SSE stream): a busy session never expires. */
   inflight: number;
@@ -117,8 +117,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const runtimeFor = options.runtimeFor ?? (() => rt);
   // One 2026-07-28 handler per tenant: its listen streams hear that tenant's changes, nobody else's.
   // A tenant's handler goes with it: when its runtime closes (idle), nothing here keeps it alive.
-  const handlers = new Map<McpRuntime, { handler: McpHttpHandler; stop: () => void }>();
-  const modernFor = (tenant: McpRuntime): McpHttpHandler => {
+  const handlers = new Map<TenantRuntime, { handler: McpHttpHandler; stop: () => void }>();
+  const modernFor = (tenant: TenantRuntime): McpHttpHandler => {
     const known = handlers.get(tenant);
     if (known) return known.handler;
     const handler = createMcpHandler(({ requestInfo }) => createMcpServer(tenant, "modern", oneRequest(requestInfo)), {
@@ -210,7 +210,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     res.once("close", () => abort.abort());
     const request = toWebRequest(req, body, abort.signal);
 
-    let tenant: McpRuntime;
+    let tenant: TenantRuntime;
     try {
       tenant = runtimeFor(req.headersDistinct, identity || undefined);
     } catch (err) {
@@ -274,7 +274,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     return send(await handler.fetch(request, { parsedBody: body }), res);
   };
 
-  const openSession = async (tenant: McpRuntime, request: Request, body: unknown): Promise<Response> => {
+  const openSession = async (tenant: TenantRuntime, request: Request, body: unknown): Promise<Response> => {
     const server = createMcpServer(tenant, "legacy");
     const prefix = options.replicaId ? `${options.replicaId}.` : "";
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -308,7 +308,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
    * A 2026 listen stream that names resources: follow them while the stream is open, within the
    * subscription caps (WatchLimitError past one: the request is refused before it is answered).
    */
-  const watchListened = (tenant: McpRuntime, handler: McpHttpHandler, body: unknown): (() => void) => {
+  const watchListened = (tenant: TenantRuntime, handler: McpHttpHandler, body: unknown): (() => void) => {
     const message = body as
       | { method?: string; params?: { notifications?: { resourceSubscriptions?: unknown } } }
       | undefined;

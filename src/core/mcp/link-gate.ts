@@ -9,7 +9,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { envelopeCapabilities } from "./envelope.js";
-import type { McpRuntime } from "./runtime.js";
+import type { TenantRuntime } from "./runtime.js";
 import type { ToolDef } from "../tools/tool.js";
 import { TICKET_TTL_MS } from "../vault/tickets.js";
 
@@ -47,7 +47,7 @@ const inputKey = (service: string) => `link_${service}`;
  */
 export async function linkGate(
   server: McpServer,
-  rt: McpRuntime,
+  rt: TenantRuntime,
   def: ToolDef<any, any>,
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult | undefined> {

@@ -5,8 +5,8 @@ import type { SpendOnce } from "../tools/idempotency.js";
 import type { Logger, LogLevel, LogEcho } from "../base/logger.js";
 import type { PromptDef } from "../service/prompts.js";
 import type { ResourceDef, ResourceWatcher } from "../service/resources.js";
-import type { TaskHost, TaskRunner } from "../tasks/runner.js";
-import type { ToolDef, ToolRuntime } from "../tools/tool.js";
+import type { TaskTool, TaskRunner } from "../tasks/runner.js";
+import type { ToolDef, ToolHost } from "../tools/tool.js";
 import type { WatchBudget } from "./watch-budget.js";
 import type { Linking } from "./link-gate.js";
 
@@ -65,7 +65,7 @@ export class ChangeHub {
  * Everything a server instance needs, built once per process and shared by every instance: the
  * per-request ones of 2026-07-28 HTTP, the sessions of 2025 HTTP, the one of stdio.
  */
-export interface McpRuntime {
+export interface TenantRuntime {
   info: { name: string; version: string; title: string };
   instructions: string;
   /** Already filtered by toolset and read-only mode. */
@@ -76,7 +76,7 @@ export interface McpRuntime {
   egress: Egress;
   logger: Logger & { withEcho(echo: LogEcho): Logger };
   logLevel: LogLevel;
-  toolRuntime: ToolRuntime;
+  toolHost: ToolHost;
   tasks: TaskRunner;
   confirmations: Confirmations;
   changes: ChangeHub;
@@ -99,10 +99,10 @@ export interface McpRuntime {
 }
 
 /** A tool of this runtime, ready to run as a task (started here, or adopted from another replica). */
-export function taskHost(rt: McpRuntime, def: ToolDef<any, any>): TaskHost {
+export function taskTool(rt: TenantRuntime, def: ToolDef<any, any>): TaskTool {
   return {
     def,
-    toolRuntime: rt.toolRuntime,
+    toolHost: rt.toolHost,
     logger: rt.logger,
     pin: rt.pin,
     resourcesChanged: () => rt.changes.resourcesChanged(),
@@ -113,7 +113,11 @@ export function taskHost(rt: McpRuntime, def: ToolDef<any, any>): TaskHost {
  * Follows `uris` for one subscriber within the replica's subscription caps (throws
  * WatchLimitError past one, having started nothing); returns the stop.
  */
-export function watchResources(rt: McpRuntime, uris: readonly string[], onChange: (uri: string) => void): () => void {
+export function watchResources(
+  rt: TenantRuntime,
+  uris: readonly string[],
+  onChange: (uri: string) => void,
+): () => void {
   // A tenant without a key for any service that follows resources polls nothing (its watchers are none).
   const release = rt.watchBudget?.acquire(rt.owner(undefined), uris, rt.watchers.length > 0) ?? (() => undefined);
   const stops = uris.map((uri) => watchResource(rt, uri, () => onChange(uri)));
@@ -124,7 +128,7 @@ export function watchResources(rt: McpRuntime, uris: readonly string[], onChange
 }
 
 /** Starts following a resource for one subscriber; the first watcher that knows the URI wins. */
-export function watchResource(rt: McpRuntime, uri: string, onChange: () => void): () => void {
+export function watchResource(rt: TenantRuntime, uri: string, onChange: () => void): () => void {
   for (const watch of rt.watchers) {
     const stop = watch(uri, onChange);
     if (stop) return stop;

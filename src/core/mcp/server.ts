@@ -21,7 +21,7 @@ import { TaskLimitError } from "../tasks/runner.js";
 import type { CallEgress, Egress } from "../base/egress.js";
 import {
   annotationsFor,
-  callRuntime,
+  callHost,
   verifyOf,
   failure,
   NeedsInput,
@@ -31,8 +31,8 @@ import {
   type ToolContext,
   type ToolDef,
 } from "../tools/tool.js";
-import type { McpRuntime } from "./runtime.js";
-import { taskHost, watchResources } from "./runtime.js";
+import type { TenantRuntime } from "./runtime.js";
+import { taskTool, watchResources } from "./runtime.js";
 import { WatchLimitError } from "./watch-budget.js";
 import { registeredSchemas } from "./registered-schemas.js";
 import { withInputRequired, wrapEveryRequestHandler, wrapRequestHandler } from "./sdk-internals.js";
@@ -69,7 +69,7 @@ export interface OneRequest {
  * reach (registrationsFor); registering every tool was a tenth of a tools/call's CPU and most of
  * a tasks/get's.
  */
-export function createMcpServer(rt: McpRuntime, era: Era, request?: OneRequest): McpServer {
+export function createMcpServer(rt: TenantRuntime, era: Era, request?: OneRequest): McpServer {
   const hasTaskTools = rt.tools.some((t) => t.longRunning);
   const capabilities: ServerCapabilities = {
     logging: {},
@@ -122,7 +122,7 @@ export function createMcpServer(rt: McpRuntime, era: Era, request?: OneRequest):
  * A protocol error leaves through the egress step like everything else: its message and data can
  * carry upstream words (a 404 that echoes the key), so every handler's error is scrubbed on its way out.
  */
-function scrubErrors(server: McpServer, rt: McpRuntime): void {
+function scrubErrors(server: McpServer, rt: TenantRuntime): void {
   wrapEveryRequestHandler(server, (original) => async (request, ctx) => {
     try {
       return await original(request, ctx);
@@ -144,7 +144,7 @@ function scrubErrors(server: McpServer, rt: McpRuntime): void {
  * listen, ping and notifications nothing. Without a request (sessions, stdio): everything.
  */
 function registrationsFor(
-  rt: McpRuntime,
+  rt: TenantRuntime,
   request: OneRequest | undefined,
 ): { tools: readonly ToolDef<any, any>[]; resources: boolean; prompts: boolean } {
   const method = request?.method;
@@ -170,7 +170,7 @@ function argsSchemaOf(def: PromptDef<any>): z.ZodObject {
 
 function registerTool(
   server: McpServer,
-  rt: McpRuntime,
+  rt: TenantRuntime,
   def: ToolDef<any, any>,
   session: { logLevelSet: boolean },
 ): void {
@@ -186,7 +186,7 @@ function registerTool(
   };
   const handler = async (parsed: Record<string, unknown>, ctx: ServerContext) => {
     const { input, repeat } = takeRepeat(parsed);
-    const call = callRuntime(rt.toolRuntime, def, input);
+    const call = callHost(rt.toolHost, def, input);
     const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, session);
     toolCtx.blockingUntil = Date.now() + (rt.blockingWaitMs ?? DEFAULT_BLOCKING_WAIT_MS);
     try {
@@ -206,7 +206,7 @@ function registerTool(
 /** A tool's context for a request that is still open: progress, logs and questions go to its client. */
 function requestContext(
   server: McpServer,
-  rt: McpRuntime,
+  rt: TenantRuntime,
   egress: CallEgress,
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
@@ -227,7 +227,7 @@ function requestContext(
       const canAsk = modern
         ? envelopeCapabilities(ctx)?.elicitation !== undefined
         : server.server.getClientCapabilities()?.elicitation !== undefined;
-      const verify = def.kind !== "read" ? verifyOf(def, input, rt.toolRuntime) : undefined;
+      const verify = def.kind !== "read" ? verifyOf(def, input, rt.toolHost) : undefined;
       return rt.confirmations.confirm(ctx, { tool: def.name, input, request, canAsk, tenant: rt.owner(ctx), verify });
     },
     resourcesChanged: () => rt.changes.resourcesChanged(),
@@ -257,7 +257,7 @@ function progressSender(egress: Egress, ctx: ServerContext): ToolContext["progre
 }
 
 /** A confirmation the user has not answered yet: ask in-band, with a signed single-use state. */
-async function askForInput(rt: McpRuntime, need: NeedsInput, ctx: ServerContext) {
+async function askForInput(rt: TenantRuntime, need: NeedsInput, ctx: ServerContext) {
   const { title, message } = need.request;
   const confirm = { type: "boolean" as const, title, description: message, default: false };
   const schema = { type: "object" as const, properties: { confirm }, required: ["confirm"] };
@@ -275,7 +275,7 @@ async function askForInput(rt: McpRuntime, need: NeedsInput, ctx: ServerContext)
  * or supports them (2026: the tasks extension declared on the request); everything else, and
  * every other tool, goes to the SDK's blocking path with progress.
  */
-function interceptToolCalls(server: McpServer, rt: McpRuntime, era: Era): void {
+function interceptToolCalls(server: McpServer, rt: TenantRuntime, era: Era): void {
   const byName = new Map(rt.tools.map((t) => [t.name, t]));
   wrapRequestHandler(server, "tools/call", (original) => async (request, ctx) => {
     const def = byName.get(request.params?.name);
@@ -304,7 +304,7 @@ const TASK_LIMIT_CODE = -32000;
 
 async function startTask(
   server: McpServer,
-  rt: McpRuntime,
+  rt: TenantRuntime,
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
   request: any,
@@ -319,7 +319,7 @@ async function startTask(
     if (era === "legacy") throw new ProtocolError(TASK_LIMIT_CODE, err.message);
     return { content: [{ type: "text", text: err.message }], isError: true } satisfies CallToolResult;
   }
-  const call = callRuntime(rt.toolRuntime, def, input);
+  const call = callHost(rt.toolHost, def, input);
   const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, { logLevelSet: true });
   let refused: CallToolResult | undefined;
   try {
@@ -337,7 +337,7 @@ async function startTask(
   const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
   const record = await rt.tasks.start({
     owner: rt.owner(ctx),
-    host: taskHost(rt, def),
+    tool: taskTool(rt, def),
     credentials: rt.credentials ? { ...rt.credentials } : undefined,
     input,
     ttlMs: requestedTtl ?? undefined,
@@ -360,7 +360,7 @@ function supportsViews(server: McpServer, ctx: ServerContext): boolean {
 const toolLists = new WeakMap<object, Map<string, Record<string, unknown>[]>>();
 
 /** tools/list shaped per revision (and per MCP Apps support) and trimmed; computed once for each. */
-function shapeToolList(server: McpServer, rt: McpRuntime): void {
+function shapeToolList(server: McpServer, rt: TenantRuntime): void {
   const taskCapable = new Set(rt.tools.filter((t) => t.longRunning).map((t) => t.name));
   const key = rt.listKey ?? rt;
   const cache = toolLists.get(key) ?? new Map<string, Record<string, unknown>[]>();
@@ -380,9 +380,9 @@ function shapeToolList(server: McpServer, rt: McpRuntime): void {
   });
 }
 
-function registerResource(server: McpServer, rt: McpRuntime, def: McpRuntime["resources"][number]): void {
+function registerResource(server: McpServer, rt: TenantRuntime, def: TenantRuntime["resources"][number]): void {
   const mimeType = def.mimeType ?? "application/json";
-  const describe = (err: unknown) => rt.egress.text(describeError(err, rt.toolRuntime.advice));
+  const describe = (err: unknown) => rt.egress.text(describeError(err, rt.toolHost.advice));
   const read = async (uri: URL, variables: Record<string, string>, ctx: ServerContext) => {
     const egress = rt.egress.forCall(def.secretRecord?.(variables));
     let data: unknown;
@@ -452,7 +452,7 @@ export const SKIPPED_META = "io.github.switchboard-mcp/skipped";
  * `_meta` (and logged) instead of failing the whole list; MCP Apps views only for hosts that
  * declared the UI extension (the others never render them).
  */
-function shapeResourceList(server: McpServer, rt: McpRuntime): void {
+function shapeResourceList(server: McpServer, rt: TenantRuntime): void {
   wrapRequestHandler(server, "resources/list", (original) => async (request, ctx) => {
     const skipped: Skipped[] = [];
     skippedLists.set(ctx, skipped);
@@ -476,7 +476,7 @@ function shapeResourceList(server: McpServer, rt: McpRuntime): void {
 /** A subscription past one of the replica's caps (the HTTP transport answers 429 with the same message). */
 const SUBSCRIPTION_LIMIT_CODE = -32000;
 
-function enableLegacySubscriptions(server: McpServer, rt: McpRuntime): void {
+function enableLegacySubscriptions(server: McpServer, rt: TenantRuntime): void {
   const active = new Map<string, () => void>();
   server.server.setRequestHandler("resources/subscribe", async ({ params: { uri } }) => {
     if (active.has(uri)) return {};

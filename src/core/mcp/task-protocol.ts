@@ -14,7 +14,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { envelopeCapabilities } from "./envelope.js";
-import type { McpRuntime } from "./runtime.js";
+import type { TenantRuntime } from "./runtime.js";
 import { BadCursorError, TERMINAL, type TaskRecord } from "../tasks/store.js";
 
 /** The 2026-07-28 tasks extension (SEP-2663). */
@@ -67,7 +67,7 @@ function detailedTask(r: TaskRecord) {
 export const TASKS_PAGE_SIZE = 50;
 
 /** A store that cannot answer (Redis away) is a clear, retryable error, never a hang. */
-async function stateCall<T>(rt: McpRuntime, fn: () => Promise<T>): Promise<T> {
+async function stateCall<T>(rt: TenantRuntime, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -93,7 +93,7 @@ const taskIdParams = z.looseObject({ taskId: z.string().min(1) });
  * implements them; the deprecated wire schemas it still exports validate the requests). 2026:
  * get, update, cancel of the extension, refused (-32021) to a request that did not declare it.
  */
-export function registerTaskMethods(server: McpServer, rt: McpRuntime, era: "legacy" | "modern"): void {
+export function registerTaskMethods(server: McpServer, rt: TenantRuntime, era: "legacy" | "modern"): void {
   const tasks = rt.tasks;
   const find = async (taskId: string, ctx: ServerContext) =>
     (await stateCall(rt, () => tasks.get(taskId, rt.owner(ctx)))) ?? Promise.reject(notFound(taskId));

@@ -75,7 +75,7 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
    * toolset must be returned (test/unit/lazy-toolsets.test.ts checks it).
    */
   tools(deps: D, enabled?: (toolset: string) => boolean): readonly ToolDef<any, any>[];
-  create(settings: S, runtime: ServiceRuntime): ServiceInstance<D>;
+  create(settings: S, host: ServiceHost): ServiceInstance<D>;
 }
 
 /** What an upstream client of a service is made from: where, how the key is sent, the answer's envelope. */
@@ -85,7 +85,7 @@ export type UpstreamSpec = Omit<
 >;
 
 /** What the process gives a service for one tenant (`create`'s second argument). */
-export interface ServiceRuntime {
+export interface ServiceHost {
   logger: Logger;
   /**
    * An upstream client for this service and tenant. The process fills in the rest: the service's

@@ -1,7 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { createMcpServer } from "../mcp/server.js";
-import { watchResource, type McpRuntime } from "../mcp/runtime.js";
+import { watchResource, type TenantRuntime } from "../mcp/runtime.js";
 import { LineTransport } from "./transport.js";
 
 /**
@@ -9,7 +9,7 @@ import { LineTransport } from "./transport.js";
  * `initialize` or a 2026-07-28 `server/discover`. On 2026-07-28, resource updates reach a client
  * on its `subscriptions/listen` stream: the resources it names are followed while the stream lasts.
  */
-export function serveStdioApp(rt: McpRuntime, onEnd: () => void): void {
+export function serveStdioApp(rt: TenantRuntime, onEnd: () => void): void {
   const transport = new LineTransport(process.stdin, process.stdout);
   let instance: McpServer | undefined;
   const listens = new Map<string | number, () => void>();

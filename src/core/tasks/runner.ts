@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
 import type { Sealer } from "../base/seal.js";
-import { callRuntime, runTool, verifyOf, type ToolContext, type ToolDef, type ToolRuntime } from "../tools/tool.js";
+import { callHost, runTool, verifyOf, type ToolContext, type ToolDef, type ToolHost } from "../tools/tool.js";
 import type { LostTaskAdvice } from "../service/service.js";
 import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
 
@@ -42,9 +42,9 @@ export class TaskLimitError extends Error {
 }
 
 /** A tool ready to run for a task's tenant. */
-export interface TaskHost {
+export interface TaskTool {
   def: ToolDef<any, any>;
-  toolRuntime: ToolRuntime;
+  toolHost: ToolHost;
   logger: Logger;
   /** Keeps the tenant's runtime alive while the task runs; returns its release. */
   pin(): () => void;
@@ -54,7 +54,7 @@ export interface TaskHost {
 
 export interface StartTask {
   owner: string;
-  host: TaskHost;
+  tool: TaskTool;
   input: Record<string, unknown>;
   ttlMs?: number;
   credentials?: Record<string, string>;
@@ -72,7 +72,7 @@ export interface TaskRunnerOptions {
   /** Working tasks one owner (tenant) may have at once (MCP_MAX_TASKS_PER_TENANT). */
   maxWorkingPerOwner?: number;
   /** Shared stores: finds the tool of an orphaned task, for its tenant (keys from the sealed work). */
-  adopt?(owner: string, credentials: Record<string, string> | undefined, tool: string): TaskHost | undefined;
+  adopt?(owner: string, credentials: Record<string, string> | undefined, tool: string): TaskTool | undefined;
   /** What a tool's service says to do with upstream work whose task was lost (ServiceModule.lostTask). */
   lostTask?(tool: string): LostTaskAdvice | undefined;
 }
@@ -151,7 +151,7 @@ export class TaskRunner {
   async start(spec: StartTask): Promise<TaskRecord> {
     const now = new Date().toISOString();
     const ttlMs = Math.min(spec.ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
-    const def = spec.host.def;
+    const def = spec.tool.def;
     const work: TaskWork = {
       tool: def.name,
       input: spec.input,
@@ -173,7 +173,7 @@ export class TaskRunner {
     // The task must exist before its handle is returned (a tasks/get right after must find it).
     await this.store.create(record);
     this.options.logger.info("task started", { taskId, tool: def.name });
-    this.follow(record, work, spec.host, undefined);
+    this.follow(record, work, spec.tool, undefined);
     return record;
   }
 
@@ -188,7 +188,7 @@ export class TaskRunner {
   private follow(
     record: TaskRecord,
     work: TaskWork,
-    host: TaskHost,
+    tool: TaskTool,
     resumeFrom: Record<string, unknown> | undefined,
   ): void {
     const { taskId } = record;
@@ -200,20 +200,20 @@ export class TaskRunner {
       followed.record = { ...followed.record, ...update };
       if (!(await this.store.update(taskId, update))) await this.writeBack(followed);
     };
-    const unpin = host.pin();
+    const unpin = tool.pin();
     const remaining = Date.parse(record.createdAt) + record.ttlMs - Date.now();
     const expiry = setTimeout(() => controller.abort(new Error("task expired")), Math.max(0, remaining));
     expiry.unref();
-    const call = callRuntime(host.toolRuntime, host.def, work.input);
+    const call = callHost(tool.toolHost, tool.def, work.input);
     const ctx: ToolContext = {
       signal: controller.signal,
       progress: async ({ message }) => {
         await change({ statusMessage: call.egress.text(message) }).catch(() => undefined);
       },
-      logger: host.logger,
+      logger: tool.logger,
       secret: (value) => call.egress.addSupplied(value),
       confirm: async () => "unsupported",
-      resourcesChanged: () => host.resourcesChanged(),
+      resourcesChanged: () => tool.resourcesChanged(),
       checkpoint: async (state) => {
         if (!this.store.shared) return;
         work.checkpoint = state;
@@ -222,7 +222,7 @@ export class TaskRunner {
         );
       },
     };
-    void runTool(host.def, work.input, ctx, call, true, resumeFrom)
+    void runTool(tool.def, work.input, ctx, call, true, resumeFrom)
       .then(async (result) => {
         if (controller.signal.aborted) return;
         const line = result.content.find((c) => c.type === "text");
@@ -318,12 +318,12 @@ export class TaskRunner {
           `replica?). The upstream work goes on${this.followWith(record.tool)}.`,
       );
     }
-    const host = this.options.adopt!(record.owner, work.credentials, work.tool);
-    if (!host)
+    const tool = this.options.adopt!(record.owner, work.credentials, work.tool);
+    if (!tool)
       return fail(
         `This task's replica stopped, and no replica here offers ${work.tool} any more. The upstream work goes on.`,
       );
-    const { def } = host;
+    const { def } = tool;
     const canResume = work.checkpoint !== undefined && def.longRunning?.resume !== undefined;
     if (!canResume && def.kind !== "read") {
       // Its request may be in flight still, and land after a look that finds nothing: wait out its deadline first.
@@ -337,14 +337,14 @@ export class TaskRunner {
         await this.store.release?.(taskId);
         return;
       }
-      const check = verifyOf(def, work.input, host.toolRuntime) ?? "read the service's state";
+      const check = verifyOf(def, work.input, tool.toolHost) ?? "read the service's state";
       return fail(
         `The replica following this task stopped before the service confirmed that ${def.name} started, and its request may have reached the service: the outcome is unknown. It changes state or spends credits, so it was not sent again. Check first: ${check}. Only if that finds nothing did it not happen.`,
       );
     }
     this.options.logger.info("task taken over", { taskId, tool: def.name, from: canResume ? "checkpoint" : "start" });
     await this.store.update(taskId, { statusMessage: `${def.title}: taken over by another replica, still following` });
-    this.follow(record, work, host, canResume ? work.checkpoint : undefined);
+    this.follow(record, work, tool, canResume ? work.checkpoint : undefined);
   }
 
   /** A task that ended before any work began (a refused spend asked for as a 2025 task). */

@@ -49,7 +49,7 @@ export class TenantScopes {
   }
 
   /**
-   * How one tenant runs the shared definitions' code (ToolRuntime.enter): inside its scope, where
+   * How one tenant runs the shared definitions' code (ToolHost.enter): inside its scope, where
    * `deps` are its own. One function per tenant; copying every definition per tenant (with three
    * closures each) was most of an idle tenant's heap.
    */

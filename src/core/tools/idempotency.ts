@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
 import type { Sealer } from "../base/seal.js";
-import { NeedsInput, runBefore, runTool, verifyOf, type ToolContext, type ToolDef, type ToolRuntime } from "./tool.js";
+import { NeedsInput, runBefore, runTool, verifyOf, type ToolContext, type ToolDef, type ToolHost } from "./tool.js";
 import { UpstreamError } from "../upstream/upstream.js";
 
 /**
@@ -90,7 +90,7 @@ interface Call {
   input: Record<string, unknown>;
   key: string;
   ctx: ToolContext;
-  runtime: ToolRuntime;
+  host: ToolHost;
 }
 
 export class SpendOnce {
@@ -114,18 +114,18 @@ export class SpendOnce {
     repeat: boolean,
     owner: string,
     ctx: ToolContext,
-    runtime: ToolRuntime,
+    host: ToolHost,
   ): Promise<CallToolResult> {
-    if (repeat) return runTool(def, input, ctx, runtime);
+    if (repeat) return runTool(def, input, ctx, host);
     const key = this.fingerprint(JSON.stringify([owner, def.name, canonical(input)]));
-    const call: Call = { def, input, key, ctx, runtime };
+    const call: Call = { def, input, key, ctx, host };
     // Twice at most: a first call that ended having spent nothing leaves no record to wait for.
     for (let attempt = 0; attempt < 2; attempt++) {
       let claimed = false;
       try {
         let prior = await this.read(call.key);
         if (!prior) {
-          const refused = await runBefore(def, input, ctx, runtime);
+          const refused = await runBefore(def, input, ctx, host);
           if (refused) return refused;
           const record = this.write(call.key, { at: new Date().toISOString(), ended: false });
           claimed = await this.store.claim(call.key, record, this.windowMs);
@@ -144,11 +144,11 @@ export class SpendOnce {
       }
       if (claimed) return this.first(call);
     }
-    return runTool(def, input, ctx, runtime);
+    return runTool(def, input, ctx, host);
   }
 
   /** The first call: runs, leaves the checkpoint when its work started, and its outcome at the end. */
-  private async first({ def, input, key, ctx, runtime }: Call): Promise<CallToolResult> {
+  private async first({ def, input, key, ctx, host }: Call): Promise<CallToolResult> {
     const record: CallRecord = { at: new Date().toISOString(), ended: false };
     const warn = (what: string) => (err: unknown) => this.logger.warn(what, { tool: def.name, error: String(err) });
     const save = () =>
@@ -173,7 +173,7 @@ export class SpendOnce {
       await save();
     };
     try {
-      const result = await runTool(watched, input, { ...ctx, checkpoint }, runtime, true);
+      const result = await runTool(watched, input, { ...ctx, checkpoint }, host, true);
       clearInterval(renew);
       if (!ctx.signal.aborted || (!record.checkpoint && nothingSpent(error))) {
         // Its caller has the answer (or nothing was spent): the same call from now on is a new one.
@@ -185,7 +185,7 @@ export class SpendOnce {
       }
       // Its caller gave up (a timeout, a disconnect): a retry within the window gets this outcome.
       record.ended = true;
-      if (!record.checkpoint) record.result = cancelledInFlight(def, input, record.at, runtime);
+      if (!record.checkpoint) record.result = cancelledInFlight(def, input, record.at, host);
       await save();
       return result;
     } finally {
@@ -195,7 +195,7 @@ export class SpendOnce {
 
   /** The same call again: the first one's outcome, once it has one, without spending. */
   private async replay(call: Call, prior: CallRecord): Promise<CallToolResult | undefined> {
-    const { def, input, key, ctx, runtime } = call;
+    const { def, input, key, ctx, host } = call;
     let record: CallRecord | undefined = prior;
     // The first call has not started its work or ended yet: wait for it, as long as our caller can.
     const deadline = ctx.blockingUntil ?? Number.POSITIVE_INFINITY;
@@ -213,7 +213,7 @@ export class SpendOnce {
       `Same call as one made at ${record.at} that had not reached its caller: nothing was spent again ` +
       "(repeat: true spends again on purpose).";
     if (record.checkpoint && def.longRunning?.resume) {
-      const followed = await runTool(def, input, ctx, runtime, true, record.checkpoint);
+      const followed = await runTool(def, input, ctx, host, true, record.checkpoint);
       return note(followed, `${head} Following the work it started:`);
     }
     if (record.ended && record.result) return note(record.result, `${head} Its outcome:`);
@@ -255,9 +255,9 @@ function cancelledInFlight(
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
   at: string,
-  runtime: ToolRuntime,
+  host: ToolHost,
 ): CallToolResult {
-  const check = verifyOf(def, input, runtime) ?? "read the resource again";
+  const check = verifyOf(def, input, host) ?? "read the resource again";
   const text =
     `The same call made at ${at} was cancelled before its outcome was known: it may or may not have spent. ` +
     `Check first (${check}); if it did not take effect, call again with repeat: true.`;

@@ -124,7 +124,7 @@ export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent">): ToolA
 }
 
 /** What running a tool needs from the process: the egress scrubber and each service's advice. */
-export interface ToolRuntime {
+export interface ToolHost {
   egress: Egress;
   advice: ReadonlyMap<string, ServiceAdvice>;
   /**
@@ -134,13 +134,13 @@ export interface ToolRuntime {
   enter?<R>(fn: () => R): R;
 }
 
-/** The runtime of one call: its own scrubber, which learns the secrets the call supplies (ctx.secret). */
-export function callRuntime(
-  runtime: ToolRuntime,
+/** The host of one call: its own scrubber, which learns the secrets the call supplies (ctx.secret). */
+export function callHost(
+  host: ToolHost,
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
-): ToolRuntime & { egress: CallEgress } {
-  return { ...runtime, egress: runtime.egress.forCall(def.secretRecord?.(input)) };
+): ToolHost & { egress: CallEgress } {
+  return { ...host, egress: host.egress.forCall(def.secretRecord?.(input)) };
 }
 
 /** The input flag of spending tools that asks for a new spend although the same call just ran. */
@@ -191,20 +191,20 @@ export async function runTool(
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
   ctx: ToolContext,
-  runtime: ToolRuntime,
+  host: ToolHost,
   skipBefore = false,
   resumeFrom?: Record<string, unknown>,
 ): Promise<CallToolResult> {
   const started = performance.now();
   try {
-    const enter = runtime.enter ?? asIs;
+    const enter = host.enter ?? asIs;
     if (def.before && !skipBefore) await enter(() => def.before!(input, ctx));
     const resume = resumeFrom && def.longRunning?.resume;
     const raw = resume ? await enter(() => resume(resumeFrom, input, ctx)) : await enter(() => def.run(input, ctx));
-    return success(def, input, raw, ctx, runtime, started);
+    return success(def, input, raw, ctx, host, started);
   } catch (err) {
     if (err instanceof NeedsInput) throw err;
-    return failure(def, input, err, ctx, runtime, started);
+    return failure(def, input, err, ctx, host, started);
   }
 }
 
@@ -213,15 +213,15 @@ export async function runBefore(
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
   ctx: ToolContext,
-  runtime: ToolRuntime,
+  host: ToolHost,
 ): Promise<CallToolResult | undefined> {
   if (!def.before) return undefined;
   try {
-    await (runtime.enter ?? asIs)(() => def.before!(input, ctx));
+    await (host.enter ?? asIs)(() => def.before!(input, ctx));
     return undefined;
   } catch (err) {
     if (err instanceof NeedsInput) throw err;
-    return failure(def, input, err, ctx, runtime, performance.now());
+    return failure(def, input, err, ctx, host, performance.now());
   }
 }
 
@@ -231,9 +231,9 @@ const asIs = <R>(fn: () => R): R => fn();
 export function verifyOf(
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
-  runtime: Pick<ToolRuntime, "enter"> | undefined,
+  host: Pick<ToolHost, "enter"> | undefined,
 ): string | undefined {
-  return def.verify && (runtime?.enter ?? asIs)(() => def.verify!(input));
+  return def.verify && (host?.enter ?? asIs)(() => def.verify!(input));
 }
 
 function success(
@@ -241,13 +241,13 @@ function success(
   input: Record<string, unknown>,
   raw: unknown,
   ctx: ToolContext,
-  runtime: ToolRuntime,
+  host: ToolHost,
   started: number,
 ): CallToolResult {
-  const { egress } = runtime;
+  const { egress } = host;
   const { output, trims } = fitStructured(egress.json(raw) as Record<string, unknown>);
   ctx.logger.debug("tool call", { tool: def.name, ms: Math.round(performance.now() - started), ok: true });
-  const text = fitText(egress.text(renderText(def, output, input, ctx, runtime)), trims);
+  const text = fitText(egress.text(renderText(def, output, input, ctx, host)), trims);
   return { content: [{ type: "text", text }], structuredContent: output };
 }
 
@@ -260,16 +260,16 @@ function renderText(
   output: Obj<Shape>,
   input: Obj<Shape>,
   ctx: ToolContext,
-  runtime: ToolRuntime,
+  host: ToolHost,
 ): string {
   try {
-    return (runtime.enter ?? asIs)(() => def.render(output, input));
+    return (host.enter ?? asIs)(() => def.render(output, input));
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     ctx.logger.warn("tool result not rendered", { tool: def.name, error: why });
     const unwritten = `its summary could not be written (${why}); the whole answer is in structuredContent.`;
     if (def.kind === "read") return `${def.title}: the service answered, but ${unwritten}`;
-    const check = verifyOf(def, input, runtime);
+    const check = verifyOf(def, input, host);
     const again = `Do not call ${def.name} again for this.${check ? ` To check it: ${check}.` : ""}`;
     return `${def.title}: done, the service confirmed it; ${unwritten} ${again}`;
   }
@@ -280,15 +280,15 @@ export function failure(
   input: Record<string, unknown>,
   err: unknown,
   ctx: ToolContext,
-  runtime: ToolRuntime,
+  host: ToolHost,
   started: number,
 ): CallToolResult {
-  const { egress } = runtime;
+  const { egress } = host;
   // The SDK aborts with whatever reason the client gave, often a plain string: the signal says it was a cancel.
   const cancelled = isAbort(err) || (ctx.signal.aborted && !(err instanceof ToolError));
   const fields = { tool: def.name, ms: Math.round(performance.now() - started) };
-  const verify = def.kind !== "read" ? verifyOf(def, input, runtime) : undefined;
-  const described = describeError(cancelled ? new CancelledCall() : err, runtime.advice, verify);
+  const verify = def.kind !== "read" ? verifyOf(def, input, host) : undefined;
+  const described = describeError(cancelled ? new CancelledCall() : err, host.advice, verify);
   const message = fitText(egress.text(described), []);
   if (cancelled) ctx.logger.debug("tool call cancelled", { ...fields, reason: abortReason(ctx.signal.reason ?? err) });
   else ctx.logger[err instanceof ToolError ? "info" : "warn"]("tool call failed", { ...fields, error: message });

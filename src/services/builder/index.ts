@@ -265,29 +265,29 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
       ...(on("build_groups") ? groupTools(deps) : []),
       ...(on("build_admin") ? projectAdminTools(deps) : []),
     ]),
-  create(s, runtime) {
+  create(s, host) {
     const keyHeader = s.BUILD_API_KEY_HEADER;
     const header =
       keyHeader.toLowerCase() === "authorization"
         ? { authorization: `Bearer ${s.BUILD_API_KEY}` }
         : { [keyHeader]: s.BUILD_API_KEY };
-    const http = runtime.upstream({ baseUrl: s.BUILD_API_BASE_URL, headers: header, envelope: "errors-data" });
+    const http = host.upstream({ baseUrl: s.BUILD_API_BASE_URL, headers: header, envelope: "errors-data" });
     const client = new BuildClient(http);
-    const pollOptions = { intervalMs: s.BUILD_POLL_INTERVAL_MS, logger: runtime.logger };
+    const pollOptions = { intervalMs: s.BUILD_POLL_INTERVAL_MS, logger: host.logger };
     const deps: BuildDeps = {
       client,
-      agentPoller: runtime.createPoller<AgentStatus>(
+      agentPoller: host.createPoller<AgentStatus>(
         "agent",
         (id, signal) => client.getAgentStatus(id, signal),
         pollOptions,
       ),
-      projectPoller: runtime.createPoller<ProjectDetails>(
+      projectPoller: host.createPoller<ProjectDetails>(
         "project",
         (id, signal) => client.getProject(id, signal),
         pollOptions,
       ),
-      rebuildPoller: runtime.createPoller("rebuild", (id, signal) => getRebuildStatus(http, id, signal), pollOptions),
-      pullPoller: runtime.createPoller("pull", (id, signal) => getPullStatus(http, id, signal), pollOptions),
+      rebuildPoller: host.createPoller("rebuild", (id, signal) => getRebuildStatus(http, id, signal), pollOptions),
+      pullPoller: host.createPoller("pull", (id, signal) => getPullStatus(http, id, signal), pollOptions),
       guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
     };
     return {

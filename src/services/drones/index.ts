@@ -46,8 +46,8 @@ export const drones: ServiceModule<z.infer<typeof settings>, DronesClient> = {
       "the service answered in a shape this server does not know: check that DRONES_API_BASE_URL points at the fleet data API.",
   },
   tools: (client) => [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
-  create(s, runtime) {
-    const http = runtime.upstream({ baseUrl: s.DRONES_API_BASE_URL, ...bearerAuth(s.DRONES_API_KEY) });
+  create(s, host) {
+    const http = host.upstream({ baseUrl: s.DRONES_API_BASE_URL, ...bearerAuth(s.DRONES_API_KEY) });
     const client = new DronesClient(http);
     return {
       deps: client,

@@ -49,8 +49,8 @@ export const sizing: ServiceModule<z.infer<typeof settings>, SizingClient> = {
       "the service answered in a shape this server does not know: check that SIZING_API_BASE_URL points at the v1 API.",
   },
   tools: (client) => sizingTools(client),
-  create(s, runtime) {
-    const http = runtime.upstream({ baseUrl: s.SIZING_API_BASE_URL, ...bearerAuth(s.SIZING_API_KEY) });
+  create(s, host) {
+    const http = host.upstream({ baseUrl: s.SIZING_API_BASE_URL, ...bearerAuth(s.SIZING_API_KEY) });
     const client = new SizingClient(http);
     return {
       deps: client,
