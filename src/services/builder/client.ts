@@ -1,4 +1,15 @@
 import type { UpstreamClient } from "../../core/upstream/upstream.js";
+import { BillingClient } from "./api/billing.js";
+import { DatabaseClient } from "./api/database.js";
+import { FigmaClient } from "./api/figma.js";
+import { FilesClient } from "./api/files.js";
+import { GithubClient } from "./api/github.js";
+import { GroupsClient } from "./api/groups.js";
+import { LogsAndDiffClient } from "./api/logs-and-diff.js";
+import { pagingHeaders } from "./api/paging.js";
+import { ProjectAdminClient } from "./api/project-admin.js";
+import { TransferClient } from "./api/transfer.js";
+import { WebhooksClient } from "./api/webhooks.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails } from "./schemas.js";
 
 const API = "/api/v1/vcaas";
@@ -17,9 +28,35 @@ export interface ListProjectsQuery {
   createdTo?: string;
 }
 
-/** One typed function per build-service operation. Paths per the two build spec files. */
+/**
+ * One typed method per build-service operation (paths per the two build spec files): the projects,
+ * the agent, deployments, versions, secrets, domain and database reads here; every other area in
+ * its own client under api/, reached as a property (`client.groups.createGroup(...)`).
+ */
 export class BuildClient {
-  constructor(readonly http: UpstreamClient) {}
+  readonly billing: BillingClient;
+  readonly database: DatabaseClient;
+  readonly figma: FigmaClient;
+  readonly files: FilesClient;
+  readonly github: GithubClient;
+  readonly groups: GroupsClient;
+  readonly logsAndDiff: LogsAndDiffClient;
+  readonly projectAdmin: ProjectAdminClient;
+  readonly transfer: TransferClient;
+  readonly webhooks: WebhooksClient;
+
+  constructor(readonly http: UpstreamClient) {
+    this.billing = new BillingClient(http);
+    this.database = new DatabaseClient(http);
+    this.figma = new FigmaClient(http);
+    this.files = new FilesClient(http);
+    this.github = new GithubClient(http);
+    this.groups = new GroupsClient(http);
+    this.logsAndDiff = new LogsAndDiffClient(http);
+    this.projectAdmin = new ProjectAdminClient(http);
+    this.transfer = new TransferClient(http);
+    this.webhooks = new WebhooksClient(http);
+  }
 
   getAccount(signal?: AbortSignal) {
     return this.http.request<{ credits: number; recurrentCredits?: number; oneTimeCredits?: number }>({
@@ -154,23 +191,4 @@ export class BuildClient {
       idempotent: true,
     });
   }
-}
-
-/** The build service's paging headers: X-Total-Count, X-Limit, X-Skip, and X-Has-More where sent. */
-export function pagingHeaders(headers: Record<string, string | string[] | undefined>) {
-  const header = (name: string) => {
-    const v = headers[name];
-    return Array.isArray(v) ? v[0] : v;
-  };
-  const number = (name: string) => {
-    const value = Number(header(name));
-    return header(name) !== undefined && Number.isFinite(value) ? value : undefined;
-  };
-  const hasMore = header("x-has-more");
-  return {
-    total: number("x-total-count"),
-    limit: number("x-limit"),
-    skip: number("x-skip"),
-    hasMore: hasMore === undefined ? undefined : hasMore === "true",
-  };
 }

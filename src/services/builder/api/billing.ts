@@ -1,6 +1,5 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-
-/** Per-project credit caps (reference §17) and spending analytics (§18, outside /vcaas); both free. */
+import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -24,20 +23,29 @@ export interface SpendingAnalytics extends Json {
   projects?: string[];
 }
 
-/** Absent keys are left as they are; null removes a cap. */
-export function setCreditLimits(http: UpstreamClient, projectId: string, body: CreditLimits, signal?: AbortSignal) {
-  return http.request<Json & { creditLimits?: CreditLimits }>({
-    method: "PATCH",
-    path: `${project(projectId)}/credit-limits`,
-    body,
-    signal,
-  });
+/** Per-project credit caps (reference §17) and spending analytics (§18, outside /vcaas); both free. */
+export class BillingClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  /** Absent keys are left as they are; null removes a cap. */
+  setCreditLimits(projectId: string, body: CreditLimits, signal?: AbortSignal) {
+    return this.http.request<Json & { creditLimits?: CreditLimits }>({
+      method: "PATCH",
+      path: `${project(projectId)}/credit-limits`,
+      body,
+      signal,
+    });
+  }
+
+  getSpendingAnalytics(query: { from: string; to: string; projectId?: string }, signal?: AbortSignal) {
+    return this.http.request<SpendingAnalytics>({
+      method: "GET",
+      path: "/api/v1/credits/spending-analytics",
+      query,
+      signal,
+    });
+  }
 }
 
-export function getSpendingAnalytics(
-  http: UpstreamClient,
-  query: { from: string; to: string; projectId?: string },
-  signal?: AbortSignal,
-) {
-  return http.request<SpendingAnalytics>({ method: "GET", path: "/api/v1/credits/spending-analytics", query, signal });
-}
+/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
+export const { setCreditLimits, getSpendingAnalytics } = functionsOf(BillingClient);

@@ -1,6 +1,5 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-
-/** Record writes of a project's database (reference §10; all free). `tableName` is a table's `type`. */
+import { functionsOf } from "./functions.js";
 
 const records = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}/database/records`;
 const record = (projectId: string, recordId: string) => `${records(projectId)}/${encodeURIComponent(recordId)}`;
@@ -23,68 +22,47 @@ export interface LinkBody {
   referenceId: string;
 }
 
-export function createRecord(
-  http: UpstreamClient,
-  projectId: string,
-  body: { tableName: string; data: Json },
-  signal?: AbortSignal,
-) {
-  return http.request<DbRecord>({ method: "POST", path: records(projectId), body, signal });
+/** Record writes of a project's database (reference §10; all free). `tableName` is a table's `type`. */
+export class DatabaseClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  createRecord(projectId: string, body: { tableName: string; data: Json }, signal?: AbortSignal) {
+    return this.http.request<DbRecord>({ method: "POST", path: records(projectId), body, signal });
+  }
+
+  updateRecord(projectId: string, recordId: string, body: { tableName: string; data: Json }, signal?: AbortSignal) {
+    return this.http.request<DbRecord>({ method: "PATCH", path: record(projectId, recordId), body, signal });
+  }
+
+  /** tableName goes in the query string, not a body. */
+  deleteRecord(projectId: string, recordId: string, tableName: string, signal?: AbortSignal) {
+    return this.http.request<Json & { deleted?: boolean; recordId?: string }>({
+      method: "DELETE",
+      path: record(projectId, recordId),
+      query: { tableName },
+      signal,
+    });
+  }
+
+  linkRecords(projectId: string, recordId: string, body: LinkBody, signal?: AbortSignal) {
+    return this.http.request<Json & { linked?: boolean }>({
+      method: "POST",
+      path: `${record(projectId, recordId)}/link`,
+      body,
+      signal,
+    });
+  }
+
+  /** A DELETE with a JSON body (the client sends a body on any method). */
+  unlinkRecords(projectId: string, recordId: string, body: LinkBody, signal?: AbortSignal) {
+    return this.http.request<Json & { unlinked?: boolean }>({
+      method: "DELETE",
+      path: `${record(projectId, recordId)}/link`,
+      body,
+      signal,
+    });
+  }
 }
 
-export function updateRecord(
-  http: UpstreamClient,
-  projectId: string,
-  recordId: string,
-  body: { tableName: string; data: Json },
-  signal?: AbortSignal,
-) {
-  return http.request<DbRecord>({ method: "PATCH", path: record(projectId, recordId), body, signal });
-}
-
-/** tableName goes in the query string, not a body. */
-export function deleteRecord(
-  http: UpstreamClient,
-  projectId: string,
-  recordId: string,
-  tableName: string,
-  signal?: AbortSignal,
-) {
-  return http.request<Json & { deleted?: boolean; recordId?: string }>({
-    method: "DELETE",
-    path: record(projectId, recordId),
-    query: { tableName },
-    signal,
-  });
-}
-
-export function linkRecords(
-  http: UpstreamClient,
-  projectId: string,
-  recordId: string,
-  body: LinkBody,
-  signal?: AbortSignal,
-) {
-  return http.request<Json & { linked?: boolean }>({
-    method: "POST",
-    path: `${record(projectId, recordId)}/link`,
-    body,
-    signal,
-  });
-}
-
-/** A DELETE with a JSON body (the client sends a body on any method). */
-export function unlinkRecords(
-  http: UpstreamClient,
-  projectId: string,
-  recordId: string,
-  body: LinkBody,
-  signal?: AbortSignal,
-) {
-  return http.request<Json & { unlinked?: boolean }>({
-    method: "DELETE",
-    path: `${record(projectId, recordId)}/link`,
-    body,
-    signal,
-  });
-}
+/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
+export const { createRecord, updateRecord, deleteRecord, linkRecords, unlinkRecords } = functionsOf(DatabaseClient);

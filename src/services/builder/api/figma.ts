@@ -1,6 +1,5 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-
-/** Figma operations of the build service (reference §13; all free). The token is a secret: callers register it. */
+import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -22,39 +21,47 @@ export interface FigmaStatus extends Json {
   tokenError?: string;
 }
 
-export function connect(http: UpstreamClient, projectId: string, token: string, signal?: AbortSignal) {
-  return http.request<Json & { connected?: boolean; account?: FigmaAccount }>({
-    method: "POST",
-    path: `${project(projectId)}/figma/connect`,
-    body: { token },
-    signal,
-  });
+/** Figma operations of the build service (reference §13; all free). The token is a secret: callers register it. */
+export class FigmaClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  connect(projectId: string, token: string, signal?: AbortSignal) {
+    return this.http.request<Json & { connected?: boolean; account?: FigmaAccount }>({
+      method: "POST",
+      path: `${project(projectId)}/figma/connect`,
+      body: { token },
+      signal,
+    });
+  }
+
+  /** verify=true makes a live Figma call that counts against the account's 10 checks per minute. */
+  getStatus(projectId: string, verify: boolean | undefined, signal?: AbortSignal) {
+    return this.http.request<FigmaStatus>({
+      method: "GET",
+      path: `${project(projectId)}/figma/status`,
+      query: verify === undefined ? undefined : { verify },
+      signal,
+    });
+  }
+
+  disconnect(projectId: string, signal?: AbortSignal) {
+    return this.http.request<Json & { disconnected?: boolean; message?: string }>({
+      method: "DELETE",
+      path: `${project(projectId)}/figma/connect`,
+      signal,
+    });
+  }
+
+  /** POST /figma/validate: no project; stores nothing; rate-limited per account. */
+  validateToken(token: string, signal?: AbortSignal) {
+    return this.http.request<Json & { valid?: boolean; account?: FigmaAccount }>({
+      method: "POST",
+      path: "/api/v1/vcaas/figma/validate",
+      body: { token },
+      signal,
+    });
+  }
 }
 
-/** verify=true makes a live Figma call that counts against the account's 10 checks per minute. */
-export function getStatus(http: UpstreamClient, projectId: string, verify: boolean | undefined, signal?: AbortSignal) {
-  return http.request<FigmaStatus>({
-    method: "GET",
-    path: `${project(projectId)}/figma/status`,
-    query: verify === undefined ? undefined : { verify },
-    signal,
-  });
-}
-
-export function disconnect(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<Json & { disconnected?: boolean; message?: string }>({
-    method: "DELETE",
-    path: `${project(projectId)}/figma/connect`,
-    signal,
-  });
-}
-
-/** POST /figma/validate: no project; stores nothing; rate-limited per account. */
-export function validateToken(http: UpstreamClient, token: string, signal?: AbortSignal) {
-  return http.request<Json & { valid?: boolean; account?: FigmaAccount }>({
-    method: "POST",
-    path: "/api/v1/vcaas/figma/validate",
-    body: { token },
-    signal,
-  });
-}
+/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
+export const { connect, getStatus, disconnect, validateToken } = functionsOf(FigmaClient);

@@ -1,6 +1,5 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-
-/** Files, source code and rebuild operations of the build service (reference §11). */
+import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -59,70 +58,64 @@ export interface RebuildStatus extends Json {
   errorMessage?: string;
 }
 
-/** Charged (GET_SOURCE_CODE): never retried, though it is a GET. */
-export function getSourceCode(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<SourceCode>({
-    method: "GET",
-    path: `${project(projectId)}/source-code`,
-    idempotent: false,
-    signal,
-  });
+/** Files, source code and rebuild operations of the build service (reference §11). */
+export class FilesClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  /** Charged (GET_SOURCE_CODE): never retried, though it is a GET. */
+  getSourceCode(projectId: string, signal?: AbortSignal) {
+    return this.http.request<SourceCode>({
+      method: "GET",
+      path: `${project(projectId)}/source-code`,
+      idempotent: false,
+      signal,
+    });
+  }
+
+  /** multipart/form-data, field `file`. */
+  uploadFile(projectId: string, file: { name: string; bytes: Uint8Array; mimeType?: string }, signal?: AbortSignal) {
+    const form = new FormData();
+    form.append("file", new Blob([file.bytes], { type: file.mimeType ?? "application/octet-stream" }), file.name);
+    return this.http.request<{ fileNameId?: string; url?: string } & Json>({
+      method: "POST",
+      path: `${project(projectId)}/files/upload`,
+      form,
+      signal,
+    });
+  }
+
+  getFileTree(projectId: string, query: { path?: string; limit?: number; offset?: number }, signal?: AbortSignal) {
+    return this.http.request<FileTree>({ method: "GET", path: `${project(projectId)}/files/tree`, query, signal });
+  }
+
+  readFile(projectId: string, path: string, signal?: AbortSignal) {
+    return this.http.request<FileContent>({
+      method: "GET",
+      path: `${project(projectId)}/files/content`,
+      query: { path },
+      signal,
+    });
+  }
+
+  /** Always base64: the service sanitizes utf8 bodies as HTML (reference §11). */
+  writeFile(projectId: string, body: { path: string; content: string; encoding: "base64" }, signal?: AbortSignal) {
+    return this.http.request<WrittenFile>({ method: "PUT", path: `${project(projectId)}/files/content`, body, signal });
+  }
+
+  rebuild(projectId: string, signal?: AbortSignal) {
+    return this.http.request<Json & { status?: string; startedAt?: string; message?: string }>({
+      method: "POST",
+      path: `${project(projectId)}/rebuild`,
+      body: {},
+      signal,
+    });
+  }
+
+  getRebuildStatus(projectId: string, signal?: AbortSignal) {
+    return this.http.request<RebuildStatus>({ method: "GET", path: `${project(projectId)}/rebuild/status`, signal });
+  }
 }
 
-/** multipart/form-data, field `file`. */
-export function uploadFile(
-  http: UpstreamClient,
-  projectId: string,
-  file: { name: string; bytes: Uint8Array; mimeType?: string },
-  signal?: AbortSignal,
-) {
-  const form = new FormData();
-  form.append("file", new Blob([file.bytes], { type: file.mimeType ?? "application/octet-stream" }), file.name);
-  return http.request<{ fileNameId?: string; url?: string } & Json>({
-    method: "POST",
-    path: `${project(projectId)}/files/upload`,
-    form,
-    signal,
-  });
-}
-
-export function getFileTree(
-  http: UpstreamClient,
-  projectId: string,
-  query: { path?: string; limit?: number; offset?: number },
-  signal?: AbortSignal,
-) {
-  return http.request<FileTree>({ method: "GET", path: `${project(projectId)}/files/tree`, query, signal });
-}
-
-export function readFile(http: UpstreamClient, projectId: string, path: string, signal?: AbortSignal) {
-  return http.request<FileContent>({
-    method: "GET",
-    path: `${project(projectId)}/files/content`,
-    query: { path },
-    signal,
-  });
-}
-
-/** Always base64: the service sanitizes utf8 bodies as HTML (reference §11). */
-export function writeFile(
-  http: UpstreamClient,
-  projectId: string,
-  body: { path: string; content: string; encoding: "base64" },
-  signal?: AbortSignal,
-) {
-  return http.request<WrittenFile>({ method: "PUT", path: `${project(projectId)}/files/content`, body, signal });
-}
-
-export function rebuild(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<Json & { status?: string; startedAt?: string; message?: string }>({
-    method: "POST",
-    path: `${project(projectId)}/rebuild`,
-    body: {},
-    signal,
-  });
-}
-
-export function getRebuildStatus(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<RebuildStatus>({ method: "GET", path: `${project(projectId)}/rebuild/status`, signal });
-}
+/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
+export const { getSourceCode, uploadFile, getFileTree, readFile, writeFile, rebuild, getRebuildStatus } =
+  functionsOf(FilesClient);

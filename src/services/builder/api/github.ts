@@ -1,6 +1,5 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-
-/** GitHub operations of the build service (reference §12; all free). */
+import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -31,45 +30,57 @@ export interface PullStatus extends Json {
   createdAt?: string | null;
 }
 
-export function connect(
-  http: UpstreamClient,
-  projectId: string,
-  body: { token: string; repositoryFullName: string; syncDirection?: SyncDirection },
-  signal?: AbortSignal,
-) {
-  return http.request<GithubConnection>({ method: "POST", path: `${project(projectId)}/github/connect`, body, signal });
+/** GitHub operations of the build service (reference §12; all free). */
+export class GithubClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  connect(
+    projectId: string,
+    body: { token: string; repositoryFullName: string; syncDirection?: SyncDirection },
+    signal?: AbortSignal,
+  ) {
+    return this.http.request<GithubConnection>({
+      method: "POST",
+      path: `${project(projectId)}/github/connect`,
+      body,
+      signal,
+    });
+  }
+
+  disconnect(projectId: string, signal?: AbortSignal) {
+    return this.http.request<Json & { success?: boolean; message?: string }>({
+      method: "DELETE",
+      path: `${project(projectId)}/github/connect`,
+      signal,
+    });
+  }
+
+  getStatus(projectId: string, signal?: AbortSignal) {
+    return this.http.request<GithubStatus>({ method: "GET", path: `${project(projectId)}/github/status`, signal });
+  }
+
+  pull(projectId: string, signal?: AbortSignal) {
+    return this.http.request<Json & { status?: string; message?: string; filesUpdated?: number }>({
+      method: "POST",
+      path: `${project(projectId)}/github/pull`,
+      body: {},
+      signal,
+    });
+  }
+
+  getPullStatus(projectId: string, signal?: AbortSignal) {
+    return this.http.request<PullStatus>({ method: "GET", path: `${project(projectId)}/github/pull-status`, signal });
+  }
+
+  /** `.env` text per environment, secret values in clear: callers must never pass the values on. */
+  getEnv(projectId: string, signal?: AbortSignal) {
+    return this.http.request<{ envDev?: string; envProd?: string } & Json>({
+      method: "GET",
+      path: `${project(projectId)}/github/env`,
+      signal,
+    });
+  }
 }
 
-export function disconnect(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<Json & { success?: boolean; message?: string }>({
-    method: "DELETE",
-    path: `${project(projectId)}/github/connect`,
-    signal,
-  });
-}
-
-export function getStatus(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<GithubStatus>({ method: "GET", path: `${project(projectId)}/github/status`, signal });
-}
-
-export function pull(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<Json & { status?: string; message?: string; filesUpdated?: number }>({
-    method: "POST",
-    path: `${project(projectId)}/github/pull`,
-    body: {},
-    signal,
-  });
-}
-
-export function getPullStatus(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<PullStatus>({ method: "GET", path: `${project(projectId)}/github/pull-status`, signal });
-}
-
-/** `.env` text per environment, secret values in clear: callers must never pass the values on. */
-export function getEnv(http: UpstreamClient, projectId: string, signal?: AbortSignal) {
-  return http.request<{ envDev?: string; envProd?: string } & Json>({
-    method: "GET",
-    path: `${project(projectId)}/github/env`,
-    signal,
-  });
-}
+/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
+export const { connect, disconnect, getStatus, pull, getPullStatus, getEnv } = functionsOf(GithubClient);

@@ -1,6 +1,5 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-
-/** Production request logs (reference §6) and one version's diff (§7); both free. */
+import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -13,25 +12,33 @@ export interface ProdLogsQuery {
   regexSearch?: string;
 }
 
-/**
- * Passed through from the log pipeline: records at `data.records`, or `data` is the array itself.
- * Never retried: each request counts against the plan's log allowance (429 PLAN_LIMIT_REACHED, §6).
- */
-export function getProductionLogs(http: UpstreamClient, projectId: string, query: ProdLogsQuery, signal?: AbortSignal) {
-  return http.request<unknown>({
-    method: "GET",
-    path: `${project(projectId)}/backend/prod/logs`,
-    query: { ...query },
-    signal,
-    retries: 0,
-  });
+/** Production request logs (reference §6) and one version's diff (§7); both free. */
+export class LogsAndDiffClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  /**
+   * Passed through from the log pipeline: records at `data.records`, or `data` is the array itself.
+   * Never retried: each request counts against the plan's log allowance (429 PLAN_LIMIT_REACHED, §6).
+   */
+  getProductionLogs(projectId: string, query: ProdLogsQuery, signal?: AbortSignal) {
+    return this.http.request<unknown>({
+      method: "GET",
+      path: `${project(projectId)}/backend/prod/logs`,
+      query: { ...query },
+      signal,
+      retries: 0,
+    });
+  }
+
+  getVersionDiff(projectId: string, commitSha: string, signal?: AbortSignal) {
+    return this.http.request<Json & { commitSha?: string; diff?: string }>({
+      method: "GET",
+      path: `${project(projectId)}/version-diff`,
+      query: { commitSha },
+      signal,
+    });
+  }
 }
 
-export function getVersionDiff(http: UpstreamClient, projectId: string, commitSha: string, signal?: AbortSignal) {
-  return http.request<Json & { commitSha?: string; diff?: string }>({
-    method: "GET",
-    path: `${project(projectId)}/version-diff`,
-    query: { commitSha },
-    signal,
-  });
-}
+/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
+export const { getProductionLogs, getVersionDiff } = functionsOf(LogsAndDiffClient);

@@ -1,6 +1,5 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-
-/** PATCH /projects/:projectId (reference §3; free): label, description, groupId. */
+import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -13,11 +12,19 @@ export interface ProjectUpdate {
   groupId?: string | null;
 }
 
-export function updateProject(http: UpstreamClient, projectId: string, body: ProjectUpdate, signal?: AbortSignal) {
-  return http.request<Json & { projectId?: string; label?: string; description?: string; groupId?: string }>({
-    method: "PATCH",
-    path: project(projectId),
-    body,
-    signal,
-  });
+/** PATCH /projects/:projectId (reference §3; free): label, description, groupId. */
+export class ProjectAdminClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  updateProject(projectId: string, body: ProjectUpdate, signal?: AbortSignal) {
+    return this.http.request<Json & { projectId?: string; label?: string; description?: string; groupId?: string }>({
+      method: "PATCH",
+      path: project(projectId),
+      body,
+      signal,
+    });
+  }
 }
+
+/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
+export const { updateProject } = functionsOf(ProjectAdminClient);

@@ -1,6 +1,5 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-
-/** Account webhooks of the build service (reference §14; all free). Header values may be secrets. */
+import { functionsOf } from "./functions.js";
 
 const WEBHOOKS = "/api/v1/vcaas/webhooks";
 
@@ -18,23 +17,27 @@ export interface Webhook extends Json {
   updatedAt?: string;
 }
 
-export function subscribe(
-  http: UpstreamClient,
-  body: { url: string; event: WebhookEvent; headers?: Record<string, string> },
-  signal?: AbortSignal,
-) {
-  return http.request<Webhook>({ method: "PUT", path: WEBHOOKS, body, signal });
+/** Account webhooks of the build service (reference §14; all free). Header values may be secrets. */
+export class WebhooksClient {
+  constructor(readonly http: UpstreamClient) {}
+
+  subscribe(body: { url: string; event: WebhookEvent; headers?: Record<string, string> }, signal?: AbortSignal) {
+    return this.http.request<Webhook>({ method: "PUT", path: WEBHOOKS, body, signal });
+  }
+
+  list(signal?: AbortSignal) {
+    return this.http.request<Json & { webhooks?: Webhook[] }>({ method: "GET", path: WEBHOOKS, signal });
+  }
+
+  /** The answer is `{success: true}` per [L] or `{deleted: boolean}` per [RC]: callers read either. */
+  remove(webhookId: string, signal?: AbortSignal) {
+    return this.http.request<Json & { success?: boolean; deleted?: boolean }>({
+      method: "DELETE",
+      path: `${WEBHOOKS}/${encodeURIComponent(webhookId)}`,
+      signal,
+    });
+  }
 }
 
-export function list(http: UpstreamClient, signal?: AbortSignal) {
-  return http.request<Json & { webhooks?: Webhook[] }>({ method: "GET", path: WEBHOOKS, signal });
-}
-
-/** The answer is `{success: true}` per [L] or `{deleted: boolean}` per [RC]: callers read either. */
-export function remove(http: UpstreamClient, webhookId: string, signal?: AbortSignal) {
-  return http.request<Json & { success?: boolean; deleted?: boolean }>({
-    method: "DELETE",
-    path: `${WEBHOOKS}/${encodeURIComponent(webhookId)}`,
-    signal,
-  });
-}
+/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
+export const { subscribe, list, remove } = functionsOf(WebhooksClient);
