@@ -60,6 +60,11 @@ describe("layering", () => {
     expect(bad).toEqual([]);
   });
 
+  it("one module registers tools with the SDK (every tool call passes its wrapper)", () => {
+    const callers = all.filter((f) => /\.registerTool\(/.test(codeOf(f.path))).map((f) => f.file);
+    expect(callers).toEqual(["core/mcp/tool-call.ts"]);
+  });
+
   it("core's code names no service's tools or keys (its messages come from the services' declarations)", () => {
     expect(SERVICE_WORDS).toEqual(expect.arrayContaining(["build_", "sizing_", "drones_", "tlm_sk_"]));
     const word = new RegExp(`\\b(${SERVICE_WORDS.join("|")})`, "g");

@@ -12,7 +12,8 @@ import {
 import type { Logger } from "../base/logger.js";
 import { isLoopbackHost } from "../base/loopback.js";
 import { createMcpServer, type OneRequest } from "../mcp/server.js";
-import { watchResources, type TenantRuntime } from "../mcp/runtime.js";
+import type { TenantRuntime } from "../mcp/runtime.js";
+import { watchResources } from "../mcp/subscriptions.js";
 import { WatchLimitError } from "../mcp/watch-budget.js";
 import {
   hostAllowed,

@@ -1,6 +1,7 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
+  type McpServer,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 
@@ -13,4 +14,11 @@ export type EnvelopeCapabilities = ClientCapabilities & { extensions?: Record<st
 export function envelopeCapabilities(ctx: ServerContext): EnvelopeCapabilities | undefined {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   return envelope?.[CLIENT_CAPABILITIES_META_KEY] as EnvelopeCapabilities | undefined;
+}
+
+/** MCP Apps (ext-apps): the client declared the UI extension, so views are worth announcing. */
+const UI_EXTENSION = "io.modelcontextprotocol/ui";
+export function supportsViews(server: McpServer, ctx: ServerContext): boolean {
+  const caps = envelopeCapabilities(ctx) ?? (server.server.getClientCapabilities() as EnvelopeCapabilities | undefined);
+  return caps?.extensions?.[UI_EXTENSION] !== undefined;
 }

@@ -108,31 +108,3 @@ export function taskTool(rt: TenantRuntime, def: ToolDef<any, any>): TaskTool {
     resourcesChanged: () => rt.changes.resourcesChanged(),
   };
 }
-
-/**
- * Follows `uris` for one subscriber within the replica's subscription caps (throws
- * WatchLimitError past one, having started nothing); returns the stop.
- */
-export function watchResources(
-  rt: TenantRuntime,
-  uris: readonly string[],
-  onChange: (uri: string) => void,
-): () => void {
-  // A tenant without a key for any service that follows resources polls nothing (its watchers are none).
-  const release = rt.watchBudget?.acquire(rt.owner(undefined), uris, rt.watchers.length > 0) ?? (() => undefined);
-  const stops = uris.map((uri) => watchResource(rt, uri, () => onChange(uri)));
-  return () => {
-    for (const stop of stops) stop();
-    release();
-  };
-}
-
-/** Starts following a resource for one subscriber; the first watcher that knows the URI wins. */
-export function watchResource(rt: TenantRuntime, uri: string, onChange: () => void): () => void {
-  for (const watch of rt.watchers) {
-    const stop = watch(uri, onChange);
-    if (stop) return stop;
-  }
-  // MCP allows subscribing to anything; a resource nobody watches simply never updates.
-  return () => undefined;
-}

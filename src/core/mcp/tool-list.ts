@@ -1,3 +1,9 @@
+import type { McpServer } from "@modelcontextprotocol/server";
+import { supportsViews } from "./envelope.js";
+import { CACHE_HINTS, MODERN_REVISION } from "./era.js";
+import type { TenantRuntime } from "./runtime.js";
+import { wrapRequestHandler } from "./sdk-internals.js";
+
 /**
  * The tools/list answer, shaped for the protocol revision that asked and trimmed of what carries
  * no meaning for a model (every conversation pays for it in tokens):
@@ -60,4 +66,32 @@ function shallow(schema: JsonSchema): JsonSchema {
     }),
   );
   return { type: "object", properties };
+}
+
+/**
+ * Shaped tools/list answers per runtime, keyed by revision and MCP Apps support. Kept beside the
+ * runtime, not the server instance: a 2026-07-28 HTTP request gets a fresh instance, and building
+ * the answer (JSON Schemas of every tool) costs several times more than serving it.
+ */
+const toolLists = new WeakMap<object, Map<string, Record<string, unknown>[]>>();
+
+/** tools/list shaped per revision (and per MCP Apps support) and trimmed; computed once for each. */
+export function shapeToolList(server: McpServer, rt: TenantRuntime): void {
+  const taskCapable = new Set(rt.tools.filter((t) => t.longRunning).map((t) => t.name));
+  const key = rt.listKey ?? rt;
+  const cache = toolLists.get(key) ?? new Map<string, Record<string, unknown>[]>();
+  toolLists.set(key, cache);
+  wrapRequestHandler(server, "tools/list", (original) => async (request, ctx) => {
+    const modern = ctx.mcpReq.envelope !== undefined;
+    const revision = modern ? MODERN_REVISION : (server.server.getNegotiatedProtocolVersion() ?? "2025-11-25");
+    const views = supportsViews(server, ctx);
+    const key = `${revision}|${views}`;
+    let tools = cache.get(key);
+    if (!tools) {
+      const answer = (await original(request, ctx)) as { tools: Record<string, unknown>[] };
+      tools = answer.tools.map((t) => shapeTool(t, revision, taskCapable.has(String(t.name)), views));
+      cache.set(key, tools);
+    }
+    return modern ? { tools, ...CACHE_HINTS["tools/list"] } : { tools };
+  });
 }

@@ -1,7 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { createMcpServer } from "../mcp/server.js";
-import { watchResource, type TenantRuntime } from "../mcp/runtime.js";
+import type { TenantRuntime } from "../mcp/runtime.js";
+import { watchResource } from "../mcp/subscriptions.js";
 import { LineTransport } from "./transport.js";
 
 /**

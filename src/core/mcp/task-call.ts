@@ -1,0 +1,56 @@
+import { ProtocolError, type CallToolResult, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import { TaskLimitError } from "../tasks/runner.js";
+import { callHost, failure, NeedsInput, runBefore, type ToolDef } from "../tools/tool.js";
+import { askForInput } from "./confirm-form.js";
+import type { Era } from "./era.js";
+import { linkGate } from "./link-gate.js";
+import { taskTool, type TenantRuntime } from "./runtime.js";
+import { legacyTask, modernTask } from "./task-protocol.js";
+import { requestContext } from "./tool-context.js";
+
+/** A task-augmented 2025 call past the tenant's cap of working tasks (2026-07-28 gets an isError result). */
+const TASK_LIMIT_CODE = -32000;
+
+/** A long-running tool's call that becomes a task: admitted, asked, refused or started. */
+export async function startTask(
+  server: McpServer,
+  rt: TenantRuntime,
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  request: any,
+  ctx: ServerContext,
+  era: Era,
+) {
+  try {
+    // Before `before`: a confirmation is not spent on a task that would be refused.
+    await rt.tasks.admit(rt.owner(ctx));
+  } catch (err) {
+    if (!(err instanceof TaskLimitError)) throw err;
+    if (era === "legacy") throw new ProtocolError(TASK_LIMIT_CODE, err.message);
+    return { content: [{ type: "text", text: err.message }], isError: true } satisfies CallToolResult;
+  }
+  const call = callHost(rt.toolHost, def, input);
+  const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, { logLevelSet: true });
+  let refused: CallToolResult | undefined;
+  try {
+    const needsLink = await linkGate(server, rt, def, ctx);
+    if (needsLink && "resultType" in needsLink) return needsLink;
+    refused = needsLink ?? (await runBefore(def, input, toolCtx, call));
+  } catch (err) {
+    if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
+    refused = failure(def, input, err, toolCtx, call, performance.now());
+  }
+  // A refusal before any work (too few credits, a declined confirmation) is the call's answer: as
+  // is on 2026-07-28 (the server decides whether to make a task), as an ended task on 2025.
+  if (refused)
+    return era === "legacy" ? { task: legacyTask(await rt.tasks.settled(rt.owner(ctx), def, refused)) } : refused;
+  const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
+  const record = await rt.tasks.start({
+    owner: rt.owner(ctx),
+    tool: taskTool(rt, def),
+    credentials: rt.credentials ? { ...rt.credentials } : undefined,
+    input,
+    ttlMs: requestedTtl ?? undefined,
+  });
+  return era === "legacy" ? { task: legacyTask(record) } : { resultType: "task", ...modernTask(record) };
+}

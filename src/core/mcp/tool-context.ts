@@ -1,0 +1,53 @@
+import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
+import type { CallEgress, Egress } from "../base/egress.js";
+import { verifyOf, type ToolContext, type ToolDef } from "../tools/tool.js";
+import { envelopeCapabilities } from "./envelope.js";
+import { echoToClient, type LogLevelSession } from "./log-level.js";
+import type { TenantRuntime } from "./runtime.js";
+
+/** A tool's context for a request that is still open: progress, logs and questions go to its client. */
+export function requestContext(
+  server: McpServer,
+  rt: TenantRuntime,
+  egress: CallEgress,
+  def: ToolDef<any, any>,
+  input: Record<string, unknown>,
+  ctx: ServerContext,
+  session: LogLevelSession,
+): ToolContext {
+  const modern = ctx.mcpReq.envelope !== undefined;
+  return {
+    signal: ctx.mcpReq.signal,
+    progress: progressSender(egress, ctx),
+    logger: rt.logger.withEcho(echoToClient(rt, ctx, session)),
+    secret: (value) => egress.addSupplied(value),
+    confirm: async (request) => {
+      const canAsk = modern
+        ? envelopeCapabilities(ctx)?.elicitation !== undefined
+        : server.server.getClientCapabilities()?.elicitation !== undefined;
+      const verify = def.kind !== "read" ? verifyOf(def, input, rt.toolHost) : undefined;
+      return rt.confirmations.confirm(ctx, { tool: def.name, input, request, canAsk, tenant: rt.owner(ctx), verify });
+    },
+    resourcesChanged: () => rt.changes.resourcesChanged(),
+  };
+}
+
+function progressSender(egress: Egress, ctx: ServerContext): ToolContext["progress"] {
+  const token = ctx.mcpReq._meta?.progressToken;
+  let counter = 0;
+  return async ({ message, progress, total }) => {
+    if (token === undefined || ctx.mcpReq.signal.aborted) return;
+    counter = Math.max(counter + 1, progress ?? 0);
+    await ctx.mcpReq
+      .notify({
+        method: "notifications/progress",
+        params: {
+          progressToken: token,
+          progress: counter,
+          ...(total !== undefined ? { total } : {}),
+          message: egress.text(message),
+        },
+      })
+      .catch(() => undefined);
+  };
+}
