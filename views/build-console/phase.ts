@@ -168,7 +168,9 @@ function notShownYet(state: BuildState, running: Phase, what: string, now: numbe
     ...state,
     phase: "failed",
     canDeploy: false,
-    failure: `The ${what} never showed: the status still shows the previous one a minute after the call. Check it with build_get_project.`,
+    failure:
+      `The ${what} never showed: the status still shows the previous one a minute after the call. ` +
+      "Check it with build_get_project.",
   };
 }
 
@@ -307,11 +309,10 @@ export function stateFromResult(
   if (!sc) return base;
 
   const warnings = Array.isArray(sc.warnings)
-    ? sc.warnings
-        .filter(isObject)
-        .map((w) =>
-          `Step ${str(w.step) ?? "?"} did not happen${w.errorCode ? ` (${String(w.errorCode)})` : ""}: ${str(w.errorMessage) ?? ""}`.trim(),
-        )
+    ? sc.warnings.filter(isObject).map((w) => {
+        const code = w.errorCode ? ` (${String(w.errorCode)})` : "";
+        return `Step ${str(w.step) ?? "?"} did not happen${code}: ${str(w.errorMessage) ?? ""}`.trim();
+      })
     : [];
   const since =
     typeof sc.startedAt === "string" && Number.isFinite(Date.parse(sc.startedAt))
@@ -333,7 +334,8 @@ export function stateFromResult(
     );
     if (sc.agent.started !== true) {
       const failure =
-        "The project was created and charged, but the agent did not start. Once the cause below is fixed, call build_start_agent with the same prompt.";
+        "The project was created and charged, but the agent did not start. " +
+        "Once the cause below is fixed, call build_start_agent with the same prompt.";
       const said = warnings.length === 0 && str(sc.agent.message) ? [`The service said: ${str(sc.agent.message)}`] : [];
       return { ...base, phase: "failed", failure, notes: [...warnings, ...said, ...agentWarnings] };
     }

@@ -210,7 +210,9 @@ export function followingText(
 ): string {
   if (opts.stoppedOnErrors) return `Stopped following after repeated errors${opts.error ? `: ${opts.error}` : ""}.`;
   if (opts.paused) return "Paused while this view is hidden.";
-  if (opts.active)
-    return `Following the work: checking every ${Math.round(opts.intervalMs / 100) / 10} s${opts.error ? ` (last check failed: ${opts.error})` : ""}.`;
+  if (opts.active) {
+    const failed = opts.error ? ` (last check failed: ${opts.error})` : "";
+    return `Following the work: checking every ${Math.round(opts.intervalMs / 100) / 10} s${failed}.`;
+  }
   return isRunning(state.phase) ? "Not following (this host cannot call the server's tools)." : "";
 }

@@ -197,7 +197,8 @@ function renderChart(recommended: string, alternative: string | undefined, fitWo
       ? h(
           "p",
           { class: "muted small" },
-          `${unused.map(humanize).join(" and ")} ${unused.length > 1 ? "are" : "is"} not part of this item's size chart.`,
+          `${unused.map(humanize).join(" and ")} ${unused.length > 1 ? "are" : "is"} ` +
+            "not part of this item's size chart.",
         )
       : null,
     chartTable(chart, sizeOrder(chart, item?.availableSizes), recommended, alternative),

@@ -28,7 +28,8 @@ function renderHeader(ui: FleetUi, { model }: FleetState): void {
   } else if (model.mode === "summary") {
     const sum = model.summary!;
     ui.title.textContent = "Fleet summary";
-    ui.subtitle.textContent = `${plural(sum.totalDrones, "drone")} · average battery ${sum.averageBatteryPercent === null ? "unknown" : formatPercent(sum.averageBatteryPercent)}`;
+    const average = sum.averageBatteryPercent === null ? "unknown" : formatPercent(sum.averageBatteryPercent);
+    ui.subtitle.textContent = `${plural(sum.totalDrones, "drone")} · average battery ${average}`;
   } else {
     const page = model.page!;
     ui.title.textContent = "Drones";
@@ -163,7 +164,8 @@ function renderSide(ui: FleetUi, { model }: FleetState): void {
   }
   if (model.drones.length) {
     const list = [...model.drones].sort((a, b) => a.name.localeCompare(b.name)).slice(0, LIST_LIMIT);
-    const shown = `${model.drones.length > LIST_LIMIT ? `first ${LIST_LIMIT} of ` : ""}${model.drones.length.toLocaleString("en")}`;
+    const first = model.drones.length > LIST_LIMIT ? `first ${LIST_LIMIT} of ` : "";
+    const shown = `${first}${model.drones.length.toLocaleString("en")}`;
     parts.push(
       h(
         "details",

@@ -98,7 +98,9 @@ export function drawMap(
     height,
     role: "group",
     "aria-roledescription": "map",
-    "aria-label": `Map of ${drones.length} drone${drones.length === 1 ? "" : "s"}. Tab to the map, then use the arrow keys to move between drones and Enter to show details.`,
+    "aria-label":
+      `Map of ${drones.length} drone${drones.length === 1 ? "" : "s"}. ` +
+      "Tab to the map, then use the arrow keys to move between drones and Enter to show details.",
   });
   svg.append(
     s("rect", { class: "sea", width, height }),
