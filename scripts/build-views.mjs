@@ -187,9 +187,8 @@ export async function buildViews({
   }
   const over = built.filter((v) => v.gzipBytes > maxGzipBytes);
   if (over.length) {
-    throw new Error(
-      `view budget exceeded (${kb(maxGzipBytes)} gzip): ${over.map((v) => `${v.name} is ${kb(v.gzipBytes)}`).join(", ")}`,
-    );
+    const sizes = over.map((v) => `${v.name} is ${kb(v.gzipBytes)}`).join(", ");
+    throw new Error(`view budget exceeded (${kb(maxGzipBytes)} gzip): ${sizes}`);
   }
   await mkdir(outdir, { recursive: true });
   await Promise.all(built.map((v) => writeFile(v.file, v.html)));

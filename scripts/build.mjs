@@ -46,7 +46,14 @@ const UNDICI_EXPORTS = {
 const undiciEntry = [
   "let patched = false;",
   // What undici's index does so that pool.request() exists.
-  'const dispatcher = () => { const D = require("undici/lib/dispatcher/dispatcher.js"); if (!patched) { Object.assign(D.prototype, require("undici/lib/api/index.js")); patched = true; } return D; };',
+  "const dispatcher = () => {",
+  '  const D = require("undici/lib/dispatcher/dispatcher.js");',
+  "  if (!patched) {",
+  '    Object.assign(D.prototype, require("undici/lib/api/index.js"));',
+  "    patched = true;",
+  "  }",
+  "  return D;",
+  "};",
   "module.exports = {",
   ...Object.entries(UNDICI_EXPORTS).map(
     ([name, path]) => `  get ${name}() { dispatcher(); return require(${JSON.stringify(path)}); },`,
@@ -77,7 +84,8 @@ async function lazyValidatorShims() {
   const exported = /export \{ AjvJsonSchemaValidator as DefaultJsonSchemaValidator, process \};/.test(text);
   if (!ajv || !exported)
     throw new Error(
-      `scripts/build.mjs: ${sdkShims} no longer has the shape lazyValidatorShims() expects; update it after the SDK upgrade`,
+      `scripts/build.mjs: ${sdkShims} no longer has the shape lazyValidatorShims() expects; ` +
+        "update it after the SDK upgrade",
     );
   const provider = JSON.stringify(resolve(sdkShims, "..", ajv[2]));
   return [
@@ -120,8 +128,10 @@ const slimDependencies = {
       const names = [...index.matchAll(/export \{ default as (\w+) \}/g)].map((m) => m[1]).filter((n) => n !== "en");
       const contents = [
         `export { default as en } from ${JSON.stringify(zodLocalesIndex.replace(/index\.js$/, "en.js"))};`,
+        "const missing = (name) => () => {",
         // biome-ignore lint/suspicious/noTemplateCurlyInString: generated source that holds a template literal
-        "const missing = (name) => () => { throw new Error(`zod locale ${name} is not bundled in switchboard-mcp (see scripts/build.mjs)`); };",
+        "  throw new Error(`zod locale ${name} is not bundled in switchboard-mcp (see scripts/build.mjs)`);",
+        "};",
         ...names.map((n) => `export const ${n} = missing(${JSON.stringify(n)});`),
       ].join("\n");
       return { contents, loader: "js", resolveDir: root };
@@ -139,7 +149,9 @@ const common = {
   // Bundled CommonJS packages call require() on node built-ins; ESM has no require. (Every output
   // file gets this line: a chunk with bundled CommonJS needs its own.)
   banner: {
-    js: 'import { createRequire as __sbCreateRequire } from "node:module"; const require = __sbCreateRequire(import.meta.url);',
+    js:
+      'import { createRequire as __sbCreateRequire } from "node:module"; ' +
+      "const require = __sbCreateRequire(import.meta.url);",
   },
   sourcesContent: false,
   // Whitespace and syntax only: identifiers stay readable in stack traces and logs. Minifying
@@ -202,7 +214,8 @@ async function main() {
   const total = files.reduce((sum, [, o]) => sum + o.bytes, 0);
   const inputs = Object.keys(result.metafile.inputs).length;
   process.stderr.write(
-    `built ${resolve(outdir, "cli.js")}: ${files.length} files, ${kib(total)} from ${inputs} modules (${kib(startup)} loaded at start) in ${Math.round(performance.now() - started)} ms\n`,
+    `built ${resolve(outdir, "cli.js")}: ${files.length} files, ${kib(total)} from ${inputs} modules ` +
+      `(${kib(startup)} loaded at start) in ${Math.round(performance.now() - started)} ms\n`,
   );
   // The MCP Apps views: self-contained HTML files the server reads from beside its bundle.
   const { buildViews } = await import("./build-views.mjs");

@@ -195,7 +195,8 @@ async function waitFor(what, probe, { proc, timeoutMs = 20_000, intervalMs = 50 
     if (proc && !proc.running()) {
       const result = await proc.exited;
       throw new Error(
-        `${what}: ${proc.name} exited (code ${result.code}, signal ${result.signal}) before it was ready:\n${tail(proc.output())}`,
+        `${what}: ${proc.name} exited (code ${result.code}, signal ${result.signal}) before it was ready:\n` +
+          tail(proc.output()),
       );
     }
     try {
@@ -437,7 +438,8 @@ export function renderNginxSite({ replicas, listen, accessLog, template = readFi
   const end = END_MARK.exec(template);
   if (!begin || !end || end.index < begin.index)
     throw new Error(`${NGINX_TEMPLATE}: the "BEGIN replicas" / "END replicas" markers are missing`);
-  let site = `${template.slice(0, begin.index + begin[0].length)}\n${renderReplicaBlock(replicas)}\n${template.slice(end.index)}`;
+  const head = template.slice(0, begin.index + begin[0].length);
+  let site = `${head}\n${renderReplicaBlock(replicas)}\n${template.slice(end.index)}`;
   const listenLine = /^(\s*)listen\s+[^;]+;/m;
   if (!listenLine.test(site)) throw new Error(`${NGINX_TEMPLATE}: no "listen ...;" line in the server block`);
   site = site.replace(listenLine, `$1listen ${listen};`);

@@ -70,6 +70,9 @@ export function smitheryYaml(services: Services = SERVICES): string {
   const toolsetIds = allToolsets(services)
     .map((t) => t.id)
     .join(",");
+  const toolsetsHelp =
+    `Comma-separated toolsets to enable (${toolsetIds}) or all; ` +
+    "default the default toolsets of every configured service";
   const vars = services.flatMap((s) => s.env.filter((v) => v.name === s.apiKeyVar || v.name === s.baseUrlVar));
   const camel = (name: string) => name.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
   const props = vars.map((v) =>
@@ -90,7 +93,7 @@ startCommand:
 ${props.join("\n")}
       toolsets:
         type: string
-        description: Comma-separated toolsets to enable (${toolsetIds}) or all; default the default toolsets of every configured service
+        description: ${toolsetsHelp}
       readOnly:
         type: boolean
         default: false

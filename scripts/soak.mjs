@@ -385,16 +385,15 @@ function tick() {
     const spec = { ...randomFault(), method: "GET", path, times: int(1, 3) };
     sandbox[service].router.injectFault(faultFromSpecFn(spec));
     faultsInjected++;
-    bump(
-      faultKinds,
-      `${spec.fault}${spec.arg !== undefined && spec.fault !== "slow" && spec.fault !== "oversized" ? `(${spec.arg})` : ""}`,
-    );
+    const showArg = spec.arg !== undefined && spec.fault !== "slow" && spec.fault !== "oversized";
+    bump(faultKinds, `${spec.fault}${showArg ? `(${spec.arg})` : ""}`);
   }
   if (issued % 10_000 === 0 || Date.now() - lastReport > 15_000) {
     lastReport = Date.now();
     const s = ((Date.now() - startedAt) / 1000).toFixed(0);
     process.stdout.write(
-      `  ${issued} calls issued after ${s}s (ok ${stats.ok}, isError ${sum(stats.isError)}, unexplained ${stats.unexplainedCount})\n`,
+      `  ${issued} calls issued after ${s}s ` +
+        `(ok ${stats.ok}, isError ${sum(stats.isError)}, unexplained ${stats.unexplainedCount})\n`,
     );
   }
 }
@@ -553,8 +552,10 @@ async function main() {
   const httpCalls = Math.round(CONFIG.calls * CONFIG.httpShare);
   const stdioCalls = CONFIG.calls - httpCalls;
   process.stdout.write(
-    `soak: ${CONFIG.calls} calls (${stdioCalls} stdio at concurrency ${CONFIG.stdioConcurrency}, ${httpCalls} HTTP over ${CONFIG.httpSessions} concurrent sessions of ${CONFIG.callsPerSession} calls), ` +
-      `a fault every ${CONFIG.faultEvery} calls; sandbox from ${mod.source}; servers stdio pid ${children.stdio.pid}, http pid ${children.http.pid}\n`,
+    `soak: ${CONFIG.calls} calls (${stdioCalls} stdio at concurrency ${CONFIG.stdioConcurrency}, ` +
+      `${httpCalls} HTTP over ${CONFIG.httpSessions} concurrent sessions of ${CONFIG.callsPerSession} calls), ` +
+      `a fault every ${CONFIG.faultEvery} calls; sandbox from ${mod.source}; ` +
+      `servers stdio pid ${children.stdio.pid}, http pid ${children.http.pid}\n`,
   );
 
   const cpuBefore = {
@@ -674,7 +675,8 @@ async function main() {
   line("calls/s", report.callsPerSecond);
   line(
     "CPU seconds",
-    `${JSON.stringify({ stdioServer: cpu.stdioServer, httpServer: cpu.httpServer, soakProcess: cpu.soakProcess })} on ${report.cpus} CPUs, load ${JSON.stringify(report.loadAverage)}`,
+    `${JSON.stringify({ stdioServer: cpu.stdioServer, httpServer: cpu.httpServer, soakProcess: cpu.soakProcess })} ` +
+      `on ${report.cpus} CPUs, load ${JSON.stringify(report.loadAverage)}`,
   );
   line("latency ms stdio", JSON.stringify(report.latencyMs.stdio));
   line("latency ms http", JSON.stringify(report.latencyMs.http));
@@ -692,7 +694,8 @@ async function main() {
     const s = report.servers[name];
     line(
       `${name} server`,
-      `pid ${s.pid}, RSS MB before ${s.rssMb.before} / after ${s.rssMb.after} / peak ${s.rssMb.peak}, alive ${s.alive}, final check ${s.finalCheck}`,
+      `pid ${s.pid}, RSS MB before ${s.rssMb.before} / after ${s.rssMb.after} / peak ${s.rssMb.peak}, ` +
+        `alive ${s.alive}, final check ${s.finalCheck}`,
     );
     line(`${name} RSS by tenth`, s.rssMb.byTenth.join(" → "));
   }
