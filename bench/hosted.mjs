@@ -314,7 +314,9 @@ export async function hosted({
     tool,
     blockMs,
     cores,
-    note: `this machine has ${cores} cores, shared by nginx, Redis, the sandbox, the replicas and the load generator (this process): 3 replicas cannot show 3x here`,
+    note:
+      `this machine has ${cores} cores, shared by nginx, Redis, the sandbox, ` +
+      "the replicas and the load generator (this process): 3 replicas cannot show 3x here",
   };
   const open = new Set();
   const clusters = new Set();
@@ -355,7 +357,8 @@ export async function hosted({
       cpuRatio: modern.cpuMsPerCall / legacy.cpuMsPerCall,
     };
     log(
-      `hosted: ${modern.callsPerSecond.toFixed(0)} vs ${legacy.callsPerSecond.toFixed(0)} calls/s (x${result.protocol.ratio.toFixed(2)})`,
+      `hosted: ${modern.callsPerSecond.toFixed(0)} vs ${legacy.callsPerSecond.toFixed(0)} calls/s ` +
+        `(x${result.protocol.ratio.toFixed(2)})`,
     );
 
     // 2. Three replicas vs one, through nginx, Redis on, 2026-07-28 calls. -------------------------
@@ -383,7 +386,8 @@ export async function hosted({
       requestsPerReplica: perReplica,
     };
     log(
-      `hosted: ${scaled.callsPerSecond.toFixed(0)} vs ${single.callsPerSecond.toFixed(0)} calls/s (x${result.scaling.ratio.toFixed(2)})`,
+      `hosted: ${scaled.callsPerSecond.toFixed(0)} vs ${single.callsPerSecond.toFixed(0)} calls/s ` +
+        `(x${result.scaling.ratio.toFixed(2)})`,
     );
     // The one-replica cluster is done: stop it so that it adds nothing to what follows.
     await closeEndpoint(viaOne);
@@ -398,7 +402,8 @@ export async function hosted({
 
     // 4. Redis commands per call. -----------------------------------------------------------------
     log(
-      `hosted: Redis commands per call (${redisCalls} ${redisTool}, ${redisCalls} tasks/get, ${(2 * quietMs) / 1000} s without calls)...`,
+      `hosted: Redis commands per call (${redisCalls} ${redisTool}, ${redisCalls} tasks/get, ` +
+        `${(2 * quietMs) / 1000} s without calls)...`,
     );
     const counter = redisCounter(three);
     const loaded = endpointFor(three.url, 8);
@@ -478,7 +483,8 @@ export async function hosted({
         poll: { ms: poll.ms, commands: per(poll, "redis"), replicaRoundTrips: per(poll, "replicas") },
       };
       log(
-        `hosted: Redis commands per ${redisTool}: ${result.redis.toolCall.commands.perCall.toFixed(3)}, per tasks/get: ${result.redis.poll.commands.perCall.toFixed(3)}`,
+        `hosted: Redis commands per ${redisTool}: ${result.redis.toolCall.commands.perCall.toFixed(3)}, ` +
+          `per tasks/get: ${result.redis.poll.commands.perCall.toFixed(3)}`,
       );
     } finally {
       counter.close();
@@ -487,7 +493,8 @@ export async function hosted({
 
     // 3. tasks/get latency: 3 replicas + Redis through nginx vs one replica with state in process.
     log(
-      `hosted: ${gets} sequential tasks/get per path: nginx + 3 replicas + Redis, one of those replicas directly, one replica without Redis...`,
+      `hosted: ${gets} sequential tasks/get per path: nginx + 3 replicas + Redis, one of those replicas directly, ` +
+        "one replica without Redis...",
     );
     const peer = await cluster({ replicas: 1, nginx: false, state: false }, log);
     clusters.add(peer);
@@ -518,7 +525,8 @@ export async function hosted({
       ratioP99: stats.nginx.p99 / stats.inProcess.p99,
     };
     log(
-      `hosted: tasks/get p50 ${stats.nginx.median.toFixed(2)} ms (nginx, 3 replicas) vs ${stats.inProcess.median.toFixed(2)} ms (in process)`,
+      `hosted: tasks/get p50 ${stats.nginx.median.toFixed(2)} ms (nginx, 3 replicas) ` +
+        `vs ${stats.inProcess.median.toFixed(2)} ms (in process)`,
     );
 
     const r = result.redis;

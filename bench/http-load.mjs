@@ -220,7 +220,8 @@ export async function httpLoad({
       },
     };
     log(
-      `http churn: ${closed} sessions in ${churnSecondsUsed.toFixed(1)} s, RSS ${churnRssBefore?.toFixed(1)} -> ${churnRssSettled?.toFixed(1)} MB`,
+      `http churn: ${closed} sessions in ${churnSecondsUsed.toFixed(1)} s, ` +
+        `RSS ${churnRssBefore?.toFixed(1)} -> ${churnRssSettled?.toFixed(1)} MB`,
     );
   } finally {
     await stopChild(server.child);

@@ -106,7 +106,9 @@ export async function listenFlood({ log, quick = false }) {
           met: keyless.getsPerSecond === 0 && keyless.pollers === 0 && keyless.redisPerSecond <= 2,
         },
         keyed: {
-          text: `listen flood with a key: upstream GETs per second per 1,000 URIs <= the per-tenant cap (${cap} subscriptions) per interval`,
+          text:
+            "listen flood with a key: upstream GETs per second per 1,000 URIs " +
+            `<= the per-tenant cap (${cap} subscriptions) per interval`,
           value: keyed,
           met: keyed.getsPerSecond <= capPerSecond * 1.2 && keyed.pollers <= cap,
         },

@@ -81,7 +81,8 @@ export async function packageFootprint({ packageRoot, tmp, log }) {
     result.installError = String(err?.stderr || err?.message || err).slice(0, 1000);
   }
   log(
-    `package: ${result.tarballBytes} B tarball, ${result.files} files, install brings ${result.installedPackages ?? "?"} packages`,
+    `package: ${result.tarballBytes} B tarball, ${result.files} files, ` +
+      `install brings ${result.installedPackages ?? "?"} packages`,
   );
   result.goal = {
     text: "a self-contained bundle: installing the tarball brings in one package",

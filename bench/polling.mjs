@@ -89,7 +89,8 @@ export async function polling({ waiters = 100, intervalMs = 200, settleMs = 1500
       requestsAfterCancel: afterCancel,
     };
     log(
-      `polling (${label}): ${r.statusPerInterval.toFixed(1)} status requests per ${intervalMs} ms interval, ${afterCancel} after cancel`,
+      `polling (${label}): ${r.statusPerInterval.toFixed(1)} status requests per ${intervalMs} ms interval, ` +
+        `${afterCancel} after cancel`,
     );
     return r;
   };

@@ -31,7 +31,12 @@ cpSync(join(ROOT, "dist", "views"), join(dist, "views"), { recursive: true });
 writeFileSync(join(tmp, "pkg", "package.json"), readFileSync(join(ROOT, "package.json")));
 
 const env = { PATH: process.env.PATH ?? "", ...(await unreachableServicesEnv()) };
-const INIT = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "profile", version: "1" } } })}\n`;
+const INIT = `${JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "profile", version: "1" } },
+})}\n`;
 
 async function profileOnce(dir) {
   const child = spawn(
@@ -108,6 +113,7 @@ const rows = [...totals]
   .sort((a, b) => b[1] - a[1]);
 const total = rows.reduce((s, [, v]) => s + v, 0);
 process.stdout.write(
-  `node ${major}, ${serverArgs.join(" ") || "default toolsets"}: median of ${runs} starts, ${(total / 1000).toFixed(1)} ms sampled\n`,
+  `node ${major}, ${serverArgs.join(" ") || "default toolsets"}: median of ${runs} starts, ` +
+    `${(total / 1000).toFixed(1)} ms sampled\n`,
 );
 for (const [k, v] of rows.slice(0, 20)) process.stdout.write(`${(v / 1000).toFixed(1).padStart(8)} ms  ${k}\n`);
