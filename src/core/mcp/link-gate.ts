@@ -64,8 +64,10 @@ export async function linkGate(
   if (returning) {
     const answer = inputResponse(ctx.mcpReq.inputResponses, inputKey(service.name));
     if (answer.kind === "elicit" && answer.action !== "accept") {
+      const how = answer.action === "decline" ? "declined" : "dismissed";
       return refusal(
-        `No ${service.title} key was linked (the link was ${answer.action === "decline" ? "declined" : "dismissed"}); nothing was sent upstream. Call ${def.name} again to get a new link.`,
+        `No ${service.title} key was linked (the link was ${how}); nothing was sent upstream. ` +
+          `Call ${def.name} again to get a new link.`,
       );
     }
     const link = state as LinkState;
@@ -74,13 +76,16 @@ export async function linkGate(
       return undefined;
     }
     return refusal(
-      `The ${service.title} key was not linked in time; nothing was sent upstream. Call ${def.name} again for a new link (each works once, for ${TICKET_TTL_MS / 60_000} minutes).`,
+      `The ${service.title} key was not linked in time; nothing was sent upstream. ` +
+        `Call ${def.name} again for a new link (each works once, for ${TICKET_TTL_MS / 60_000} minutes).`,
     );
   }
 
   const elicitationId = randomUUID();
   const url = linking.link(service.name, elicitationId);
-  const message = `${def.title} needs your ${service.title} API key. Open this page to link it: you paste it there, so it never passes through this chat. The call goes on once it is linked.`;
+  const message =
+    `${def.title} needs your ${service.title} API key. Open this page to link it: ` +
+    "you paste it there, so it never passes through this chat. The call goes on once it is linked.";
   if (canOpenUrls(server, ctx, modern)) {
     const next: LinkState = { kind: "link", service: service.name, elicitationId, until: Date.now() + TICKET_TTL_MS };
     return inputRequired({
@@ -96,7 +101,8 @@ export async function linkGate(
   }
   if (!modern) throw new UrlElicitationRequiredError([{ mode: "url", message, url, elicitationId }]);
   return refusal(
-    `${message}\n\n${url}\n\nThe link works once, for ${TICKET_TTL_MS / 60_000} minutes; the user opens it in a browser (never type the key into the chat). Then call ${def.name} again.`,
+    `${message}\n\n${url}\n\nThe link works once, for ${TICKET_TTL_MS / 60_000} minutes; ` +
+      `the user opens it in a browser (never type the key into the chat). Then call ${def.name} again.`,
   );
 }
 
