@@ -48,7 +48,8 @@ describe("build_billing: credit caps and spending analytics", () => {
       creditLimits: { maxDevelopmentCreditsPerMonth: 2, maxInfrastructureCreditsPerMonth: 250 },
     });
     expect(text(dev)).toBe(
-      "Monthly credit caps of e2e-caps: development 2 credits/month, infrastructure 250 credits/month. Caps reset on the 1st of each month.",
+      "Monthly credit caps of e2e-caps: development 2 credits/month, infrastructure 250 credits/month. " +
+        "Caps reset on the 1st of each month.",
     );
 
     const infra = await ok<Limits>(conn.client, "build_set_credit_limits", {
@@ -130,7 +131,8 @@ describe("build_billing: credit caps and spending analytics", () => {
     expect(data.projects).toEqual(["e2e-caps"]);
     expect(text(result)).toMatch(
       new RegExp(
-        `^Spent ${simDay(-2)} to ${simDay(1)} for e2e-caps: 3\\.9 credits \\(development 3, infrastructure 0\\.9\\)\\.\\nBy type: start_server 3, email 0\\.9\\.\\nBusiest days: `,
+        `^Spent ${simDay(-2)} to ${simDay(1)} for e2e-caps: 3\\.9 credits \\(development 3, ` +
+          `infrastructure 0\\.9\\)\\.\\nBy type: start_server 3, email 0\\.9\\.\\nBusiest days: `,
       ),
     );
   });

@@ -263,7 +263,8 @@ describe("build_admin: production logs and version diffs", () => {
     expect(shown).toMatch(/… 20 more file\(s\) \(all in structuredContent\.files\)/);
     expect(shown).toMatch(
       new RegExp(
-        `Showing ${diff.shownChars} of ${diff.totalChars} characters; files marked \\(not shown\\) or \\(cut\\) were left out: pass file to read one\\.`,
+        `Showing ${diff.shownChars} of ${diff.totalChars} characters; files marked \\(not shown\\) or \\(cut\\) ` +
+          `were left out: pass file to read one\\.`,
       ),
     );
 

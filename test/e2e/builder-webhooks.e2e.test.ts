@@ -65,7 +65,8 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
       headerNames: ["Authorization", "X-Tag"],
     });
     expect(text(result)).toBe(
-      `Webhook ${finished.id} added: agent.prompt.finished -> "https://hooks.example.com/build" with headers Authorization, X-Tag (values not shown).`,
+      `Webhook ${finished.id} added: agent.prompt.finished -> "https://hooks.example.com/build" with headers ` +
+        "Authorization, X-Tag (values not shown).",
     );
 
     const list = await call(conn.client, "build_list_webhooks");

@@ -111,7 +111,8 @@ describe("drone fleet over stdio", () => {
     expect(text(all)).toMatch(new RegExp(`^${FLEET.length} drone\\(s\\), showing 1-${FLEET.length}\\.`));
     const falcon = FLEET[0];
     expect(text(all)).toContain(
-      `- ${falcon._id} "${falcon.name}": ${falcon.status}, battery ${falcon.battery_level}%, at ${falcon.latitude}, ${falcon.longitude}`,
+      `- ${falcon._id} "${falcon.name}": ${falcon.status}, battery ${falcon.battery_level}%, ` +
+        `at ${falcon.latitude}, ${falcon.longitude}`,
     );
 
     const upstreamBefore = hits("GET /api/drones");
@@ -238,11 +239,13 @@ describe("drone fleet over stdio", () => {
     const nearest = m.drones[0];
     expect(text(fromMadrid)).toMatch(
       new RegExp(
-        `^${madrid.length} nearest drone\\(s\\) to 40\\.4168, -3\\.7038 \\(great-circle distance, of ${FLEET.length} candidate\\(s\\)\\):`,
+        `^${madrid.length} nearest drone\\(s\\) to 40\\.4168, -3\\.7038 \\(great-circle distance, ` +
+          `of ${FLEET.length} candidate\\(s\\)\\):`,
       ),
     );
     expect(text(fromMadrid)).toContain(
-      `1. "${nearest.name}" (${nearest._id}): ${nearest.distanceKm.toFixed(2)} km, ${nearest.status}, battery ${nearest.battery_level}%`,
+      `1. "${nearest.name}" (${nearest._id}): ${nearest.distanceKm.toFixed(2)} km, ${nearest.status}, ` +
+        `battery ${nearest.battery_level}%`,
     );
 
     // From Barcelona: its own drones first, and every Madrid drone about 505 km away.
@@ -313,7 +316,8 @@ describe("drone fleet over stdio", () => {
       new RegExp(`^${inProgress.length} mission\\(s\\) matching status in_progress \\(of ${MISSIONS.length}\\)`),
     );
     expect(text(r)).toContain(
-      `- ${inProgress[0]._id} "${inProgress[0].name}": in_progress, ${inProgress[0].type}, drone ${inProgress[0].drone_id}`,
+      `- ${inProgress[0]._id} "${inProgress[0].name}": in_progress, ${inProgress[0].type}, ` +
+        `drone ${inProgress[0].drone_id}`,
     );
 
     const swift = byName("Swift-01");

@@ -714,7 +714,8 @@ async function fuzzTools(
             raw = await client.callTool({ name: tool.name, arguments: c.args }, { timeout: CALL_TIMEOUT_MS });
           } catch (err) {
             throw new Error(
-              `${tool.name} ${c.kind}: the call rejected (protocol error, crash or hang) instead of returning a result: ${String(err).slice(0, 500)}`,
+              `${tool.name} ${c.kind}: the call rejected (protocol error, crash or hang) ` +
+                `instead of returning a result: ${String(err).slice(0, 500)}`,
             );
           }
           if ((raw as CallToolResult).isError) stats.errors++;
@@ -918,7 +919,8 @@ describe("fuzzing every tool over stdio", () => {
     const failures = await fuzzTools(conn.client, tools, STDIO_RUNS, true, stats);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     console.info(
-      `fuzz over stdio: ${stats.calls} calls (${stats.errors} isError) on ${tools.length} tools in ${seconds}s, seed ${SEED}; by kind ${JSON.stringify(stats.byKind)}`,
+      `fuzz over stdio: ${stats.calls} calls (${stats.errors} isError) on ${tools.length} tools in ${seconds}s, ` +
+        `seed ${SEED}; by kind ${JSON.stringify(stats.byKind)}`,
     );
     expect(failures.length, failures.join("\n\n")).toBe(0);
     expect(stats.calls).toBeGreaterThanOrEqual(5000);

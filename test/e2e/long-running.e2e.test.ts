@@ -140,7 +140,8 @@ describe("credit guard", () => {
     expect(asked).toHaveLength(1);
     expect(asked[0]).toMatch(
       new RegExp(
-        `Create project approved-one: costs 1 credit \\(CREATE_PROJECT 1\\)\\. Balance ${before} → ${before - 1} credits after`,
+        `Create project approved-one: costs 1 credit \\(CREATE_PROJECT 1\\)\\. ` +
+          `Balance ${before} → ${before - 1} credits after`,
       ),
     );
     await conn.close();

@@ -201,7 +201,8 @@ describe("sizing over stdio", () => {
     const t = text(r);
     expect(t).toMatch(
       new RegExp(
-        `^Try-on session ${session.session_id} saved at ${session.created_at.replace(/[.]/g, "\\.")}: size M \\(85% confidence`,
+        `^Try-on session ${session.session_id} saved at ${session.created_at.replace(/[.]/g, "\\.")}: ` +
+          `size M \\(85% confidence`,
       ),
     );
     expect(t).toContain("This used one try-on of the plan's monthly allowance.");

@@ -102,7 +102,8 @@ export async function authorizeInBrowser(browser: Browser, url: URL, user: strin
     }
     if (!callback)
       throw new Error(
-        `the authorization flow did not reach the callback; last page: ${page.url()}\n${(await page.content()).slice(0, 2000)}`,
+        "the authorization flow did not reach the callback; last page: " +
+          `${page.url()}\n${(await page.content()).slice(0, 2000)}`,
       );
     return new URL(callback).searchParams;
   } finally {

@@ -233,7 +233,8 @@ describe("configuration", () => {
 
   it("names the toolset and what its service needs when the service is not configured", () => {
     expect(refusal(["--toolsets", "sizing"]).message).toBe(
-      "toolset sizing needs the garment size recommendation API: set SIZING_API_KEY and SIZING_API_BASE_URL, or start with --sandbox",
+      "toolset sizing needs the garment size recommendation API: set SIZING_API_KEY and SIZING_API_BASE_URL, " +
+        "or start with --sandbox",
     );
     // The build service has a default base URL: only its key is missing.
     expect(refusal(["--toolsets", "drones,build_admin"], DRONES).message).toBe(
@@ -314,7 +315,8 @@ describe("configuration", () => {
     const sandboxed = serve(["--sandbox"], { ...BUILD, ...SIZING });
     expect(sandboxed.warnings).toHaveLength(1);
     expect(sandboxed.warnings[0]).toBe(
-      "--sandbox points every service at the built-in simulators: BUILD_API_KEY, SIZING_API_BASE_URL, SIZING_API_KEY ignored",
+      "--sandbox points every service at the built-in simulators: BUILD_API_KEY, SIZING_API_BASE_URL, " +
+        "SIZING_API_KEY ignored",
     );
     expect(sandboxed.warnings[0]).not.toContain(BUILD.BUILD_API_KEY);
     for (const w of [...c.warnings, ...sandboxed.warnings]) expect(w).not.toContain("\n");

@@ -111,12 +111,15 @@ function sdkDriver(client: Sdk1Client | Sdk2Client): Driver {
 function sdk2(era: "legacy" | "modern"): ClientSpec {
   return {
     id: `sdk2-${era}`,
-    label: `@modelcontextprotocol/client ${version("@modelcontextprotocol/client")} (${era === "modern" ? "2026-07-28" : "2025-11-25"})`,
+    label:
+      `@modelcontextprotocol/client ${version("@modelcontextprotocol/client")} ` +
+      `(${era === "modern" ? "2026-07-28" : "2025-11-25"})`,
     transports: ["stdio", "http"],
     elicitation: true,
     notes:
       era === "modern"
-        ? "stateless 2026-07-28; a confirmation is an input_required round trip the SDK answers through the elicitation handler"
+        ? "stateless 2026-07-28; a confirmation is an input_required round trip the SDK answers through the " +
+          "elicitation handler"
         : "2025-11-25 session; elicitation when declared",
     async connect(target, asked) {
       const client = new Sdk2Client(
@@ -233,7 +236,8 @@ const mcpUse: ClientSpec = {
   transports: ["stdio", "http"],
   elicitation: true,
   notes:
-    "import MCPClient from mcp-use/client (the main entry needs the optional peer langchain); elicitation through onElicitation; anonymized telemetry unless MCP_USE_ANONYMIZED_TELEMETRY=false (set here)",
+    "import MCPClient from mcp-use/client (the main entry needs the optional peer langchain); " +
+    "elicitation through onElicitation; anonymized telemetry unless MCP_USE_ANONYMIZED_TELEMETRY=false (set here)",
   async connect(target, asked) {
     const { MCPClient } = (await import(MCP_USE)) as McpUseModule;
     const server =
