@@ -8,6 +8,7 @@ import { sandboxEnv as serviceVariables } from "../src/launch.js";
 import { startSandbox, type Sandbox, type SandboxOptions } from "../src/sandbox/index.js";
 import type { SIMULATORS } from "../src/sandbox/registry.js";
 import type { AnySimulator } from "../src/sandbox/simulator.js";
+import { SERVICES } from "../src/services/registry.js";
 
 export const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 
@@ -46,6 +47,12 @@ export function sandboxEnv(
     LOG_LEVEL: "debug",
     ...extra,
   };
+}
+
+/** Every service's base URL at its simulator, and no key: per-user mode, where callers bring the keys. */
+export function sandboxUrlsEnv(sandbox: Pick<Sandbox, "urls" | "keys">): Record<string, string> {
+  const keys = new Set(SERVICES.map((s) => s.apiKeyVar));
+  return Object.fromEntries(Object.entries(serviceVariables(sandbox)).filter(([name]) => !keys.has(name)));
 }
 
 /**

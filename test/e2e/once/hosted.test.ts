@@ -11,6 +11,7 @@ import {
   connectHttp,
   ok,
   rpc2026,
+  sandboxUrlsEnv,
   sleep,
   spawnHttpServer,
   testSandbox,
@@ -89,9 +90,7 @@ describe("per-user keys: one server, two tenants, one project id", () => {
       {
         PATH: process.env.PATH ?? "",
         MCP_CREDENTIALS: "caller",
-        BUILD_API_BASE_URL: sandbox.urls.build,
-        SIZING_API_BASE_URL: sandbox.urls.sizing,
-        DRONES_API_BASE_URL: sandbox.urls.drones,
+        ...sandboxUrlsEnv(sandbox),
         BUILD_POLL_INTERVAL_MS: String(INTERVAL),
         LOG_LEVEL: "debug",
       },
