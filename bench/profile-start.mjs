@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Where a start's time goes: builds the server unminified (module paths stay as comments in the
 // chunks), starts it once under --cpu-prof with the default toolsets and a real upstream
-// configuration, answers `initialize`, and prints the profile's self time by bundled module.
+// configuration, answers `initialize`, and prints the profile's self time by bundled module, up to
+// the moment the answer arrived.
 //
 //   node bench/profile-start.mjs [--node 22] [--runs 3] [-- extra server args, e.g. --toolsets all --sandbox]
 //
@@ -46,19 +47,25 @@ async function profileOnce(dir) {
   );
   child.stdin.write(INIT);
   let out = "";
+  let answeredAt;
   child.stdout.on("data", (d) => {
     out += d;
-    if (/"id":1\b/.test(out)) child.kill("SIGINT"); // the profile is written on the way out
+    if (answeredAt !== undefined || !/"id":1\b/.test(out)) return;
+    // The profile's timestamps are this clock's (monotonic, µs): what the server does after its
+    // answer (a stdio start loads the tools then) is left out.
+    answeredAt = Number(process.hrtime.bigint() / 1000n);
+    child.kill("SIGINT"); // the profile is written on the way out
   });
   await new Promise((resolve) => child.once("exit", resolve));
-  return join(
+  const file = join(
     dir,
     readdirSync(dir).find((f) => f.endsWith(".cpuprofile")),
   );
+  return { file, answeredAt };
 }
 
 /** Self time by module: each chunk line `// src/x.ts` starts that module's code. */
-function byModule(file) {
+function byModule({ file, answeredAt }) {
   const profile = JSON.parse(readFileSync(file, "utf8"));
   const marks = new Map();
   const moduleOf = (url, line) => {
@@ -80,7 +87,11 @@ function byModule(file) {
     return parts.length > 3 ? `${parts.slice(0, 3).join("/")}/` : best;
   };
   const ticks = new Map();
-  profile.samples.forEach((id, i) => ticks.set(id, (ticks.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at <= answeredAt) ticks.set(id, (ticks.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const self = new Map();
   for (const n of profile.nodes) {
     const us = ticks.get(n.id);

@@ -4,13 +4,13 @@
 import { Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { allToolsets, serverEnv, type Config } from "../src/config.js";
-import type { ServiceModule } from "../src/core/service/service.js";
+import type { ServiceDeclaration } from "../src/core/service/service.js";
 import { createMcpServer } from "../src/core/mcp/server.js";
 import type { ToolDef } from "../src/core/tools/tool.js";
 import { createApp } from "../src/server.js";
-import { SERVICES } from "../src/services/registry.js";
+import { loadServices, SERVICES } from "../src/services/registry.js";
 
-type Services = readonly ServiceModule<any>[];
+type Services = readonly ServiceDeclaration<any>[];
 
 /**
  * Every service configured against an address nothing listens on: definitions only, no traffic.
@@ -54,7 +54,7 @@ export function allServicesConfig(registry: Services = SERVICES): Config {
 export async function publishedTools(
   services: Services = SERVICES,
 ): Promise<{ listed: Array<Record<string, any>>; defs: readonly ToolDef<any, any>[] }> {
-  const app = createApp(allServicesConfig(services), undefined, services);
+  const app = createApp(allServicesConfig(services), undefined, await loadServices(services));
   const server = createMcpServer(app.runtime, "legacy");
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);

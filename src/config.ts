@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { isLoopbackHost } from "./core/base/loopback.js";
 import { LOOPBACK_ORIGINS } from "./core/http/guards.js";
-import type { EnvVarDecl, ServiceModule } from "./core/service/service.js";
+import type { EnvVarDecl, ServiceDeclaration } from "./core/service/service.js";
 import { positiveInt } from "./core/service/settings.js";
 import { SERVICES } from "./services/registry.js";
 
@@ -12,7 +12,7 @@ export function credentialHeader(service: string): string {
 }
 
 /** Variables of the server itself (the services declare their own in their modules). */
-export function serverEnv(services: readonly ServiceModule<any>[] = SERVICES): EnvVarDecl[] {
+export function serverEnv(services: readonly ServiceDeclaration<any>[] = SERVICES): EnvVarDecl[] {
   const headers = services.map((s) => credentialHeader(s.name).replace(/(^|-)([a-z])/g, (m) => m.toUpperCase()));
   const bearers = services.flatMap((s) => (s.bearerKeyPrefix ? [`Authorization: Bearer ${s.bearerKeyPrefix}…`] : []));
   const orBearer = bearers.length ? `; or ${bearers.join(", ")} when MCP_HTTP_TOKEN is unset` : "";
@@ -340,13 +340,13 @@ export type Command =
 export class ConfigError extends Error {}
 
 /** Every toolset of these services (default: the registry's), with the service it belongs to. */
-export function allToolsets(services: readonly ServiceModule<any>[] = SERVICES) {
+export function allToolsets(services: readonly ServiceDeclaration<any>[] = SERVICES) {
   return services.flatMap((s) => s.toolsets.map((t) => ({ ...t, service: s.name })));
 }
 
 export const ALL_TOOLSETS = allToolsets();
 
-export function helpText(services: readonly ServiceModule<any>[] = SERVICES): string {
+export function helpText(services: readonly ServiceDeclaration<any>[] = SERVICES): string {
   const vars = [...services.flatMap((s) => s.env), ...serverEnv(services)];
   const toolsets = allToolsets(services);
   const defaults = toolsets
@@ -380,7 +380,7 @@ export function helpText(services: readonly ServiceModule<any>[] = SERVICES): st
 export function parseCommand(
   argv: string[],
   env: NodeJS.ProcessEnv,
-  registry: readonly ServiceModule<any>[] = SERVICES,
+  registry: readonly ServiceDeclaration<any>[] = SERVICES,
 ): Command {
   let parsed;
   try {
@@ -572,7 +572,7 @@ function sandboxAccounts(env: NodeJS.ProcessEnv): number {
 export function configuredServices(
   env: NodeJS.ProcessEnv,
   credentials: ServerConfig["credentials"] = "operator",
-  registry: readonly ServiceModule<any>[] = SERVICES,
+  registry: readonly ServiceDeclaration<any>[] = SERVICES,
 ): Map<string, Record<string, unknown>> {
   const out = new Map<string, Record<string, unknown>>();
   for (const service of registry) {
@@ -605,7 +605,7 @@ export function configuredServices(
 export const CALLER_KEY = "(supplied by each caller)";
 
 /** Parses one service's variables; an error names the variable. */
-export function serviceSettings(service: ServiceModule<any>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+export function serviceSettings(service: ServiceDeclaration<any>, env: NodeJS.ProcessEnv): Record<string, unknown> {
   const values = Object.fromEntries(service.env.map((v) => [v.name, nonEmpty(env[v.name])]));
   const result = service.settings.safeParse(values);
   if (result.success) return result.data as Record<string, unknown>;
@@ -618,7 +618,7 @@ export function serviceSettings(service: ServiceModule<any>, env: NodeJS.Process
 function parseToolsets(
   raw: string,
   services: Map<string, unknown> | undefined,
-  registry: readonly ServiceModule<any>[],
+  registry: readonly ServiceDeclaration<any>[],
 ): string[] {
   const names = raw
     .split(",")
@@ -648,7 +648,7 @@ function parseToolsets(
 export function enabledToolsets(
   config: Pick<Config, "toolsets">,
   services: Iterable<string>,
-  registry: readonly ServiceModule<any>[] = SERVICES,
+  registry: readonly ServiceDeclaration<any>[] = SERVICES,
 ): string[] {
   const configured = new Set(services);
   const available = allToolsets(registry).filter((t) => configured.has(t.service));

@@ -1,17 +1,16 @@
 import { configuredServices, type Config } from "./config.js";
-import type { ServiceModule } from "./core/service/service.js";
+import type { ServiceDeclaration } from "./core/service/service.js";
 import { isLoopbackUrl } from "./core/service/settings.js";
-import { setUpstreamBodyBudget } from "./core/upstream/upstream.js";
+import { declaredServer } from "./instructions.js";
 import type { Sandbox } from "./sandbox/index.js";
 import type { AnySimulator } from "./sandbox/simulator.js";
-import { oauthGate, tenantCredentials } from "./request-tenant.js";
-import { createApp } from "./server.js";
-import { SERVICES } from "./services/registry.js";
+import type { App, RedisModule } from "./server.js";
+import { loadServices, SERVICES } from "./services/registry.js";
 import { VERSION } from "./version.js";
 
 /** The services and simulators to run (default: services/registry.ts and sandbox/registry.ts). */
 export interface Registry {
-  services?: readonly ServiceModule<any>[];
+  services?: readonly ServiceDeclaration<any>[];
   simulators?: readonly AnySimulator[];
 }
 
@@ -49,22 +48,16 @@ export async function launch(
       process.stderr.write(`switchboard-mcp: sandbox keys for callers: ${callerKeysLine(sandbox, services)}\n`);
     }
   }
-  if (config.upstreamBodyBudgetBytes) setUpstreamBodyBudget(config.upstreamBodyBudgetBytes);
-  const redis = config.stateUrl && config.transport === "http" ? await import("./core/state/redis.js") : undefined;
-  const app = createApp(config.transport === "http" ? config : { ...config, stateUrl: undefined }, redis, services);
+  if (config.transport === "stdio") return serveStdio(config, services, sandbox, onStdinEnd);
+
+  const redis = config.stateUrl ? await import("./core/state/redis.js") : undefined;
+  const app = await buildApp(config, services, redis);
   const { logger } = app.runtime;
   const stop = async () => {
     await app.close();
     await sandbox?.close();
   };
-
-  if (config.transport === "stdio") {
-    const { serveStdioApp } = await import("./core/stdio/serve.js");
-    serveStdioApp(app.runtime, onStdinEnd);
-    logger.info("switchboard-mcp ready on stdio", { version: VERSION, toolsets: app.toolsets, sandbox: sandbox?.url });
-    return { shutdown: stop, graceMs: 5000 };
-  }
-
+  const { oauthGate, tenantCredentials } = await import("./request-tenant.js");
   const { startHttpTransport } = await import("./core/http/transport.js");
   const oauth = config.auth === "oauth" ? await oauthGate(config, app) : undefined;
   const perTenant = app.credentials === "caller" || oauth;
@@ -120,8 +113,73 @@ export async function launch(
   };
 }
 
+/** The services' implementations and the app: what every request after the first answer needs. */
+async function buildApp(
+  config: Config,
+  services: readonly ServiceDeclaration<any>[],
+  redis?: RedisModule,
+): Promise<App> {
+  const [{ createApp }, { setUpstreamBodyBudget }, modules] = await Promise.all([
+    import("./server.js"),
+    import("./core/upstream/upstream.js"),
+    loadServices(services),
+  ]);
+  if (config.upstreamBodyBudgetBytes) setUpstreamBodyBudget(config.upstreamBodyBudgetBytes);
+  return createApp(config, redis, modules);
+}
+
+/**
+ * stdio: the opening is answered from the declarations (instructions, capabilities); the services'
+ * tools and clients load right after it (core/stdio/serve.ts).
+ */
+async function serveStdio(
+  config: Config,
+  services: readonly ServiceDeclaration<any>[],
+  sandbox: Sandbox | undefined,
+  onStdinEnd: () => void,
+): Promise<Launched> {
+  const { serveStdioApp } = await import("./core/stdio/serve.js");
+  const declared = declaredServer(config, services);
+  let app: App | undefined;
+  let building: Promise<App> | undefined;
+  const built = () =>
+    (building ??= buildApp({ ...config, stateUrl: undefined }, services).then((made) => {
+      app = made;
+      made.runtime.logger.info("switchboard-mcp ready on stdio", {
+        version: VERSION,
+        toolsets: made.toolsets,
+        sandbox: sandbox?.url,
+      });
+      return made;
+    }));
+  serveStdioApp(
+    {
+      shell: {
+        ...declared,
+        verifyRequestState: (state, ctx) => {
+          if (!app) throw new Error("a confirmation arrived before the server was ready");
+          return app.runtime.confirmations.verify(state, ctx);
+        },
+      },
+      load: async () => (await built()).runtime,
+      failed: (err) => {
+        process.stderr.write(`switchboard-mcp: fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exit(1);
+      },
+    },
+    onStdinEnd,
+  );
+  return {
+    graceMs: 5000,
+    shutdown: async () => {
+      await (await building?.catch(() => undefined))?.close();
+      await sandbox?.close();
+    },
+  };
+}
+
 /** `X-Build-Api-Key: … (account 2: …); X-Sizing-Api-Key: …; …` */
-function callerKeysLine(sandbox: Sandbox, services: readonly ServiceModule<any>[]): string {
+function callerKeysLine(sandbox: Sandbox, services: readonly ServiceDeclaration<any>[]): string {
   const accounts = sandbox.accounts as Record<string, Array<{ key: string }> | undefined>;
   return services
     .filter((s) => accounts[s.name]?.length)
@@ -134,7 +192,7 @@ function callerKeysLine(sandbox: Sandbox, services: readonly ServiceModule<any>[
 }
 
 /** Every service points at a loopback address: a sandbox of this process or one beside it (scripts/cluster.mjs). */
-function onLoopback(config: Config, services: readonly ServiceModule<any>[]): boolean {
+function onLoopback(config: Config, services: readonly ServiceDeclaration<any>[]): boolean {
   const configured = [...config.services];
   const baseUrl = (name: string, settings: Record<string, unknown>) =>
     String(settings[services.find((s) => s.name === name)?.baseUrlVar ?? ""] ?? "");
@@ -144,7 +202,7 @@ function onLoopback(config: Config, services: readonly ServiceModule<any>[]): bo
 /** The variables that point every service at its simulator (paired by name; a service without one is left out). */
 export function sandboxEnv(
   sandbox: Pick<Sandbox, "urls" | "keys">,
-  services: readonly ServiceModule<any>[] = SERVICES,
+  services: readonly ServiceDeclaration<any>[] = SERVICES,
 ): Record<string, string> {
   const urls = sandbox.urls as Record<string, string>;
   const keys = sandbox.keys as Record<string, string>;

@@ -1,6 +1,8 @@
 // The published build is code split (scripts/build.mjs): what a start does not need (the sandbox,
 // the HTTP transport, the hosted-mode modules with ioredis, OAuth) lives in chunks that are read
-// only when used, and dist/cli.js is a small entry that turns the compile cache on first.
+// only when used, and dist/cli.js is a small entry that turns the compile cache on first. A stdio
+// start answers `initialize` from the services' declarations: their tools, clients and undici are
+// chunks it loads after that answer (core/stdio/serve.ts).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,7 +40,38 @@ describe("the published build", () => {
     visit(entry);
     for (const i of metafile.outputs[entry].imports) if (i.kind === "dynamic-import") visit(i.path);
     const loaded = [...start].flatMap((f) => Object.keys(metafile.outputs[f].inputs));
-    expect(loaded.some((i) => i.startsWith("src/services/"))).toBe(true);
+    expect(startupBytes(metafile, entry)).toBe([...start].reduce((sum, f) => sum + metafile.outputs[f].bytes, 0));
+    // The declarations are read at start (config, --help, the instructions); nothing else of a service.
+    expect(loaded.filter((i) => i.startsWith("src/services/")).sort()).toEqual([
+      "src/services/builder/index.ts",
+      "src/services/drones/index.ts",
+      "src/services/registry.ts",
+      "src/services/sizing/index.ts",
+    ]);
+    // What answering stdio's first message adds: the chunk of core/stdio/serve.ts and its static imports.
+    const stdioEntry = Object.keys(metafile.outputs).find((f) =>
+      Object.keys(metafile.outputs[f].inputs).includes("src/core/stdio/serve.ts"),
+    )!;
+    visit(stdioEntry);
+    const answering = [...start].flatMap((f) => Object.keys(metafile.outputs[f].inputs));
+    expect(answering).toContain("src/core/mcp/shell.ts");
+    for (const later of [
+      /^src\/services\/[^/]+\/(implementation|client|tools\/)/,
+      /^src\/server\.ts$/,
+      /^src\/core\/mcp\/server\.ts$/,
+      /^src\/core\/tools\//,
+      /^src\/core\/upstream\//,
+      /node_modules\/undici\//,
+    ]) {
+      expect(
+        answering.filter((i) => later.test(i)),
+        `${later} is loaded before the first answer`,
+      ).toEqual([]);
+      expect(
+        Object.keys(metafile.inputs).some((i) => later.test(i)),
+        `${later} is bundled`,
+      ).toBe(true);
+    }
     for (const lazy of [
       /^src\/sandbox\//,
       /node_modules\/ioredis\//,
@@ -56,6 +89,5 @@ describe("the published build", () => {
         `${lazy} is bundled`,
       ).toBe(true);
     }
-    expect(startupBytes(metafile, entry)).toBe([...start].reduce((sum, f) => sum + metafile.outputs[f].bytes, 0));
   });
 });

@@ -14,6 +14,9 @@ import { startHttpTransport, type RunningHttp } from "../../src/core/http/transp
 import type { Logger } from "../../src/core/base/logger.js";
 import { DEFAULT_UPSTREAM_BODY_BUDGET, UpstreamClient, UpstreamError } from "../../src/core/upstream/upstream.js";
 import { createApp } from "../../src/server.js";
+import { loadServices } from "../../src/services/registry.js";
+
+const services = await loadServices();
 import { destroyRawSockets, openRaw, rawStatus, type RawSocket } from "../harness.js";
 
 const closers: Array<() => Promise<void> | void> = [];
@@ -37,7 +40,7 @@ async function startServer(options: HttpLimitOptions & { token?: string } = {}):
   port: number;
   stats: () => ReturnType<NonNullable<ReturnType<typeof limitsOf>>["stats"]>;
 }> {
-  const app = createApp({ ...allServicesConfig(), transport: "http" });
+  const app = createApp({ ...allServicesConfig(), transport: "http" }, undefined, services);
   const running = await startHttpTransport({
     host: "127.0.0.1",
     port: 0,

@@ -2,7 +2,9 @@
 // which keeps them off the start-up path. It must still return every tool of each toolset that is
 // on: checked here for every service and toolset, alone and with all of them.
 import { describe, expect, it } from "vitest";
-import { SERVICES } from "../../src/services/registry.js";
+import { loadServices } from "../../src/services/registry.js";
+
+const SERVICES = await loadServices();
 
 const names = (defs: readonly { name: string; toolset: string }[], toolset?: string) =>
   defs

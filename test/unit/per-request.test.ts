@@ -10,6 +10,9 @@ import { createMcpServer, type OneRequest } from "../../src/core/mcp/server.js";
 import type { TenantRuntime } from "../../src/core/mcp/runtime.js";
 import { defineTool } from "../../src/core/tools/tool.js";
 import { createApp } from "../../src/server.js";
+import { loadServices } from "../../src/services/registry.js";
+
+const services = await loadServices();
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -26,7 +29,7 @@ async function instance(rt: TenantRuntime, request?: OneRequest) {
 }
 
 function app() {
-  const a = createApp(allServicesConfig());
+  const a = createApp(allServicesConfig(), undefined, services);
   closers.push(() => a.close());
   return a;
 }

@@ -8,6 +8,9 @@ import { allServicesConfig } from "../../scripts/manifest.js";
 import type { Config } from "../../src/config.js";
 import { createMcpServer } from "../../src/core/mcp/server.js";
 import { createApp } from "../../src/server.js";
+import { loadServices } from "../../src/services/registry.js";
+
+const services = await loadServices();
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -15,7 +18,7 @@ afterEach(async () => {
 });
 
 async function connect(overrides: Partial<Config>) {
-  const app = createApp({ ...allServicesConfig(), ...overrides });
+  const app = createApp({ ...allServicesConfig(), ...overrides }, undefined, services);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createMcpServer(app.runtime, "legacy").connect(serverSide);
   const client = new Client({ name: "registration-test", version: "1" });

@@ -8,6 +8,9 @@ import { TenantCache } from "../../src/core/tenancy/tenants.js";
 import { defineTool } from "../../src/core/tools/tool.js";
 import { z } from "zod";
 import { createApp } from "../../src/server.js";
+import { loadServices } from "../../src/services/registry.js";
+
+const services = await loadServices();
 import { allServicesConfig } from "../../scripts/manifest.js";
 import { rpc2026 } from "../harness.js";
 
@@ -100,12 +103,16 @@ describe("tool definitions shared by tenants", () => {
   });
 
   it("a per-user app gives every tenant the same definitions, each entered in its own scope", () => {
-    const app = createApp({
-      ...allServicesConfig(),
-      transport: "http",
-      credentials: "caller",
-      stateKey: "tenants-test-state-key-0123456789abcdef",
-    });
+    const app = createApp(
+      {
+        ...allServicesConfig(),
+        transport: "http",
+        credentials: "caller",
+        stateKey: "tenants-test-state-key-0123456789abcdef",
+      },
+      undefined,
+      services,
+    );
     const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
     expect(one).not.toBe(two);
     expect(one.tools).toBe(two.tools);
@@ -123,7 +130,7 @@ describe("HTTP transport and closing tenants", () => {
   });
 
   it("lets a tenant's 2026-07-28 handler go when the tenant's runtime closes, and builds a new one on its next request", async () => {
-    const app = createApp({ ...allServicesConfig(), transport: "http" });
+    const app = createApp({ ...allServicesConfig(), transport: "http" }, undefined, services);
     // Each tenant: the app's runtime with its own change hub, as createApp builds them in caller mode.
     const runtimes = new Map<string, TenantRuntime>();
     const tenantFor = (key: string): TenantRuntime => {

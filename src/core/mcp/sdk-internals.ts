@@ -54,3 +54,33 @@ export function withInputRequired(
 ): Promise<any> {
   return internals(server)._invokeInputRequiredCapableHandler.call(server.server, "tools/call", handler, request, ctx);
 }
+
+/**
+ * Runs `register` on an instance that is already connected without announcing list changes:
+ * McpServer's register* methods tell a connected client its list changed, yet these are what the
+ * instance advertised from the start (a stdio start registers them after its first answer).
+ */
+export function registerQuietly(server: McpServer, register: () => void): void {
+  const quiet = server as unknown as Record<string, unknown>;
+  const methods = ["sendToolListChanged", "sendResourceListChanged", "sendPromptListChanged"];
+  for (const m of methods) quiet[m] = () => undefined;
+  try {
+    register();
+  } finally {
+    for (const m of methods) delete quiet[m];
+  }
+}
+
+/**
+ * McpServer adds the completion/complete handler, and the capability with it, when the first
+ * resource with completions registers, which it refuses once connected. An instance that will
+ * register such resources after connecting (registerQuietly) adds the handler before.
+ */
+export function prepareCompletions(server: McpServer): void {
+  const inner = server as unknown as { setCompletionRequestHandler?: () => void };
+  if (typeof inner.setCompletionRequestHandler !== "function")
+    throw new Error(
+      "switchboard-mcp: the SDK's McpServer changed shape (setCompletionRequestHandler); update core/mcp/sdk-internals.ts",
+    );
+  inner.setCompletionRequestHandler();
+}

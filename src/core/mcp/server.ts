@@ -1,13 +1,14 @@
-import { McpServer, type ServerCapabilities } from "@modelcontextprotocol/server";
+import type { McpServer } from "@modelcontextprotocol/server";
 import type { ToolDef } from "../tools/tool.js";
-import { CACHE_HINTS, type Era } from "./era.js";
+import type { Era } from "./era.js";
 import { followLogLevel } from "./log-level.js";
 import { registerPrompt } from "./prompts.js";
 import { registerResource, shapeResourceList } from "./resources.js";
 import type { TenantRuntime } from "./runtime.js";
 import { wrapEveryRequestHandler } from "./sdk-internals.js";
 import { enableLegacySubscriptions } from "./subscriptions.js";
-import { registerTaskMethods, TASKS_EXTENSION } from "./task-protocol.js";
+import { newMcpServer } from "./shell.js";
+import { registerTaskMethods } from "./task-protocol.js";
 import { interceptToolCalls, registerTool } from "./tool-call.js";
 import { shapeToolList } from "./tool-list.js";
 
@@ -28,24 +29,18 @@ export interface OneRequest {
  * a tasks/get's.
  */
 export function createMcpServer(rt: TenantRuntime, era: Era, request?: OneRequest): McpServer {
+  const facts = { tasks: rt.tools.some((t) => t.longRunning), completions: rt.resources.some((r) => r.complete) };
+  const shell = { ...facts, info: rt.info, instructions: rt.instructions, verifyRequestState: rt.confirmations.verify };
+  return completeMcpServer(newMcpServer(shell, era), rt, era, request);
+}
+
+/**
+ * Registers on `server` (made by newMcpServer with the same capabilities) what `rt` serves. A
+ * stdio start calls it once its first answer is out (core/stdio/serve.ts), before the instance
+ * sees a request that needs it.
+ */
+export function completeMcpServer(server: McpServer, rt: TenantRuntime, era: Era, request?: OneRequest): McpServer {
   const hasTaskTools = rt.tools.some((t) => t.longRunning);
-  const capabilities: ServerCapabilities = {
-    logging: {},
-    tools: { listChanged: true },
-    resources: { subscribe: true, listChanged: true },
-    prompts: { listChanged: true },
-    // Declared here, not left to the SDK (it adds it when a resource with completions registers),
-    // so that an instance that registers no resource advertises the same capabilities.
-    ...(rt.resources.some((r) => r.complete) ? { completions: {} } : {}),
-    ...(hasTaskTools && era === "legacy" ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
-    ...(hasTaskTools && era === "modern" ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
-  } as ServerCapabilities;
-  const server = new McpServer(rt.info, {
-    instructions: rt.instructions,
-    capabilities,
-    cacheHints: CACHE_HINTS,
-    requestState: { verify: rt.confirmations.verify },
-  });
   const session = { logLevelSet: false };
   const needs = registrationsFor(rt, request);
   for (const def of needs.tools) registerTool(server, rt, def, session);

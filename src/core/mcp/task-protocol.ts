@@ -14,11 +14,12 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { envelopeCapabilities } from "./envelope.js";
+import { TASKS_EXTENSION } from "./shell.js";
 import type { TenantRuntime } from "./runtime.js";
 import { BadCursorError, TERMINAL, type TaskRecord } from "../tasks/store.js";
 
-/** The 2026-07-28 tasks extension (SEP-2663). */
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+/** The 2026-07-28 tasks extension (SEP-2663); declared in mcp/shell.ts, which answers before this module loads. */
+export { TASKS_EXTENSION };
 
 /** Did this 2026-07-28 request declare the tasks extension? */
 export function declaresTasks(ctx: ServerContext): boolean {

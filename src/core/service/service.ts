@@ -19,6 +19,13 @@ export interface ToolsetDecl {
   description: string;
   /** Registered when --toolsets is not given. */
   default: boolean;
+  /**
+   * Some of its tools are long-running (they can run as tasks): "read" when one of them only reads
+   * (it stays in read-only mode), "write" when all of them change something. Declared so that the
+   * capabilities a server answers `initialize` with are known before any tool is built
+   * (test/unit/service-declarations.test.ts checks it against the tools).
+   */
+  tasks?: "read" | "write";
 }
 
 /** One environment variable a service reads: documented, validated and listed in --help. */
@@ -32,11 +39,13 @@ export interface EnvVarDecl {
 }
 
 /**
- * What a folder under services/ exports. Config parsing, --help, the instructions, the secret
- * list, smithery.yaml and server.json are derived from these declarations: adding a service is
- * adding a folder and one line in services/registry.ts.
+ * What a folder under services/ exports (its index.ts). Config parsing, --help, the instructions,
+ * the capabilities, the secret list, smithery.yaml and server.json are derived from these
+ * declarations: adding a service is adding a folder and one line in services/registry.ts. The
+ * tools and the clients are its implementation, loaded by `load()` when first needed, so that a
+ * start answers `initialize` before they are compiled (loadService).
  */
-export interface ServiceModule<S extends Record<string, unknown> = Record<string, unknown>, D extends object = any> {
+export interface ServiceDeclaration<S extends Record<string, unknown> = Record<string, unknown>> {
   /** Used in error messages: "The build service failed (...)". */
   name: string;
   title: string;
@@ -66,6 +75,17 @@ export interface ServiceModule<S extends Record<string, unknown> = Record<string
    * replica was lost): the tool that follows the work. Worded into the task's failure.
    */
   lostTask?: LostTaskAdvice;
+  /** Some of its resources complete their arguments (the completions capability; see ToolsetDecl.tasks). */
+  completions?: boolean;
+  /** The tools and the per-tenant instance (absent when the module carries them itself, as a test's may). */
+  load?(): Promise<ServiceImplementation<S>>;
+}
+
+/** A service's tools and its per-tenant instance: what `ServiceDeclaration.load` brings. */
+export interface ServiceImplementation<
+  S extends Record<string, unknown> = Record<string, unknown>,
+  D extends object = any,
+> {
   /**
    * The service's tools, built once per process. `deps` is a late-bound view (core/tenancy/tenant-scope.ts):
    * inside a tool's hooks (run, before, render, verify, resume) it is the calling tenant's
@@ -109,3 +129,22 @@ export interface ServiceInstance<D extends object = object> {
   taskPollIntervalMs?: number;
   close(): Promise<void>;
 }
+
+/** A service with its implementation loaded: what the server runs. */
+export interface ServiceModule<S extends Record<string, unknown> = Record<string, unknown>, D extends object = any>
+  extends ServiceDeclaration<S>,
+    ServiceImplementation<S, D> {}
+
+/** The service with its implementation, loaded once (a module that carries it is returned as it is). */
+export function loadService(service: ServiceDeclaration<any>): Promise<ServiceModule<any>> {
+  if ("tools" in service && "create" in service) return Promise.resolve(service as ServiceModule<any>);
+  const load = service.load;
+  if (!load) return Promise.reject(new Error(`service ${service.name} declares neither its tools nor load()`));
+  let loaded = loadedServices.get(service);
+  if (!loaded) {
+    loaded = load().then(({ tools, create }) => ({ ...service, tools, create }));
+    loadedServices.set(service, loaded);
+  }
+  return loaded;
+}
+const loadedServices = new WeakMap<ServiceDeclaration<any>, Promise<ServiceModule<any>>>();

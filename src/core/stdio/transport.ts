@@ -21,6 +21,10 @@ export class LineTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   /** Sees every message before the server does (the resource follower of listen streams). */
   observe?: (message: JSONRPCMessage) => void;
+  /** Returns true to keep a message back; `deliver` hands it on later (core/stdio/serve.ts). */
+  hold?: (message: JSONRPCMessage) => boolean;
+  /** Runs after a message is written to stdout. */
+  sent?: (message: JSONRPCMessage) => void;
   /** Runs once stdin has ended and the server has been told. */
   afterClose?: () => void;
   private chunks: Buffer[] = [];
@@ -97,6 +101,10 @@ export class LineTransport implements Transport {
       );
       return;
     }
+    if (!this.hold?.(message)) this.deliver(message);
+  }
+
+  deliver(message: JSONRPCMessage): void {
     this.observe?.(message);
     this.onmessage?.(message);
   }
@@ -107,6 +115,7 @@ export class LineTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     this.write(serializeMessage(message));
+    this.sent?.(message);
   }
 
   private write(text: string): void {

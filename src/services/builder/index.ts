@@ -1,30 +1,8 @@
 import { z } from "zod";
 import type { HintTable } from "../../core/tools/errors.js";
-import type { ServiceModule } from "../../core/service/service.js";
-import type { ToolDef } from "../../core/tools/tool.js";
+import type { ServiceDeclaration } from "../../core/service/service.js";
 import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/service/settings.js";
-import { viewResource, type ViewDecl } from "../../core/service/views.js";
-import { BuildClient } from "./client.js";
-import { CreditGuard, type ConfirmPolicy } from "./credits.js";
-import { builderPrompts } from "./prompts.js";
-import { builderResources } from "./resources.js";
-import type { AgentStatus, ProjectDetails } from "./schemas.js";
-import { projectWatcher } from "./subscriptions.js";
-import { agentTools } from "./tools/agent.js";
-import { getRebuildStatus } from "./api/files.js";
-import { getPullStatus } from "./api/github.js";
-import { fileTools } from "./tools/files.js";
-import { githubTools } from "./tools/github.js";
-import { billingTools } from "./tools/billing.js";
-import { figmaTools } from "./tools/figma.js";
-import { logsAndDiffTools } from "./tools/logs-and-diff.js";
-import { operationTools } from "./tools/operations.js";
-import { webhookTools } from "./tools/webhooks.js";
-import { projectTools } from "./tools/projects.js";
-import { databaseTools } from "./tools/database.js";
-import { transferTools } from "./tools/transfer.js";
-import { groupTools } from "./tools/groups.js";
-import { projectAdminTools } from "./tools/project-admin.js";
+import type { CreditGuard, ConfirmPolicy } from "./credits.js";
 import type { WaitDeps } from "./waits.js";
 
 export interface BuildDeps extends WaitDeps {
@@ -67,13 +45,6 @@ const settings = z
     }
     return { ...s, BUILD_POLL_INTERVAL_MS: poll };
   });
-
-/** A secret a call supplies belongs to its project: that project's later outputs are scrubbed of it. */
-function scopedToProject(defs: ToolDef<any, any>[]): ToolDef<any, any>[] {
-  return defs.map((def) => ({ ...def, secretRecord: projectRecord }));
-}
-const projectRecord = (input: { projectId?: unknown }) =>
-  typeof input.projectId === "string" ? `project:${input.projectId}` : undefined;
 
 export const BUILD_HINTS: HintTable = {
   INSUFFICIENT_CREDITS:
@@ -160,36 +131,26 @@ export const BUILD_HINTS: HintTable = {
   NOTHING_TO_UPDATE: "pass at least one of label, description or groupId.",
 };
 
-/**
- * The build console shows the preview screenshot, an image the host must allow by origin. Only the
- * sandbox's origin is known; the production one is not documented, so there the host blocks the
- * image and the view offers the link instead.
- */
-function buildConsole(baseUrl: string): ViewDecl {
-  return {
-    file: "build-console",
-    title: "Build console",
-    description:
-      "How a build, deployment or recovery is going: phase, time, credits, the agent's latest messages, secrets needed, the preview and links",
-    resourceDomains: isLoopbackUrl(baseUrl) ? ["https://previews.sandbox-apps.example"] : [],
-  };
-}
+export type BuildSettings = z.infer<typeof settings>;
 
-export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
+/** The declaration; the tools and the client are in implementation.ts, loaded when first needed. */
+export const builder: ServiceDeclaration<BuildSettings> = {
   name: "build",
   title: "project build service",
   toolsets: [
-    { id: "build", description: "launch, follow, iterate and deploy projects; credits", default: true },
+    { id: "build", description: "launch, follow, iterate and deploy projects; credits", default: true, tasks: "read" },
     {
       id: "build_admin",
       description:
         "update and delete projects, versions, diffs and recovery, dev and production logs, secrets, custom domains, database schema and queries",
       default: false,
+      tasks: "write",
     },
     {
       id: "build_files",
       description: "source code archive, uploads, reading and writing source files, rebuilds",
       default: false,
+      tasks: "write",
     },
     { id: "build_figma", description: "connect, check and disconnect a project's Figma account", default: false },
     {
@@ -202,6 +163,7 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
       id: "build_github",
       description: "connect a GitHub repository, pull from it, environment variable names",
       default: false,
+      tasks: "write",
     },
     {
       id: "build_database",
@@ -212,6 +174,7 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
       id: "build_transfer",
       description: "export a project and import it into a fresh one (clone, move)",
       default: false,
+      tasks: "write",
     },
     { id: "build_groups", description: "project groups: create, list, rename, delete", default: false },
   ],
@@ -248,55 +211,6 @@ export const builder: ServiceModule<z.infer<typeof settings>, BuildDeps> = {
     "Build service: builds take 5-40 minutes; launch with build_launch_project and follow with build_wait (progress on every poll). Tools marked as spending credits are never retried automatically; check the balance with build_get_account first.",
   hints: BUILD_HINTS,
   lostTask: { follow: "build_wait" },
-  // Each group is built only when one of its toolsets is on (the default is build alone).
-  tools: (deps, on = () => true) =>
-    scopedToProject([
-      ...(on("build") || on("build_admin") ? projectTools(deps) : []),
-      ...(on("build") ? agentTools(deps) : []),
-      ...(on("build") || on("build_admin") ? operationTools(deps) : []),
-      ...(on("build_admin") ? logsAndDiffTools(deps) : []),
-      ...(on("build_figma") ? figmaTools(deps) : []),
-      ...(on("build_webhooks") ? webhookTools(deps) : []),
-      ...(on("build_billing") ? billingTools(deps) : []),
-      ...(on("build_files") ? fileTools(deps) : []),
-      ...(on("build_github") ? githubTools(deps) : []),
-      ...(on("build_database") ? databaseTools(deps) : []),
-      ...(on("build_transfer") ? transferTools(deps) : []),
-      ...(on("build_groups") ? groupTools(deps) : []),
-      ...(on("build_admin") ? projectAdminTools(deps) : []),
-    ]),
-  create(s, host) {
-    const keyHeader = s.BUILD_API_KEY_HEADER;
-    const header =
-      keyHeader.toLowerCase() === "authorization"
-        ? { authorization: `Bearer ${s.BUILD_API_KEY}` }
-        : { [keyHeader]: s.BUILD_API_KEY };
-    const http = host.upstream({ baseUrl: s.BUILD_API_BASE_URL, headers: header, envelope: "errors-data" });
-    const client = new BuildClient(http);
-    const pollOptions = { intervalMs: s.BUILD_POLL_INTERVAL_MS, logger: host.logger };
-    const deps: BuildDeps = {
-      client,
-      agentPoller: host.createPoller<AgentStatus>(
-        "agent",
-        (id, signal) => client.getAgentStatus(id, signal),
-        pollOptions,
-      ),
-      projectPoller: host.createPoller<ProjectDetails>(
-        "project",
-        (id, signal) => client.getProject(id, signal),
-        pollOptions,
-      ),
-      rebuildPoller: host.createPoller("rebuild", (id, signal) => getRebuildStatus(http, id, signal), pollOptions),
-      pullPoller: host.createPoller("pull", (id, signal) => getPullStatus(http, id, signal), pollOptions),
-      guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
-    };
-    return {
-      deps,
-      resources: [...builderResources(client), viewResource(buildConsole(s.BUILD_API_BASE_URL))],
-      prompts: builderPrompts,
-      watch: projectWatcher(deps.projectPoller),
-      taskPollIntervalMs: s.BUILD_POLL_INTERVAL_MS,
-      close: () => http.close(),
-    };
-  },
+  completions: true,
+  load: () => import("./implementation.js").then((m) => m.builderImplementation),
 };

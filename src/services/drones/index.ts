@@ -1,21 +1,16 @@
 import { z } from "zod";
-import type { ServiceModule } from "../../core/service/service.js";
+import type { ServiceDeclaration } from "../../core/service/service.js";
 import { httpUrl, secret } from "../../core/service/settings.js";
-import { viewResource } from "../../core/service/views.js";
-import { bearerAuth } from "../../core/upstream/upstream.js";
-import { DronesClient } from "./client.js";
-import { fleetTools } from "./tools/fleet.js";
-import { keyTools } from "./tools/keys.js";
-import { recordTools } from "./tools/records.js";
-import { dronesResources } from "./resources.js";
-import { dronesPrompts } from "./prompts.js";
 
 const settings = z.object({
   DRONES_API_BASE_URL: httpUrl,
   DRONES_API_KEY: secret,
 });
 
-export const drones: ServiceModule<z.infer<typeof settings>, DronesClient> = {
+export type DronesSettings = z.infer<typeof settings>;
+
+/** The declaration; the tools and the client are in implementation.ts, loaded when first needed. */
+export const drones: ServiceDeclaration<DronesSettings> = {
   name: "drones",
   title: "drone fleet data API",
   toolsets: [
@@ -45,23 +40,6 @@ export const drones: ServiceModule<z.infer<typeof settings>, DronesClient> = {
     UNEXPECTED_SHAPE:
       "the service answered in a shape this server does not know: check that DRONES_API_BASE_URL points at the fleet data API.",
   },
-  tools: (client) => [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
-  create(s, host) {
-    const http = host.upstream({ baseUrl: s.DRONES_API_BASE_URL, ...bearerAuth(s.DRONES_API_KEY) });
-    const client = new DronesClient(http);
-    return {
-      deps: client,
-      resources: [
-        ...dronesResources(client),
-        viewResource({
-          file: "fleet-map",
-          title: "Fleet map",
-          description:
-            "Every drone on a map, coloured by status, sized by battery; the nearest ones and open alerts marked",
-        }),
-      ],
-      prompts: dronesPrompts,
-      close: () => http.close(),
-    };
-  },
+  completions: true,
+  load: () => import("./implementation.js").then((m) => m.dronesImplementation),
 };

@@ -1,19 +1,16 @@
 import { z } from "zod";
-import type { ServiceModule } from "../../core/service/service.js";
+import type { ServiceDeclaration } from "../../core/service/service.js";
 import { httpUrl, secret } from "../../core/service/settings.js";
-import { viewResource } from "../../core/service/views.js";
-import { bearerAuth } from "../../core/upstream/upstream.js";
-import { SizingClient } from "./client.js";
-import { sizingTools } from "./tools/fitting.js";
-import { sizingResources } from "./resources.js";
-import { sizingPrompts } from "./prompts.js";
 
 const settings = z.object({
   SIZING_API_BASE_URL: httpUrl,
   SIZING_API_KEY: secret,
 });
 
-export const sizing: ServiceModule<z.infer<typeof settings>, SizingClient> = {
+export type SizingSettings = z.infer<typeof settings>;
+
+/** The declaration; the tools and the client are in implementation.ts, loaded when first needed. */
+export const sizing: ServiceDeclaration<SizingSettings> = {
   name: "sizing",
   title: "garment size recommendation API",
   toolsets: [{ id: "sizing", description: "catalog, size recommendation, virtual try-on", default: true }],
@@ -48,23 +45,6 @@ export const sizing: ServiceModule<z.infer<typeof settings>, SizingClient> = {
     UNEXPECTED_SHAPE:
       "the service answered in a shape this server does not know: check that SIZING_API_BASE_URL points at the v1 API.",
   },
-  tools: (client) => sizingTools(client),
-  create(s, host) {
-    const http = host.upstream({ baseUrl: s.SIZING_API_BASE_URL, ...bearerAuth(s.SIZING_API_KEY) });
-    const client = new SizingClient(http);
-    return {
-      deps: client,
-      resources: [
-        ...sizingResources(client),
-        viewResource({
-          file: "fit-card",
-          title: "Fit card",
-          description:
-            "The item's size chart with the person's measurements on it, the recommended and alternative sizes",
-        }),
-      ],
-      prompts: sizingPrompts,
-      close: () => http.close(),
-    };
-  },
+  completions: true,
+  load: () => import("./implementation.js").then((m) => m.sizingImplementation),
 };

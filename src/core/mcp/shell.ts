@@ -1,0 +1,45 @@
+import { McpServer, type ServerCapabilities, type ServerContext } from "@modelcontextprotocol/server";
+import { CACHE_HINTS, type Era } from "./era.js";
+
+// What a server instance is before its tools, resources and prompts are registered: enough to
+// answer `initialize` (or `server/discover`). Kept apart from server.ts, whose imports (tools,
+// tasks, upstream) a stdio start loads only after that first answer (core/stdio/serve.ts).
+
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+/** What the capabilities depend on: some tool can run as a task; some resource completes its arguments. */
+export interface CapabilityFacts {
+  tasks: boolean;
+  completions: boolean;
+}
+
+export interface ServerShell extends CapabilityFacts {
+  info: { name: string; version: string; title: string };
+  instructions: string;
+  /** Checks a confirmation's signed state (the SDK's requestState hook). */
+  verifyRequestState(state: string, ctx: ServerContext): unknown;
+}
+
+export function serverCapabilities(facts: CapabilityFacts, era: Era): ServerCapabilities {
+  return {
+    logging: {},
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    prompts: { listChanged: true },
+    // Declared here, not left to the SDK (it adds it when a resource with completions registers),
+    // so that an instance that registers no resource advertises the same capabilities.
+    ...(facts.completions ? { completions: {} } : {}),
+    ...(facts.tasks && era === "legacy" ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+    ...(facts.tasks && era === "modern" ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+  } as ServerCapabilities;
+}
+
+/** An instance with its identity, instructions and capabilities, and nothing registered yet. */
+export function newMcpServer(shell: ServerShell, era: Era): McpServer {
+  return new McpServer(shell.info, {
+    instructions: shell.instructions,
+    capabilities: serverCapabilities(shell, era),
+    cacheHints: CACHE_HINTS,
+    requestState: { verify: (state, ctx) => shell.verifyRequestState(state, ctx) as never },
+  });
+}

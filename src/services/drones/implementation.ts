@@ -1,0 +1,33 @@
+import type { ServiceImplementation } from "../../core/service/service.js";
+import { viewResource } from "../../core/service/views.js";
+import { bearerAuth } from "../../core/upstream/upstream.js";
+import { DronesClient } from "./client.js";
+import { fleetTools } from "./tools/fleet.js";
+import { keyTools } from "./tools/keys.js";
+import { recordTools } from "./tools/records.js";
+import { dronesResources } from "./resources.js";
+import { dronesPrompts } from "./prompts.js";
+import type { DronesSettings } from "./index.js";
+
+/** The drones service's tools and client (index.ts declares the service). */
+export const dronesImplementation: ServiceImplementation<DronesSettings, DronesClient> = {
+  tools: (client) => [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
+  create(s, host) {
+    const http = host.upstream({ baseUrl: s.DRONES_API_BASE_URL, ...bearerAuth(s.DRONES_API_KEY) });
+    const client = new DronesClient(http);
+    return {
+      deps: client,
+      resources: [
+        ...dronesResources(client),
+        viewResource({
+          file: "fleet-map",
+          title: "Fleet map",
+          description:
+            "Every drone on a map, coloured by status, sized by battery; the nearest ones and open alerts marked",
+        }),
+      ],
+      prompts: dronesPrompts,
+      close: () => http.close(),
+    };
+  },
+};

@@ -1,0 +1,31 @@
+import type { ServiceImplementation } from "../../core/service/service.js";
+import { viewResource } from "../../core/service/views.js";
+import { bearerAuth } from "../../core/upstream/upstream.js";
+import { SizingClient } from "./client.js";
+import { sizingTools } from "./tools/fitting.js";
+import { sizingResources } from "./resources.js";
+import { sizingPrompts } from "./prompts.js";
+import type { SizingSettings } from "./index.js";
+
+/** The sizing service's tools and client (index.ts declares the service). */
+export const sizingImplementation: ServiceImplementation<SizingSettings, SizingClient> = {
+  tools: (client) => sizingTools(client),
+  create(s, host) {
+    const http = host.upstream({ baseUrl: s.SIZING_API_BASE_URL, ...bearerAuth(s.SIZING_API_KEY) });
+    const client = new SizingClient(http);
+    return {
+      deps: client,
+      resources: [
+        ...sizingResources(client),
+        viewResource({
+          file: "fit-card",
+          title: "Fit card",
+          description:
+            "The item's size chart with the person's measurements on it, the recommended and alternative sizes",
+        }),
+      ],
+      prompts: sizingPrompts,
+      close: () => http.close(),
+    };
+  },
+};
