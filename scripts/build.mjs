@@ -5,8 +5,10 @@
 //
 // dist/cli.js is src/bin.ts: it turns on Node's compile cache (22.1+) and then imports the server
 // (src/cli.ts), so that everything after it is compiled once per machine, not once per start.
-// Code split at every dynamic import(): the sandbox, the HTTP transport, the stdio entry and the
-// hosted-mode modules (ioredis) are chunks of their own, read and compiled only when used. Chunks
+// Code split at every dynamic import(): the sandbox, the HTTP transport, the stdio entry, the
+// hosted-mode modules (ioredis) and the services' implementations (their tools, clients and
+// undici, which a stdio start loads after its first answer) are chunks of their own, read and
+// compiled only when used. Chunks
 // sit beside cli.js (not in a subfolder): src/ finds views/ and ../package.json from import.meta.url.
 //
 //   node scripts/build.mjs              build dist/
