@@ -41,9 +41,13 @@ export function declaredServer(config: Config, services: readonly ServiceDeclara
 export function noServiceInstructions(services: readonly ServiceDeclaration<any>[] = SERVICES): string {
   const setup = services.map((s) => {
     const hasDefault = s.env.find((v) => v.name === s.baseUrlVar)?.default;
-    return `${hasDefault ? `${s.apiKeyVar} (and optionally ${s.baseUrlVar})` : `${s.baseUrlVar} and ${s.apiKeyVar}`} for the ${s.title}`;
+    const vars = hasDefault ? `${s.apiKeyVar} (and optionally ${s.baseUrlVar})` : `${s.baseUrlVar} and ${s.apiKeyVar}`;
+    return `${vars} for the ${s.title}`;
   });
-  return `No upstream service is configured, so no service tools are available. Set ${setup.join("; ")}; or start with --sandbox to try every tool against built-in simulators.`;
+  return (
+    `No upstream service is configured, so no service tools are available. Set ${setup.join("; ")}; ` +
+    "or start with --sandbox to try every tool against built-in simulators."
+  );
 }
 
 export function instructions(
@@ -62,7 +66,8 @@ export function instructions(
       : []),
     ...(linked
       ? [
-          "Each user links their own upstream keys once: a tool whose key is not linked yet gives the user a link to a page where they paste it. Never ask the user to type a key into the chat.",
+          "Each user links their own upstream keys once: a tool whose key is not linked yet gives the user a link " +
+            "to a page where they paste it. Never ask the user to type a key into the chat.",
         ]
       : []),
     ...enabled.map((s) => s.instructions),

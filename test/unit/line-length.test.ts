@@ -19,7 +19,6 @@ const ALLOWED: Record<string, string> = {
   "bench/node-versions.mjs": "stateless",
   "bench/run.mjs": "stateless",
   "src/core/http/transport.ts": "stateless",
-  "src/core/stdio/transport.ts": "coldstart",
   "src/core/tasks/runner.ts": "deps",
   "src/core/tenancy/tenant-scope.ts": "deps (removed by the ctx.deps rewrite)",
   "src/core/vault/account-tools.ts": "deps",

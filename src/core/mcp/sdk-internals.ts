@@ -80,7 +80,8 @@ export function prepareCompletions(server: McpServer): void {
   const inner = server as unknown as { setCompletionRequestHandler?: () => void };
   if (typeof inner.setCompletionRequestHandler !== "function")
     throw new Error(
-      "switchboard-mcp: the SDK's McpServer changed shape (setCompletionRequestHandler); update core/mcp/sdk-internals.ts",
+      "switchboard-mcp: the SDK's McpServer changed shape (setCompletionRequestHandler); " +
+        "update core/mcp/sdk-internals.ts",
     );
   inner.setCompletionRequestHandler();
 }

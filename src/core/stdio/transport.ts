@@ -70,7 +70,8 @@ export class LineTransport implements Transport {
       this.reply(
         null,
         -32600,
-        `Request too large: a line of more than ${this.maxLineBytes} bytes was dropped unread. Send less (attach large files by URL).`,
+        `Request too large: a line of more than ${this.maxLineBytes} bytes was dropped unread. ` +
+          "Send less (attach large files by URL).",
       );
     } else if (this.size > 0) {
       this.handleLine(Buffer.concat(this.chunks, this.size).toString("utf8"));

@@ -42,7 +42,8 @@ function buildConsole(baseUrl: string): ViewDecl {
     file: "build-console",
     title: "Build console",
     description:
-      "How a build, deployment or recovery is going: phase, time, credits, the agent's latest messages, secrets needed, the preview and links",
+      "How a build, deployment or recovery is going: phase, time, credits, the agent's latest messages, " +
+      "secrets needed, the preview and links",
     resourceDomains: isLoopbackUrl(baseUrl) ? ["https://previews.sandbox-apps.example"] : [],
   };
 }
