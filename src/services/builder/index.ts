@@ -52,9 +52,11 @@ export const BUILD_HINTS: HintTable = {
   MAX_PROJECTS_REACHED:
     "the plan's project limit is in use: delete a project (build_delete_project) or upgrade the plan.",
   PROJECT_ALREADY_EXISTS:
-    "the id is taken (launch also tried its suffixed variants): choose a different projectId, or look for yours with build_list_projects if an earlier attempt may have landed.",
+    "the id is taken (launch also tried its suffixed variants): choose a different projectId, " +
+    "or look for yours with build_list_projects if an earlier attempt may have landed.",
   RATE_LIMIT_EXCEEDED:
-    "projects are being created faster than the plan allows (Free: 1 per 5 minutes and 12 per hour; paid plans: per minute and per hour): wait up to 5 minutes on the Free plan (a minute on paid ones), then retry once.",
+    "projects are being created faster than the plan allows (Free: 1 per 5 minutes and 12 per hour; paid plans: " +
+    "per minute and per hour): wait up to 5 minutes on the Free plan (a minute on paid ones), then retry once.",
   RATE_LIMITED: "too many Figma token checks (10 per minute per account): wait a minute, then retry.",
   FIGMA_RATE_LIMITED: "Figma is throttling the token check: retry shortly.",
   FIGMA_UNREACHABLE: "Figma could not be reached to check the token: retry shortly, or launch without figma.",
@@ -64,58 +66,75 @@ export const BUILD_HINTS: HintTable = {
     "the value is not a Figma personal access token (they start with figd_): copy the whole token.",
   MISSING_FIGMA_TOKEN: "figma.token is empty: pass the Figma personal access token, or leave figma out.",
   PLAN_LIMIT_REACHED:
-    "the plan's production-log request limit is used up: wait for it to reset, narrow the window (from/to, regexSearch), or upgrade.",
+    "the plan's production-log request limit is used up: wait for it to reset, narrow the window (from/to, " +
+    "regexSearch), or upgrade.",
   PROJECT_CREDIT_LIMIT_REACHED:
-    "the project's monthly credit cap for this kind of spending is reached: raise or remove it (build_set_credit_limits), or wait for the 1st of the month.",
+    "the project's monthly credit cap for this kind of spending is reached: " +
+    "raise or remove it (build_set_credit_limits), or wait for the 1st of the month.",
   NO_DEPLOYMENT: "the project has no successful deployment yet: deploy it first (build_deploy).",
   NO_ACTIVE_SANDBOX:
     "the project's sandbox is asleep: start the server (build_restart_server, 3 credits) rather than retrying.",
   SANDBOX_NOT_ACTIVE:
-    "the project's sandbox is starting or archived: wait for agentServerStatus Active (build_get_project), or start it with build_restart_server.",
+    "the project's sandbox is starting or archived: wait for agentServerStatus Active (build_get_project), " +
+    "or start it with build_restart_server.",
   NO_SANDBOX: "the project has never had a sandbox: run the agent once first (build_start_agent).",
   IMPORT_IN_PROGRESS: 'an import is running on this project: wait for it with build_wait { until: "import" }.',
   INVALID_PROJECT_GROUP: "the group does not exist, is not yours, or is full: omit groupId or pick another group.",
   NO_PROCESS_RUNNING:
     "no agent run is in flight, so there is nothing to stop: build_get_agent_status shows how the last one ended.",
   AUTO_EXECUTION_ALREADY_ACTIVE:
-    'an earlier multi-prompt batch is still executing, paused or awaiting approval: wait for it with build_wait { until: "agent" }. No cancel endpoint is documented (build_stop_agent stops the running prompt; its effect on the batch is not stated).',
+    "an earlier multi-prompt batch is still executing, paused or awaiting approval: " +
+    'wait for it with build_wait { until: "agent" }. No cancel endpoint is documented (build_stop_agent stops the ' +
+    "running prompt; its effect on the batch is not stated).",
   AGENT_RUNNING:
     'an agent run is active: wait for it with build_wait { until: "agent" } or stop it with build_stop_agent.',
   DEPLOYMENT_RUNNING: 'a deployment is running: wait for it with build_wait { until: "deployment" }.',
   RECOVERY_RUNNING: 'a version recovery is running: wait for it with build_wait { until: "versionRecovery" }.',
   SERVER_NOT_READY:
-    'the project\'s server was asleep and is being started: START_SERVER (3 credits) is already spent. Do not retry blindly: follow the start with build_wait { until: "server" } (or build_get_project until agentServerStatus Active, 2-4 min), then call again once (that call charges the operation itself).',
+    "the project's server was asleep and is being started: START_SERVER (3 credits) is already spent. " +
+    'Do not retry blindly: follow the start with build_wait { until: "server" } (or build_get_project until ' +
+    "agentServerStatus Active, 2-4 min), then call again once (that call charges the operation itself).",
   SANDBOX_NOT_REACHABLE:
-    'the project\'s app did not answer. If Details say reason "starting", wait a minute and call again; if "app_error", the app is broken and waiting will not help: send the agent a prompt to fix it (build_start_agent).',
+    'the project\'s app did not answer. If Details say reason "starting", wait a minute and call again; ' +
+    'if "app_error", the app is broken and waiting will not help: send the agent a prompt to fix it ' +
+    "(build_start_agent).",
   PROJECT_NOT_FOUND: "no project has that id: call build_list_projects to find it.",
   INVALID_PATH:
-    'the path must be relative to the project root, without "..", outside node_modules, .next, .git and dist: find it with build_list_files.',
+    'the path must be relative to the project root, without "..", outside node_modules, .next, .git and dist: ' +
+    "find it with build_list_files.",
   FILE_NOT_FOUND: "no file at that path: find it with build_list_files (paths are relative to the project root).",
   FILE_TOO_LARGE:
-    "the file is over the limit (read 1 MB, write 512 KB, upload 12 MB): for reading, download the whole source with build_get_source_code.",
+    "the file is over the limit (read 1 MB, write 512 KB, upload 12 MB): for reading, " +
+    "download the whole source with build_get_source_code.",
   PROJECT_TOO_LARGE:
     "the project is too large to list: download the whole source with build_get_source_code (1 credit).",
   FREE_PLAN_NO_SOURCE_EDITING:
-    "writing source files needs a paid plan (reading works on every plan): upgrade, or ask the agent for the change (build_start_agent).",
+    "writing source files needs a paid plan (reading works on every plan): upgrade, " +
+    "or ask the agent for the change (build_start_agent).",
   REBUILD_RUNNING: 'a rebuild is running: wait for it with build_wait { until: "rebuild" }.',
   REBUILD_LIMIT_REACHED: "the plan's rebuild limit is used up: wait for it to reset, or upgrade the plan.",
   MISSING_FILE: "the upload carried no file: pass name and base64 content.",
   UPLOAD_FAILED:
-    "the service's storage failed to keep the file: check build_get_account (a charge means it may have landed), then retry once.",
+    "the service's storage failed to keep the file: check build_get_account (a charge means it may have landed), " +
+    "then retry once.",
   MISSING_GITHUB_FIELDS: "token and repositoryFullName are both required.",
   INVALID_SYNC_DIRECTION: "syncDirection must be totalum_to_github or github_to_totalum.",
   GITHUB_VALIDATION_FAILED:
-    "GitHub refused the token or repository: use a fine-grained token (github_pat_…) for only this repo with Contents, Pull requests and Administration read and write, and check owner/repo.",
+    "GitHub refused the token or repository: use a fine-grained token (github_pat_…) " +
+    "for only this repo with Contents, Pull requests and Administration read and write, and check owner/repo.",
   GITHUB_NOT_CONNECTED: "no GitHub repository is connected to this project: connect one with build_connect_github.",
   GITHUB_SYNC_FAILED:
-    "the first sync failed: a repository with content needs both develop and main branches; fix the repo, then connect again.",
+    "the first sync failed: a repository with content needs both develop and main branches; fix the repo, " +
+    "then connect again.",
   GITHUB_SECRET_STORE_ERROR: "the service could not store the GitHub credentials: connect again shortly.",
   GITHUB_PULL_ERROR: "the pull failed: check the develop branch on GitHub, then pull again.",
   ENV_DOWNLOAD_ERROR: "the service could not read the environment variables: try again shortly.",
   WEBHOOK_EVENT_ALREADY_EXISTS:
-    "the account already has a webhook for this event (maybe with another URL): see build_list_webhooks; to change it, delete it (build_delete_webhook), then add it again.",
+    "the account already has a webhook for this event (maybe with another URL): see build_list_webhooks; " +
+    "to change it, delete it (build_delete_webhook), then add it again.",
   WEBHOOK_NOT_FOUND:
-    "no webhook has that id: it may already be deleted (then nothing is left to do); build_list_webhooks lists the current ones.",
+    "no webhook has that id: it may already be deleted (then nothing is left to do); " +
+    "build_list_webhooks lists the current ones.",
   PROD_LOGS_WORKER_ERROR:
     "the log pipeline could not answer this query: narrow from/to or simplify regexSearch, then try once more.",
   LAUNCH_PROJECT_ERROR: "the project could not be created; read the reason above, fix it and launch again.",
@@ -123,9 +142,11 @@ export const BUILD_HINTS: HintTable = {
   PROJECT_EXPORT_LIMIT_REACHED:
     "exports are limited to 1 per minute and 5 per hour per account: wait, then export once (never in a loop).",
   PROJECT_IMPORT_LIMIT_REACHED:
-    "imports are limited to 1 per minute and 5 per hour per account: wait, then import once; the transferId stays valid for its hour.",
+    "imports are limited to 1 per minute and 5 per hour per account: wait, then import once; " +
+    "the transferId stays valid for its hour.",
   PROJECT_NOT_IMPORTABLE:
-    "the target has more than 5 tables or more than 1 version: create a fresh empty project (build_create_project) and import into it.",
+    "the target has more than 5 tables or more than 1 version: create a fresh empty project (build_create_project) " +
+    "and import into it.",
   PROJECT_GROUP_NOT_FOUND: "no group has that id (or it is another account's): call build_list_groups to find it.",
   CREATE_PROJECT_GROUP_ERROR: "the name is empty or over 80 characters, or the account already has 3,000 groups.",
   NOTHING_TO_UPDATE: "pass at least one of label, description or groupId.",
@@ -142,7 +163,8 @@ export const builder: ServiceDeclaration<BuildSettings> = {
     {
       id: "build_admin",
       description:
-        "update and delete projects, versions, diffs and recovery, dev and production logs, secrets, custom domains, database schema and queries",
+        "update and delete projects, versions, diffs and recovery, dev and production logs, secrets, " +
+        "custom domains, database schema and queries",
       default: false,
       tasks: "write",
     },
@@ -193,7 +215,8 @@ export const builder: ServiceDeclaration<BuildSettings> = {
     {
       name: "BUILD_POLL_INTERVAL_MS",
       description:
-        "interval between status polls while waiting on a build, deployment, recovery or import; at least 2000 for a real service (ms)",
+        "interval between status polls while waiting on a build, deployment, recovery or import; " +
+        "at least 2000 for a real service (ms)",
       default: "12000 (1000 against a loopback sandbox)",
     },
     {
@@ -208,7 +231,9 @@ export const builder: ServiceDeclaration<BuildSettings> = {
   keyCheck: { tool: "build_get_account" },
   settings: settings as never,
   instructions:
-    "Build service: builds take 5-40 minutes; launch with build_launch_project and follow with build_wait (progress on every poll). Tools marked as spending credits are never retried automatically; check the balance with build_get_account first.",
+    "Build service: builds take 5-40 minutes; launch with build_launch_project and follow with build_wait " +
+    "(progress on every poll). Tools marked as spending credits are never retried automatically; " +
+    "check the balance with build_get_account first.",
   hints: BUILD_HINTS,
   lostTask: { follow: "build_wait" },
   completions: true,

@@ -29,16 +29,20 @@ export const drones: ServiceDeclaration<DronesSettings> = {
   keyCheck: { tool: "drones_list_alerts" },
   settings,
   instructions:
-    "Drones: fleet questions (counts, low battery, nearest drone) are answered by drones_fleet_summary and drones_find_nearest.",
+    "Drones: fleet questions (counts, low battery, nearest drone) are answered by drones_fleet_summary and " +
+    "drones_find_nearest.",
   hints: {
     NOT_FOUND:
-      'no drone, mission or alert has that _id (or, if the message says "No route", DRONES_API_BASE_URL is wrong): find a valid _id with drones_list_drones, drones_list_missions or drones_list_alerts.',
+      'no drone, mission or alert has that _id (or, if the message says "No route", DRONES_API_BASE_URL is wrong): ' +
+      "find a valid _id with drones_list_drones, drones_list_missions or drones_list_alerts.",
     VALIDATION_ERROR:
-      "the service rejected the request body: correct the field the message names (read the alert with drones_get_alert to see the values in use) and call again.",
+      "the service rejected the request body: correct the field the message names (read the alert with " +
+      "drones_get_alert to see the values in use) and call again.",
     INVALID_JSON: "the request body was not valid JSON; this is a bug in switchboard-mcp, please report it.",
     RATE_LIMITED: "the service is rate-limiting: wait a minute before trying again.",
     UNEXPECTED_SHAPE:
-      "the service answered in a shape this server does not know: check that DRONES_API_BASE_URL points at the fleet data API.",
+      "the service answered in a shape this server does not know: check that DRONES_API_BASE_URL points at the " +
+      "fleet data API.",
   },
   completions: true,
   load: () => import("./implementation.js").then((m) => m.dronesImplementation),

@@ -34,13 +34,17 @@ export const sizing: ServiceDeclaration<SizingSettings> = {
   // (they are what the sandbox answers); the limits are the seed's Limits table.
   hints: {
     RATE_LIMITED:
-      "assumed to mean the plan's requests-per-minute limit is used up (Free 60, Professional 600; what the service does past it is not shown): wait about a minute, then retry once.",
+      "assumed to mean the plan's requests-per-minute limit is used up (Free 60, Professional 600; " +
+      "what the service does past it is not shown): wait about a minute, then retry once.",
     TRY_ON_LIMIT_REACHED:
-      "assumed to mean the plan's monthly try-on allowance is used up (Free 100, Professional 10,000): use sizing_recommend_size until the month ends, or upgrade the plan.",
+      "assumed to mean the plan's monthly try-on allowance is used up (Free 100, Professional 10,000): " +
+      "use sizing_recommend_size until the month ends, or upgrade the plan.",
     NOT_FOUND:
-      'assumed to mean no catalog item has that clothing_item_id (or, if the message says "No route", SIZING_API_BASE_URL is wrong): call sizing_get_catalog to find a valid _id.',
+      'assumed to mean no catalog item has that clothing_item_id (or, if the message says "No route", ' +
+      "SIZING_API_BASE_URL is wrong): call sizing_get_catalog to find a valid _id.",
     VALIDATION_ERROR:
-      "assumed to mean the service rejected an argument (its validation rules are not shown): correct the field the message names and call again.",
+      "assumed to mean the service rejected an argument (its validation rules are not shown): " +
+      "correct the field the message names and call again.",
     INVALID_JSON: "the request body was not valid JSON; this is a bug in switchboard-mcp, please report it.",
     UNEXPECTED_SHAPE:
       "the service answered in a shape this server does not know: check that SIZING_API_BASE_URL points at the v1 API.",
