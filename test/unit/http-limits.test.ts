@@ -96,25 +96,28 @@ async function sdkClient(port: number, headers: Record<string, string> = {}): Pr
   return client;
 }
 
-describe("HTTP transport bounds", () => {
+// Real sockets and timers in this process: generous test deadlines for a loaded machine, tight only where a
+// bound tells a right answer from a wrong one.
+describe("HTTP transport bounds", { timeout: 30_000 }, () => {
   it("caps open connections (MCP_MAX_CONNECTIONS): sockets past the cap are closed at once; header-less sockets go at the header timeout; then clients are served", async () => {
-    const { port, stats } = await startServer({ maxConnections: 20, headersTimeoutMs: 1000 });
+    const { port, stats } = await startServer({ maxConnections: 20, headersTimeoutMs: 2000 });
     const holders = await Promise.all(Array.from({ length: 20 }, () => raw(port)));
-    await until(() => stats().connections === 20, 2000, "20 connections accepted");
+    await until(() => stats().connections === 20, 10_000, "20 connections accepted");
     const extras = await Promise.all(Array.from({ length: 15 }, () => raw(port)));
     await Promise.all(extras.map((e) => e.closed));
-    for (const e of extras) expect(e.closedAt! - e.openedAt).toBeLessThan(900); // at once: well before the 1 s header timeout, even on a loaded machine
+    // At once: before the 2 s header timeout, even with this process's event loop slowed by a loaded machine.
+    for (const e of extras) expect(e.closedAt! - e.openedAt).toBeLessThan(1800);
     expect(stats().droppedConnections).toBe(15);
     expect(holders.filter((h) => h.closedAt !== undefined)).toHaveLength(0);
 
     // Silent sockets (not one byte of headers) are dropped at the header timeout, with a 408.
     await Promise.all(holders.map((h) => h.closed));
     for (const h of holders) {
-      expect(h.closedAt! - h.openedAt).toBeGreaterThan(900);
-      expect(h.closedAt! - h.openedAt).toBeLessThan(2500);
+      expect(h.closedAt! - h.openedAt).toBeGreaterThan(1900);
+      expect(h.closedAt! - h.openedAt).toBeLessThan(6000);
       expect(rawStatus(h)).toBe(408);
     }
-    await until(() => stats().connections === 0, 3000, "holders gone");
+    await until(() => stats().connections === 0, 10_000, "holders gone");
     const client = await sdkClient(port);
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
   });
@@ -125,19 +128,20 @@ describe("HTTP transport bounds", () => {
     const drip = setInterval(() => slow.socket.write("x-pad: 1\r\n"), 100);
     closers.push(() => clearInterval(drip));
     await slow.closed;
-    expect(slow.closedAt! - slow.openedAt).toBeLessThan(2000);
+    // Without the timeout the drip would hold it until the test's end; the margin is for a loaded machine.
+    expect(slow.closedAt! - slow.openedAt).toBeLessThan(5000);
     expect(rawStatus(slow)).toBe(408);
   });
 
   it("drops a body that trickles in (1 byte per 200 ms) at the body deadline, without a token too", async () => {
-    const { port } = await startServer({ bodyDeadlineMs: 1000 });
+    const { port } = await startServer({ bodyDeadlineMs: 2000 });
     const slow = await raw(port, `${post(port, 100)}{`);
     const drip = setInterval(() => slow.socket.write(" "), 200);
     closers.push(() => clearInterval(drip));
     await slow.closed;
     const held = slow.closedAt! - slow.openedAt;
-    expect(held).toBeGreaterThan(900);
-    expect(held).toBeLessThan(2000);
+    expect(held).toBeGreaterThan(1900);
+    expect(held).toBeLessThan(6000);
     expect(rawStatus(slow)).toBe(408);
     expect(slow.data()).toMatch(/connection: close/i);
     // An answer sent before the body was read (here 404) closes the socket instead of reading on.
@@ -146,7 +150,7 @@ describe("HTTP transport bounds", () => {
     closers.push(() => clearInterval(drip2));
     await elsewhere.closed;
     expect(rawStatus(elsewhere)).toBe(404);
-    expect(elsewhere.closedAt! - elsewhere.openedAt).toBeLessThan(900); // before the 1 s body deadline
+    expect(elsewhere.closedAt! - elsewhere.openedAt).toBeLessThan(1800); // before the 2 s body deadline
   });
 
   it("with MCP_HTTP_TOKEN, 1,000 clients without a token that trickle a body cost almost nothing: 401/429 at once, socket closed; an authorized client is served meanwhile", async () => {
@@ -169,8 +173,11 @@ describe("HTTP transport bounds", () => {
       }
     }
     await Promise.all(attackers.map((a) => a.closed));
+    // A server that read their bodies would hold every one of them until the 30 s body deadline
+    // (BODY_DEADLINE_MS). The test process is also the server's, so a loaded machine slows both: the
+    // bound leaves room for that (4.3 s was measured at load average 13) and still tells the two apart.
     const held = attackers.map((a) => a.closedAt! - a.openedAt).sort((x, y) => x - y);
-    expect(held.at(-1)!).toBeLessThan(3000);
+    expect(held.at(-1)!).toBeLessThan(12_000);
     const statuses = attackers.map(rawStatus);
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
     expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(100);
@@ -181,7 +188,7 @@ describe("HTTP transport bounds", () => {
     expect((await served).every((n) => n > 10)).toBe(true);
     expect(stats().throttled + stats().unauthorized).toBe(1000);
     // What is left open is the authorized client's own (keep-alive, and its GET stream on 2025).
-    await until(() => stats().connections <= 4, 2000, "only the authorized client's sockets left");
+    await until(() => stats().connections <= 4, 10_000, "only the authorized client's sockets left");
   }, 30_000);
 
   it("bounds request bodies held at once (MCP_BODY_BUDGET_BYTES): stalled uploads past it get 503 and are closed; small requests still pass", async () => {
@@ -196,7 +203,7 @@ describe("HTTP transport bounds", () => {
     );
     await until(
       () => stalled.filter((s) => s.closedAt !== undefined).length >= 25,
-      3000,
+      10_000,
       "uploads past the budget refused",
     );
     expect(stats().bodyBytes).toBeLessThanOrEqual(2 * 1024 * 1024);
@@ -208,7 +215,7 @@ describe("HTTP transport bounds", () => {
     // A request of a few hundred bytes is not counted (the first 64 KiB of every body are free).
     expect(await initialize(port)).toBe(200);
     for (const s of stalled) s.socket.destroy();
-    await until(() => stats().bodyBytes === 0, 3000, "budget released when the stalled uploads go");
+    await until(() => stats().bodyBytes === 0, 10_000, "budget released when the stalled uploads go");
   });
 
   it("a few hundred aborted uploads release their buffers at once: the budget is back to 0 and requests are answered promptly", async () => {
@@ -229,7 +236,7 @@ describe("HTTP transport bounds", () => {
     }
     expect(peak).toBeGreaterThan(0);
     // Released on the abort itself, not at the 30 s body deadline.
-    await until(() => stats().bodyBytes === 0, 3000, "every aborted upload released its share");
+    await until(() => stats().bodyBytes === 0, 10_000, "every aborted upload released its share");
     const started = performance.now();
     expect(await initialize(port)).toBe(200);
     expect(performance.now() - started).toBeLessThan(3000);
