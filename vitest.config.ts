@@ -31,6 +31,10 @@ const e2e = { testTimeout: 30_000, hookTimeout: 30_000, globalSetup: ["test/ensu
 export default defineConfig({
   test: {
     pool: "forks",
+    // Vitest's default is one worker fewer than the cores: one file at a time on CI's 2 cores, while
+    // an end-to-end file spends most of its time waiting on its server, the sandbox's clock or a
+    // client's timeout. Two files at a time halve the wall time; SWITCHBOARD_TEST_WORKERS overrides.
+    maxWorkers: Number(process.env.SWITCHBOARD_TEST_WORKERS) || 2,
     reporters: ["default", summaryLine],
     projects: [
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], testTimeout: 10_000 } },
