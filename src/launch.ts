@@ -57,7 +57,7 @@ export async function launch(
     await app.close();
     await sandbox?.close();
   };
-  const { oauthGate, tenantCredentials } = await import("./request-tenant.js");
+  const { oauthGate, tenantCredentials } = await import("./app/request-tenant.js");
   const { startHttpTransport } = await import("./core/http/transport.js");
   const oauth = config.auth === "oauth" ? await oauthGate(config, app) : undefined;
   const perTenant = app.credentials === "caller" || oauth;

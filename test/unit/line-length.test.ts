@@ -22,8 +22,6 @@ const ALLOWED: Record<string, string> = {
   "src/core/tasks/runner.ts": "deps",
   "src/core/tenancy/tenant-scope.ts": "deps (removed by the ctx.deps rewrite)",
   "src/core/vault/account-tools.ts": "deps",
-  "src/linked.ts": "deps, compose",
-  "src/server.ts": "compose, deps, coldstart",
   "src/services/builder/tools/agent.ts": "deps (the ctx.deps rewrite)",
   "src/services/builder/tools/billing.ts": "deps (the ctx.deps rewrite)",
   "src/services/builder/tools/database.ts": "deps (the ctx.deps rewrite)",

@@ -1,20 +1,20 @@
-import type { NonceStore } from "./core/tools/confirm.js";
-import type { Egress } from "./core/base/egress.js";
-import type { ConnectPageOptions } from "./core/http/connect-page.js";
-import type { Logger } from "./core/base/logger.js";
-import type { ServiceInstance, ServiceModule } from "./core/service/service.js";
-import type { RedisState } from "./core/state/redis.js";
-import type { Sealer } from "./core/base/seal.js";
-import type { TenantScopes } from "./core/tenancy/tenant-scope.js";
-import type { ToolContext, ToolDef } from "./core/tools/tool.js";
-import { UpstreamError } from "./core/upstream/upstream.js";
-import { accountTools, type AccountDeps } from "./core/vault/account-tools.js";
-import type { Linking } from "./core/mcp/link-gate.js";
-import type { LiveInstances } from "./core/vault/live-instances.js";
-import { TicketSigner } from "./core/vault/tickets.js";
-import { MemoryVaultStore, Vault } from "./core/vault/vault.js";
+import type { NonceStore } from "../core/tools/confirm.js";
+import type { Egress } from "../core/base/egress.js";
+import type { ConnectPageOptions } from "../core/http/connect-page.js";
+import type { Logger } from "../core/base/logger.js";
+import type { ServiceInstance, ServiceModule } from "../core/service/service.js";
+import type { RedisState } from "../core/state/redis.js";
+import type { Sealer } from "../core/base/seal.js";
+import type { TenantScopes } from "../core/tenancy/tenant-scope.js";
+import type { ToolContext, ToolDef } from "../core/tools/tool.js";
+import { UpstreamError } from "../core/upstream/upstream.js";
+import { accountTools, type AccountDeps } from "../core/vault/account-tools.js";
+import type { Linking } from "../core/mcp/link-gate.js";
+import type { LiveInstances } from "../core/vault/live-instances.js";
+import { TicketSigner } from "../core/vault/tickets.js";
+import { MemoryVaultStore, Vault } from "../core/vault/vault.js";
 
-type RedisModule = typeof import("./core/state/redis.js");
+type RedisModule = typeof import("../core/state/redis.js");
 
 /**
  * MCP_CREDENTIALS=linked, app side: the vault (Redis when MCP_STATE_URL is set), the connect page's
@@ -46,7 +46,8 @@ export class LinkedKeys {
     this.toolsetService = new Map(options.enabled.flatMap((m) => m.toolsets.map((t) => [t.id, m] as const)));
     if (!redis)
       options.logger.warn(
-        "MCP_CREDENTIALS=linked without MCP_STATE_URL: linked keys are kept in this process only and are lost at restart (users link again)",
+        "MCP_CREDENTIALS=linked without MCP_STATE_URL: linked keys are kept in this process only " +
+          "and are lost at restart (users link again)",
       );
   }
 
@@ -134,7 +135,10 @@ export class LinkedKeys {
     } catch (err) {
       if (!(err instanceof UpstreamError) || err.status === undefined) throw err;
       if (err.status === 401 || err.status === 403)
-        return `The ${module.title} refused this key (HTTP ${err.status}): check that you copied the whole key and that it is still active.`;
+        return (
+          `The ${module.title} refused this key (HTTP ${err.status}): ` +
+          "check that you copied the whole key and that it is still active."
+        );
       return `The ${module.title} answered HTTP ${err.status} when the key was checked; try again in a moment.`;
     } finally {
       await instance.close().catch(() => undefined);

@@ -1,7 +1,8 @@
-import type { Config } from "./config.js";
-import type { Identity } from "./core/auth/resource-server.js";
-import { RequestRefused } from "./core/http/guards.js";
-import { ISSUER, SUBJECT, type App } from "./server.js";
+import type { Config } from "../config.js";
+import type { Identity } from "../core/auth/resource-server.js";
+import { RequestRefused } from "../core/http/guards.js";
+import type { App } from "../server.js";
+import { ISSUER, SUBJECT } from "./credentials.js";
 
 /** The longest key a header may carry: no real key comes close, and a longer value is refused by name. */
 const MAX_KEY_LENGTH = 1024;
@@ -57,9 +58,9 @@ function callerKeys(
 /** MCP_AUTH=oauth: the resource server, warmed up (issuer discovery) so a misconfiguration shows at start. */
 export async function oauthGate(config: Config, app: App) {
   const [{ ResourceServer }, { createOAuthGate }, { scopeForKind }] = await Promise.all([
-    import("./core/auth/resource-server.js"),
-    import("./core/http/oauth-gate.js"),
-    import("./core/auth/scopes.js"),
+    import("../core/auth/resource-server.js"),
+    import("../core/http/oauth-gate.js"),
+    import("../core/auth/scopes.js"),
   ]);
   const server = new ResourceServer({
     publicUrl: config.publicUrl!,

@@ -1,0 +1,65 @@
+import { credentialHeader, type Config } from "../config.js";
+import type { Egress } from "../core/base/egress.js";
+import type { Logger } from "../core/base/logger.js";
+import type { ServiceInstance, ServiceModule } from "../core/service/service.js";
+import type { PollerFactory } from "../core/upstream/poller.js";
+import { type PoolCache, UpstreamClient } from "../core/upstream/upstream.js";
+
+/** Builds a service for one tenant: with its key (per-user modes) or the configured one. */
+export type InstanceMaker = (
+  module: ServiceModule<any>,
+  key: string | undefined,
+  tenantId: string,
+  tenantEgress: Egress,
+  tenantLogger: Logger,
+) => ServiceInstance;
+
+/**
+ * `caller`: keys come per tenant (MCP_CREDENTIALS caller or linked); a tenant without one gets the
+ * "no key" answer from every call.
+ */
+export function instanceMaker(
+  config: Config,
+  caller: boolean,
+  pools: PoolCache,
+  pollers: PollerFactory,
+): InstanceMaker {
+  return (module, key, tenantId, tenantEgress, tenantLogger) => {
+    let settings = config.services.get(module.name)!;
+    if (caller && key) settings = { ...settings, [module.apiKeyVar]: key };
+    const missingKey = caller && !key ? missingKeyMessage(module, config) : undefined;
+    const instance = module.create(settings, {
+      logger: tenantLogger,
+      upstream: (spec) =>
+        new UpstreamClient({
+          ...spec,
+          service: module.name,
+          keyVariable: module.apiKeyVar,
+          timeoutMs: config.upstreamTimeoutMs,
+          logger: tenantLogger,
+          redact: (t) => tenantEgress.text(t),
+          pools,
+          missingKey,
+        }),
+      createPoller: (namespace, fetch, options) => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options),
+    });
+    // Without the caller's key nothing can be read: a subscription starts no poller (issue 18 item 6).
+    return missingKey ? { ...instance, watch: undefined } : instance;
+  };
+}
+
+function missingKeyMessage(module: ServiceModule<any>, config: Config): string {
+  if (config.credentials === "linked") {
+    const example = module.keyCheck?.tool ?? `a ${module.name} tool`;
+    return (
+      `No ${module.title} key is linked to your account yet: call ${example} and open the link it gives you ` +
+      "(the key is entered on that page, never in the chat)."
+    );
+  }
+  const prefix = module.bearerKeyPrefix;
+  const alt = prefix && !config.httpToken ? ` (or as Authorization: Bearer ${prefix}…)` : "";
+  return (
+    `No ${module.title} key came with this request: this server acts with each caller's own key. ` +
+    `Send yours in the ${credentialHeader(module.name)} header${alt}.`
+  );
+}
