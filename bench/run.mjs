@@ -2,7 +2,8 @@
 // npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
 // one table per goal and writes bench/results.json. See bench/README.md.
 //
-//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen] [--quick] [--use-dist]
+//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen,versions] [--quick] [--use-dist]
+//   --only versions-calls: row 9b alone; BENCH_NODE_MAJORS=20,24 narrows row 9 to those Node lines.
 import { execFile } from "node:child_process";
 import {
   cpSync,
@@ -116,7 +117,8 @@ try {
   }
 
   let sandbox;
-  if (want("tokens") || want("calls") || want("versions")) {
+  const versionCalls = want("versions-calls");
+  if (want("tokens") || want("calls") || want("versions") || versionCalls) {
     const { startSandbox } = await loadSandbox();
     sandbox = await startSandbox({});
     cleanups.unshift(() => sandbox.close());
@@ -137,10 +139,12 @@ try {
       fail("callOverhead", err);
     }
   }
-  if (want("versions")) {
+  if (want("versions") || versionCalls) {
     log("node versions (20, 22, 24): cold start and call costs...");
     try {
-      results.nodeVersions = await nodeVersions({ sandbox, log, quick });
+      const cold = want("versions");
+      const majors = process.env.BENCH_NODE_MAJORS?.split(",").map(Number);
+      results.nodeVersions = await nodeVersions({ sandbox, log, quick, cold, ...(majors ? { majors } : {}) });
     } catch (err) {
       fail("nodeVersions", err);
     }
@@ -695,24 +699,27 @@ function render(r) {
   const nv = r.nodeVersions;
   if (nv?.rows) {
     const range = (s) => `${fmt(s.median, 0)} (${fmt(s.min, 0)}-${fmt(s.max, 0)})`;
-    const coldRows = nv.rows.flatMap((v) =>
-      ["everything", "default", "defaultNoCache", "allSandbox"]
-        .filter((id) => v.cold[id])
-        .map((id) => {
-          const c = v.cold[id];
-          return [
-            `node ${v.version}: ${c.label}`,
-            range(c.ms),
-            fmt(c.cpuMs.median, 0),
-            fmt(c.ms.median / v.cold.everything.ms.median, 2),
-          ];
-        }),
-    );
-    out += table(
-      `9a. Cold start per Node version: spawn to initialize answer, ms (median (min-max) of ${nv.rows[0].cold.default.ms.n} interleaved runs)`,
-      ["command", "wall ms", "cpu ms", "x everything"],
-      coldRows,
-    );
+    const coldRows = nv.rows
+      .filter((v) => v.cold)
+      .flatMap((v) =>
+        ["everything", "default", "defaultNoCache", "allSandbox"]
+          .filter((id) => v.cold[id])
+          .map((id) => {
+            const c = v.cold[id];
+            return [
+              `node ${v.version}: ${c.label}`,
+              range(c.ms),
+              fmt(c.cpuMs.median, 0),
+              fmt(c.ms.median / v.cold.everything.ms.median, 2),
+            ];
+          }),
+      );
+    if (coldRows.length)
+      out += table(
+        `9a. Cold start per Node version: spawn to initialize answer, ms (median (min-max) of ${nv.rows[0].cold.default.ms.n} interleaved runs)`,
+        ["command", "wall ms", "cpu ms", "x everything"],
+        coldRows,
+      );
     const callRows = nv.rows.flatMap((v) => [
       [
         `node ${v.version}: 2026-07-28 stateless tools/call (${"build_get_credit_costs"})`,
