@@ -4,7 +4,6 @@ import { Server as NetServer, type AddressInfo } from "node:net";
 import {
   createMcpHandler,
   isInitializeRequest,
-  isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
   type McpHttpHandler,
   type McpServer,
@@ -15,6 +14,7 @@ import { createMcpServer, type OneRequest } from "../mcp/server.js";
 import type { TenantRuntime } from "../mcp/runtime.js";
 import { watchResources } from "../mcp/subscriptions.js";
 import { WatchLimitError } from "../mcp/watch-budget.js";
+import { answerTaskGet } from "../mcp/task-protocol.js";
 import {
   hostAllowed,
   originAllowed,
@@ -27,6 +27,7 @@ import {
   tokenChecker,
 } from "./guards.js";
 import { createHttpLimits, type HttpLimitOptions } from "./limits.js";
+import { classifyPost, createInstancePool, leanRequest, oneRequestOf, plainToolsOf, serveLean } from "./modern.js";
 import type { Identity } from "../auth/resource-server.js";
 import type { OAuthGate } from "./oauth-gate.js";
 
@@ -98,8 +99,9 @@ const DRAIN_LINGER_MS = 2000;
 
 /**
  * Streamable HTTP at /mcp for both eras, plus GET /healthz.
- * - 2026-07-28 requests are stateless: each is answered by a fresh server instance
- *   (`createMcpHandler`), so any replica can answer any request.
+ * - 2026-07-28 requests are stateless, so any replica can answer any request: each is answered by
+ *   a server instance of its own for its duration (`createMcpHandler`, or for tools/call and
+ *   tasks/* the lean path of modern.ts, on pooled instances).
  * - 2025 clients keep sessions (elicitation, resource subscriptions, the GET stream), with a cap
  *   and idle expiry.
  * Guards, in order: Host (DNS rebinding), Origin allow-list, bearer token, body size, session cap.
@@ -138,6 +140,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     handlers.set(tenant, { handler, stop });
     return handler;
   };
+  const instances = createInstancePool((tenant, request) => createMcpServer(tenant, "modern", request));
   let draining = false;
   const inflight = new Set<ServerResponse>();
   // Streams (listen, a wait's progress) never "finish" in a drain window: the drain waits for the rest.
@@ -190,7 +193,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       // Liveness is open; what runs here (version, toolsets, sessions) only for the token's holder.
       // With OAuth every user holds a token: liveness only, the details stay out of reach.
       if ((tokenOk && !tokenOk(req.headers.authorization)) || options.oauth) return plain(res, 200, { status: "ok" });
-      return plain(res, 200, { status: "ok", sessions: sessions.size, tenants: handlers.size, ...options.health() });
+      const body = { status: "ok", sessions: sessions.size, tenants: handlers.size, instances: instances.stats() };
+      return plain(res, 200, { ...body, ...options.health() });
     }
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });
     // 401 (429 over MCP_UNAUTH_RATE) before any byte of the body is read, then the connection closes.
@@ -208,8 +212,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       if (identity && !options.oauth!.authorize(identity, req, res, body)) return;
     }
     const abort = new AbortController();
-    res.once("close", () => abort.abort());
-    const request = toWebRequest(req, body, abort.signal);
+    // Only a request whose answer did not go out is aborted (an abort builds an error and runs listeners).
+    res.once("close", () => res.writableFinished || abort.abort());
 
     let tenant: TenantRuntime;
     try {
@@ -238,10 +242,12 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
         session.inflight--;
         session.lastSeen = Date.now();
       });
+      const request = toWebRequest(req, body, abort.signal);
       return send(await session.transport.handleRequest(request, { parsedBody: body }), res);
     }
-    // Given the parsed body it reads nothing from the request, so no clone (a copy of the body) is needed.
-    if (req.method === "POST" && (await isLegacyRequest(request, body))) {
+    // The SDK's classification, once: what isLegacyRequest and createMcpHandler's routing both run.
+    const outcome = req.method === "POST" ? classifyPost(req, body) : undefined;
+    if (outcome?.kind === "legacy") {
       if (!isInitializeRequest(body))
         return rpcError(
           res,
@@ -261,7 +267,19 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
           `${whose} hold ${maxPerTenant} open sessions on this server, the limit (MCP_MAX_SESSIONS_PER_TENANT); close one (HTTP DELETE) or let one expire (MCP_SESSION_IDLE_MS) first`,
         );
       }
-      return send(await openSession(tenant, request, body), res);
+      return send(await openSession(tenant, toWebRequest(req, body, abort.signal), body), res);
+    }
+    const lean = outcome && leanRequest(req, outcome, plainToolsOf(tenant));
+    if (lean) {
+      if (lean.message.method === "tasks/get") {
+        const answer = await answerTaskGet(tenant, lean.message);
+        if (answer) return plain(res, 200, answer);
+      }
+      const { server, release } = instances.take(tenant, oneRequestOf(lean));
+      let answered = false;
+      res.once("close", () => answered && res.writableFinished && release());
+      const left = (stop: () => void) => res.once("close", () => res.writableFinished || stop());
+      return send(await serveLean(server, lean, left, () => (answered = true)), res);
     }
     const handler = modernFor(tenant);
     let stopWatching: () => void;
@@ -272,7 +290,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       throw err;
     }
     res.once("close", stopWatching);
-    return send(await handler.fetch(request, { parsedBody: body }), res);
+    return send(await handler.fetch(toWebRequest(req, body, abort.signal), { parsedBody: body }), res);
   };
 
   const openSession = async (tenant: TenantRuntime, request: Request, body: unknown): Promise<Response> => {
@@ -363,6 +381,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       draining = true;
       clearInterval(sweep);
       for (const { stop } of [...handlers.values()]) stop();
+      instances.clear();
       await Promise.all([...sessions.keys()].map(closeSession));
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));

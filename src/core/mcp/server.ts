@@ -54,8 +54,25 @@ export function completeMcpServer(server: McpServer, rt: TenantRuntime, era: Era
     enableLegacySubscriptions(server, rt);
     followLogLevel(server, session);
   }
+  if (era === "modern") holdToExchange(server);
   scrubErrors(server, rt);
   return server;
+}
+
+/**
+ * A 2026-07-28 instance may serve one exchange after another (http/modern.ts): a notification
+ * that a handler sends once its exchange is over (a log line from work it left running) is
+ * dropped, never delivered into the answer of the request the instance serves next.
+ */
+function holdToExchange(server: McpServer): void {
+  wrapEveryRequestHandler(server, (original) => async (request, ctx) => {
+    const exchange = server.server.transport;
+    const live = () => server.server.transport === exchange;
+    const { notify, log } = ctx.mcpReq;
+    ctx.mcpReq.notify = (notification) => (live() ? notify(notification) : Promise.resolve());
+    ctx.mcpReq.log = (level, data, logger) => (live() ? log(level, data, logger) : Promise.resolve());
+    return original(request, ctx);
+  });
 }
 
 /**

@@ -1,5 +1,10 @@
-import { McpServer, type ServerCapabilities, type ServerContext } from "@modelcontextprotocol/server";
-import { CACHE_HINTS, type Era } from "./era.js";
+import {
+  McpServer,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type ServerCapabilities,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { CACHE_HINTS, MODERN_REVISION, type Era } from "./era.js";
 
 // What a server instance is before its tools, resources and prompts are registered: enough to
 // answer `initialize` (or `server/discover`). Kept apart from server.ts, whose imports (tools,
@@ -41,5 +46,8 @@ export function newMcpServer(shell: ServerShell, era: Era): McpServer {
     capabilities: serverCapabilities(shell, era),
     cacheHints: CACHE_HINTS,
     requestState: { verify: (state, ctx) => shell.verifyRequestState(state, ctx) as never },
+    // A 2026-07-28 instance lists the revision itself, so that connecting it to the SDK's per-request
+    // transport binds it (the lean path, http/modern.ts); createMcpHandler adds it the same way.
+    ...(era === "modern" ? { supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS, MODERN_REVISION] } : {}),
   });
 }
