@@ -17,7 +17,16 @@ import { nodeBinary } from "../scripts/node-version.mjs";
 import { unreachableServicesEnv } from "../scripts/from-src.mjs";
 import { ACCEPT, CLI, cpuMs, everything, modernRequest, sandboxEnv, stopChild, summarize } from "./lib.mjs";
 
-const INIT = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "switchboard-bench", version: "1.0.0" } } })}\n`;
+const INIT = `${JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "switchboard-bench", version: "1.0.0" },
+  },
+})}\n`;
 const TASKS = "io.modelcontextprotocol/tasks";
 const TOOL = "build_get_credit_costs";
 

@@ -2,7 +2,8 @@
 // npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
 // one table per goal and writes bench/results.json. See bench/README.md.
 //
-//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen,versions] [--quick] [--use-dist]
+//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen,versions]
+//                      [--quick] [--use-dist]
 //   --only versions-calls: row 9b alone; BENCH_NODE_MAJORS=20,24 narrows row 9 to those Node lines.
 import { execFile } from "node:child_process";
 import {
@@ -244,7 +245,8 @@ function collectGoals(r) {
     add(
       "3 call overhead",
       { text: "switchboard median added latency over direct < 0.25 ms", met: r.callOverhead.goal.underQuarterMs },
-      `+${fmt(a.switchboard.median, 3)} ms (a no-op MCP round trip alone: ${fmt(r.callOverhead.stats.mcpFloor.median, 3)} ms)`,
+      `+${fmt(a.switchboard.median, 3)} ms (a no-op MCP round trip alone: ` +
+        `${fmt(r.callOverhead.stats.mcpFloor.median, 3)} ms)`,
     );
     add(
       "3 call overhead",
@@ -270,7 +272,8 @@ function collectGoals(r) {
     add(
       "5 polling",
       r.polling.goals.stopsOnCancel,
-      `${r.polling.sameProject.requestsAfterCancel + r.polling.differentProjects.requestsAfterCancel} requests after cancel`,
+      `${r.polling.sameProject.requestsAfterCancel + r.polling.differentProjects.requestsAfterCancel} requests ` +
+        "after cancel",
     );
   }
   if (r.package?.goal) add("6 package", r.package.goal, `${r.package.installedPackages ?? "?"} packages`);
@@ -304,19 +307,26 @@ function table(title, headers, rows) {
   const cells = [headers, ...rows].map((r) => r.map((c) => (c === undefined || c === null ? "" : String(c))));
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
   const line = (r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  return `\n${title}\n${line(cells[0])}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${cells.slice(1).map(line).join("\n")}\n`;
+  const rule = widths.map((w) => "-".repeat(w)).join("  ");
+  return `\n${title}\n${line(cells[0])}\n${rule}\n${cells.slice(1).map(line).join("\n")}\n`;
 }
 
 function render(r) {
-  let out = `\nswitchboard-mcp benchmark, ${r.startedAt}, node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadAverageBefore?.join(" ")} -> ${r.machine.loadAverageAfter?.join(" ")}\n`;
-  out += `dist/ (${r.build.source}): ${fmt(r.build.bytes / 1024, 0)} KiB, ${r.build.bundled ? "self-contained bundle (entry + chunks)" : "NOT a bundle"}, ${r.build.distFiles} file(s) in dist/\n`;
+  let out =
+    `\nswitchboard-mcp benchmark, ${r.startedAt}, node ${r.machine.node}, ${r.machine.cpus} CPUs, ` +
+    `load average ${r.machine.loadAverageBefore?.join(" ")} -> ${r.machine.loadAverageAfter?.join(" ")}\n`;
+  out +=
+    `dist/ (${r.build.source}): ${fmt(r.build.bytes / 1024, 0)} KiB, ` +
+    `${r.build.bundled ? "self-contained bundle (entry + chunks)" : "NOT a bundle"}, ` +
+    `${r.build.distFiles} file(s) in dist/\n`;
 
   const c = r.coldStart;
   if (c?.stats) {
     const ev = c.stats.everything.ms.median;
     const mi = c.stats.minimal.ms.median;
     out += table(
-      `1. Cold start: spawn to initialize answer over stdio, ms (${c.stats.switchboard.ms.n} runs each, interleaved, after a warm-up)`,
+      `1. Cold start: spawn to initialize answer over stdio, ms (${c.stats.switchboard.ms.n} runs each, ` +
+        "interleaved, after a warm-up)",
       ["command", "median", "min", "max", "cpu ms (median)", "x everything", "x minimal", "x minimal bundled"],
       ["node", "minimal", "minimalBundle", "everything", "switchboard"]
         .filter((id) => c.stats[id])
@@ -398,7 +408,10 @@ function render(r) {
       rows,
     );
     const p = s.parts;
-    out += `   switchboard-mcp tokens by part (summed over tools): descriptions ${p.description}, inputSchema ${p.inputSchema}, outputSchema ${p.outputSchema}, annotations ${p.annotations}; the rest is names, titles and JSON punctuation\n`;
+    out +=
+      `   switchboard-mcp tokens by part (summed over tools): descriptions ${p.description}, ` +
+      `inputSchema ${p.inputSchema}, outputSchema ${p.outputSchema}, annotations ${p.annotations}; ` +
+      `the rest is names, titles and JSON punctuation\n`;
     out += table(
       "   per tool (switchboard-mcp)",
       ["tool", "tokens", "description", "input", "output", "annotations", "bridge equivalent", "its tokens"],
@@ -475,14 +488,16 @@ function render(r) {
         ["CPU per call: server / clients (ms)", `${fmt(l.serverCpuMsPerCall, 2)} / ${fmt(l.clientCpuMsPerCall, 2)}`],
         ["server RSS before -> after (MB)", `${fmt(l.rssBeforeMb)} -> ${fmt(l.rssAfterMb)}`],
         [
-          `session churn on a fresh server (after ${h.churn.warmupCycles} warm-up cycles): initialize + DELETE, target ${h.churn.target}`,
+          `session churn on a fresh server (after ${h.churn.warmupCycles} warm-up cycles): initialize + DELETE, ` +
+            `target ${h.churn.target}`,
           `${h.churn.closed} in ${fmt(h.churn.seconds, 1)} s (${fmt(h.churn.rate, 0)}/s), ${h.churn.errors} errors`,
         ],
         ["churn server CPU per session (ms)", fmt(h.churn.serverCpuMsPerSession, 2)],
         ["churn RSS every 1,000 sessions (MB)", h.churn.rssTrace.map((x) => fmt(x.rssMb, 0)).join(" ")],
         [
           "churn RSS: fresh, after warm-up (before) -> after -> 2 s later (MB)",
-          `${fmt(h.churn.rssFreshMb)}, ${fmt(h.churn.rssBeforeMb)} -> ${fmt(h.churn.rssAfterMb)} -> ${fmt(h.churn.rssSettledMb)}`,
+          `${fmt(h.churn.rssFreshMb)}, ${fmt(h.churn.rssBeforeMb)} -> ${fmt(h.churn.rssAfterMb)} -> ` +
+            `${fmt(h.churn.rssSettledMb)}`,
         ],
         [
           "churn RSS growth: 2 s later / peak / from 1,000 to the end (MB)",
@@ -506,7 +521,8 @@ function render(r) {
       s.requestsAfterCancel,
     ];
     out += table(
-      `5. Polling cost: concurrent build_wait (until agent), BUILD_POLL_INTERVAL_MS=${p.sameProject.intervalMs}, ${fmt(p.sameProject.windowMs / 1000, 1)} s window`,
+      `5. Polling cost: concurrent build_wait (until agent), BUILD_POLL_INTERVAL_MS=${p.sameProject.intervalMs}, ` +
+        `${fmt(p.sameProject.windowMs / 1000, 1)} s window`,
       [
         "scenario",
         "waits",
@@ -544,7 +560,8 @@ function render(r) {
     const met = (g) => (g.met ? "yes" : "NO");
     const pair = (a, b, digits) => `${fmt(a, digits)} / ${fmt(b, digits)}`;
     out += table(
-      `7. Hosted mode: ${hs.clients} clients at once, ${hs.tool}, 4 x ${fmt(hs.blockMs / 1000, 1)} s per side (A B B A, after warm-up); ${tp.gets} sequential tasks/get per path`,
+      `7. Hosted mode: ${hs.clients} clients at once, ${hs.tool}, 4 x ${fmt(hs.blockMs / 1000, 1)} s per side ` +
+        `(A B B A, after warm-up); ${tp.gets} sequential tasks/get per path`,
       ["measure", "value", "peer", "ratio", "goal", "met"],
       [
         [
@@ -631,20 +648,33 @@ function render(r) {
       ],
     );
     const errors = [pr.modern, pr.legacy, sc.three, sc.one].map((x) => x.errors);
-    out += `   errors under load (stateless, sessions, 3 replicas, 1 replica): ${errors.join(" / ")}${errors.some(Boolean) ? `; first: ${[pr.modern, pr.legacy, sc.three, sc.one].find((x) => x.firstError)?.firstError}` : ""}\n`;
+    const firstError = [pr.modern, pr.legacy, sc.three, sc.one].find((x) => x.firstError)?.firstError;
+    out +=
+      "   errors under load (stateless, sessions, 3 replicas, 1 replica): " +
+      `${errors.join(" / ")}${errors.some(Boolean) ? `; first: ${firstError}` : ""}\n`;
     const raw = (m, d) => `${m.raw} in ${fmt(d.ms, 0)} ms, background ${fmt(m.background, 1)}`;
-    out += `   Redis, ${rd.calls} calls each, INFO total_commands_processed (our INFO reads subtracted): ${rd.tool} ${raw(rd.toolCall.commands, rd.toolCall)}; tasks/get ${raw(rd.poll.commands, rd.poll)}. `;
-    out += `Without calls: ${rd.quiet.map((q) => fmt(q.commandsPerSecond, 1)).join(" and ")} commands/s (${rd.quiet.map((q) => fmt(q.replicaRoundTripsPerSecond, 1)).join(" and ")} replica round trips/s); ± is the spread of that background over windows as long as the measure, per call.\n`;
+    out +=
+      `   Redis, ${rd.calls} calls each, INFO total_commands_processed (our INFO reads subtracted): ` +
+      `${rd.tool} ${raw(rd.toolCall.commands, rd.toolCall)}; tasks/get ${raw(rd.poll.commands, rd.poll)}. `;
+    out +=
+      `Without calls: ${rd.quiet.map((q) => fmt(q.commandsPerSecond, 1)).join(" and ")} commands/s ` +
+      `(${rd.quiet.map((q) => fmt(q.replicaRoundTripsPerSecond, 1)).join(" and ")} replica round trips/s); ` +
+      `± is the spread of that background over windows as long as the measure, per call.\n`;
     const w = hs.warmUp;
     if (w)
-      out += `   warm-up (load until the CPU per call settles; ms per call by block): one replica ${fmt(w.modern.seconds, 0)} s stateless (${w.modern.cpuMsPerCall.join(", ")}) + ${fmt(w.legacy.seconds, 0)} s sessions (${w.legacy.cpuMsPerCall.join(", ")}); three replicas ${fmt(w.three.seconds, 0)} s (${w.three.cpuMsPerCall.join(", ")})\n`;
+      out +=
+        "   warm-up (load until the CPU per call settles; ms per call by block): " +
+        `one replica ${fmt(w.modern.seconds, 0)} s stateless (${w.modern.cpuMsPerCall.join(", ")}) ` +
+        `+ ${fmt(w.legacy.seconds, 0)} s sessions (${w.legacy.cpuMsPerCall.join(", ")}); ` +
+        `three replicas ${fmt(w.three.seconds, 0)} s (${w.three.cpuMsPerCall.join(", ")})\n`;
     out += `   note: ${hs.note}.\n`;
   } else if (hs) out += `\n7. Hosted mode: ${hs.skipped ? `skipped: ${hs.skipped}` : `ERROR ${hs.error}`}\n`;
 
   const tn = r.tenants;
   if (tn?.goals) {
     out += table(
-      `8. Tenants (MCP_CREDENTIALS=caller, one replica, --toolsets all): ${tn.calls} 2026-07-28 tools/list, ${tn.concurrency} at once, each with a new build key (peer: one known key), A B B A`,
+      `8. Tenants (MCP_CREDENTIALS=caller, one replica, --toolsets all): ${tn.calls} 2026-07-28 tools/list, ` +
+        `${tn.concurrency} at once, each with a new build key (peer: one known key), A B B A`,
       ["measure", "value", "peer", "ratio", "goal", "met"],
       [
         [
@@ -664,7 +694,8 @@ function render(r) {
           "n/a (no goal)",
         ],
         [
-          `RSS growth per new tenant (KB; ${tn.tenantsBuilt} built, ${fmt(tn.rssMb.before, 0)} -> ${fmt(tn.rssMb.after, 0)} MB)`,
+          `RSS growth per new tenant (KB; ${tn.tenantsBuilt} built, ${fmt(tn.rssMb.before, 0)} -> ` +
+            `${fmt(tn.rssMb.after, 0)} MB)`,
           fmt(tn.kbPerTenant, 0),
           "",
           "",
@@ -689,7 +720,9 @@ function render(r) {
       fmt(x.redisPerSecond, 1),
     ];
     out += table(
-      `9. Listen flood: ${lf.uris} URIs offered in subscriptions/listen streams of ${lf.perStream}, one replica on Redis, per-user keys, BUILD_POLL_INTERVAL_MS=${lf.intervalMs}, ${fmt(lf.windowMs / 1000, 0)} s window; per 1,000 URIs`,
+      `9. Listen flood: ${lf.uris} URIs offered in subscriptions/listen streams of ${lf.perStream}, ` +
+        `one replica on Redis, per-user keys, BUILD_POLL_INTERVAL_MS=${lf.intervalMs}, ` +
+        `${fmt(lf.windowMs / 1000, 0)} s window; per 1,000 URIs`,
       ["caller", "streams (HTTP status)", "pollers", "upstream GETs/s", "Redis commands/s (quiet subtracted)"],
       [row("without a key", lf.keyless), row("with a key", lf.keyed)],
     );
@@ -716,7 +749,8 @@ function render(r) {
       );
     if (coldRows.length)
       out += table(
-        `9a. Cold start per Node version: spawn to initialize answer, ms (median (min-max) of ${nv.rows[0].cold.default.ms.n} interleaved runs)`,
+        "9a. Cold start per Node version: spawn to initialize answer, ms (median (min-max) " +
+          `of ${nv.rows[0].cold.default.ms.n} interleaved runs)`,
         ["command", "wall ms", "cpu ms", "x everything"],
         coldRows,
       );
@@ -744,7 +778,8 @@ function render(r) {
       ],
     ]);
     out += table(
-      `9b. Replica CPU per call per Node version, µs (median and range of ${nv.rows[0].calls.session.cpuMsPerCall.n} blocks, 16 clients, interleaved)`,
+      "9b. Replica CPU per call per Node version, µs (median and range of " +
+        `${nv.rows[0].calls.session.cpuMsPerCall.n} blocks, 16 clients, interleaved)`,
       ["path", "cpu µs", "range", "ratio", "to"],
       callRows,
     );
