@@ -1,6 +1,6 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../core/base/logger.js";
-import type { ChangeRelay } from "../core/mcp/runtime.js";
+import type { ChangeRelay } from "../core/mcp/changes.js";
 import { clusterPollers } from "../core/state/cluster-poller.js";
 import type { RedisState } from "../core/state/redis.js";
 import { DEFAULT_LEASE_MS } from "../core/tasks/runner.js";

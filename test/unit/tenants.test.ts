@@ -2,7 +2,8 @@
 // keeps a closed tenant's handler alive (a real server on loopback, real 2026-07-28 requests).
 import { afterEach, describe, expect, it } from "vitest";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
-import { ChangeHub, type TenantRuntime } from "../../src/core/mcp/runtime.js";
+import { ChangeHub } from "../../src/core/mcp/changes.js";
+import type { TenantRuntime } from "../../src/core/mcp/runtime.js";
 import { TenantScopes } from "../../src/core/tenancy/tenant-scope.js";
 import { TenantCache } from "../../src/core/tenancy/tenants.js";
 import { defineTool } from "../../src/core/tools/tool.js";
