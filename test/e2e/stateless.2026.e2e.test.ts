@@ -121,6 +121,7 @@ describe("stateless 2026-07-28 requests", () => {
 
 interface Raw {
   status: number;
+  contentType: string | null;
   /** Every JSON-RPC message of the answer, in order (notifications, then the response). */
   messages: Json[];
 }
@@ -161,13 +162,14 @@ async function raw(
     body: JSON.stringify({ jsonrpc: "2.0", id: options.id ?? 7, method, params: { ...params, _meta } }),
   });
   const text = await res.text();
-  if (!res.headers.get("content-type")?.includes("text/event-stream"))
-    return { status: res.status, messages: text ? [JSON.parse(text) as Json] : [] };
+  const contentType = res.headers.get("content-type");
+  if (!contentType?.includes("text/event-stream"))
+    return { status: res.status, contentType, messages: text ? [JSON.parse(text) as Json] : [] };
   const messages = text
     .split("\n")
     .filter((line) => line.startsWith("data:"))
     .map((line) => JSON.parse(line.slice(5)) as Json);
-  return { status: res.status, messages };
+  return { status: res.status, contentType, messages };
 }
 
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };

@@ -279,7 +279,9 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       let answered = false;
       res.once("close", () => answered && res.writableFinished && release());
       const left = (stop: () => void) => res.once("close", () => res.writableFinished || stop());
-      return send(await serveLean(server, lean, left, () => (answered = true)), res);
+      const answer = await serveLean(server, lean, left, () => (answered = true));
+      if (answer instanceof Response) return send(answer, res);
+      return void res.writeHead(200, { "content-type": "application/json" }).end(answer.json);
     }
     const handler = modernFor(tenant);
     let stopWatching: () => void;
