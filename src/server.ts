@@ -6,7 +6,7 @@ import { type RedisModule, sharedState } from "./app/state.js";
 import { taskRunner } from "./app/tasks.js";
 import type { Tenant } from "./app/tenant.js";
 import { Tenants } from "./app/tenants.js";
-import { offeredTools, serviceAdvice, serviceTools } from "./app/tools.js";
+import { offeredTools, serviceAdvice, serviceOfToolset, serviceTools } from "./app/tools.js";
 import { credentialHeader, enabledToolsets, type Config } from "./config.js";
 import { createLogger } from "./core/base/logger.js";
 import { Sealer } from "./core/base/seal.js";
@@ -15,7 +15,6 @@ import type { TenantRuntime } from "./core/mcp/runtime.js";
 import { DEFAULT_WATCH_LIMITS, WatchBudget } from "./core/mcp/watch-budget.js";
 import type { ServiceModule } from "./core/service/service.js";
 import type { TaskRunner } from "./core/tasks/runner.js";
-import { TenantScopes } from "./core/tenancy/tenant-scope.js";
 import { Confirmations } from "./core/tools/confirm.js";
 import { SpendOnce } from "./core/tools/idempotency.js";
 import { PoolCache } from "./core/upstream/upstream.js";
@@ -92,9 +91,8 @@ export function createApp(
     perReplica: config.maxPollers ?? DEFAULT_WATCH_LIMITS.perReplica,
   });
 
-  // Built once; each tenant runs them with its own services' dependencies (core/tenancy/tenant-scope.ts).
-  const scopes = new TenantScopes();
-  const allTools = serviceTools(enabled, scopes, config, toolsets);
+  // Built once and shared by every tenant; each runs them with its own services' deps (ctx.deps).
+  const allTools = serviceTools(enabled, config, toolsets);
   const instance = instanceMaker(config, caller, pools, state.pollers);
   // MCP_CREDENTIALS=linked: keys each signed-in user linked through the connect page (app/linked.ts).
   const linked =
@@ -105,7 +103,6 @@ export function createApp(
           sealer,
           nonces: state.nonces,
           redis: state.redis,
-          scopes,
           allTools,
           instance: (module, key, tenantId) => instance(module, key, tenantId, egress.derive([key]), logger),
           logger,
@@ -128,7 +125,7 @@ export function createApp(
       instance,
       relayFor: state.relayFor,
       linked,
-      scopes,
+      serviceOf: serviceOfToolset(enabled),
       info: declared.info,
       instructions: declared.instructions,
       tools,

@@ -5,7 +5,6 @@ import type { Logger } from "../core/base/logger.js";
 import type { ServiceInstance, ServiceModule } from "../core/service/service.js";
 import type { RedisState } from "../core/state/redis.js";
 import type { Sealer } from "../core/base/seal.js";
-import type { TenantScopes } from "../core/tenancy/tenant-scope.js";
 import type { ToolContext, ToolDef } from "../core/tools/tool.js";
 import { UpstreamError } from "../core/upstream/upstream.js";
 import { accountTools, type AccountDeps } from "../core/vault/account-tools.js";
@@ -32,7 +31,6 @@ export class LinkedKeys {
       sealer: Sealer;
       nonces: NonceStore;
       redis?: { state: RedisState; module: RedisModule };
-      scopes: TenantScopes;
       /** Every tool of the enabled services, before toolset filtering: the key checks run one. */
       allTools: readonly ToolDef<any, any>[];
       /** Builds a service instance for a key (the same way a tenant does). */
@@ -51,12 +49,9 @@ export class LinkedKeys {
       );
   }
 
-  /** The account toolset's tools, built once (their deps are each tenant's, through the scope). */
-  accountTools(): ToolDef<any, any>[] {
-    return accountTools(
-      this.options.scopes.deps<AccountDeps>("account"),
-      this.options.enabled.map((m) => ({ name: m.name, title: m.title })),
-    );
+  /** The account toolset's tools, built once (their deps are each tenant's `account`, ctx.deps). */
+  accountTools(): ToolDef<any, any, AccountDeps>[] {
+    return accountTools(this.options.enabled.map((m) => ({ name: m.name, title: m.title })));
   }
 
   /** One tenant's view: its linking (the gate's) and its account deps; `live` holds its instances. */
@@ -120,6 +115,7 @@ export class LinkedKeys {
     if (!check) return undefined;
     const instance = this.options.instance(module, key, `keycheck:${service}`);
     const ctx: ToolContext = {
+      deps: instance.deps,
       signal,
       progress: async () => undefined,
       logger: this.options.logger,
@@ -128,9 +124,7 @@ export class LinkedKeys {
       resourcesChanged: () => undefined,
     };
     try {
-      await this.options.scopes
-        .forTenant(check, new Map([[service, instance.deps]]))
-        .run(module.keyCheck!.input ?? {}, ctx);
+      await check.run(module.keyCheck!.input ?? {}, ctx);
       return undefined;
     } catch (err) {
       if (!(err instanceof UpstreamError) || err.status === undefined) throw err;

@@ -7,7 +7,6 @@ import type { TenantRuntime } from "../core/mcp/runtime.js";
 import type { WatchBudget } from "../core/mcp/watch-budget.js";
 import type { ServiceInstance, ServiceModule } from "../core/service/service.js";
 import type { TaskRunner } from "../core/tasks/runner.js";
-import type { TenantScopes } from "../core/tenancy/tenant-scope.js";
 import type { Confirmations } from "../core/tools/confirm.js";
 import type { ServiceAdvice } from "../core/tools/errors.js";
 import type { SpendOnce } from "../core/tools/idempotency.js";
@@ -37,7 +36,8 @@ export interface TenantShared {
   instance: InstanceMaker;
   relayFor?: (tenantId: string) => ChangeRelay;
   linked?: LinkedKeys;
-  scopes: TenantScopes;
+  /** The service of each toolset: a tool's hooks get that service's deps (tools.ts). */
+  serviceOf: ReadonlyMap<string, string>;
   info: TenantRuntime["info"];
   instructions: string;
   tools: readonly ToolDef<any, any>[];
@@ -61,7 +61,7 @@ export function buildTenant(
   tenantId: string,
   credentials: Readonly<Record<string, string>> | undefined,
 ): Tenant {
-  const { config, caller, perTenant, sealer, egress, logger, enabled, linked, scopes } = shared;
+  const { config, caller, perTenant, sealer, egress, logger, enabled, linked, serviceOf } = shared;
   // With OAuth, tasks belong to the signed-in user whatever keys they act with.
   const owner = credentials?.[ISSUER]
     ? sealer.tenantId({ [ISSUER]: credentials[ISSUER], [SUBJECT]: credentials[SUBJECT] ?? "" })
@@ -86,7 +86,6 @@ export function buildTenant(
     );
   const mine = live && linked.forTenant(owner, credentials?.[SUBJECT] ?? "you", live, tenantEgress);
   if (mine) scope.set("account", mine.account);
-  if (!perTenant) scopes.onlyTenant(scope);
   return {
     info: shared.info,
     instructions: shared.instructions,
@@ -97,7 +96,11 @@ export function buildTenant(
     egress: tenantEgress,
     logger: tenantLogger,
     logLevel: config.logLevel,
-    toolHost: { egress: tenantEgress, advice: shared.advice, ...(perTenant ? { enter: scopes.enter(scope) } : {}) },
+    toolHost: {
+      egress: tenantEgress,
+      advice: shared.advice,
+      deps: (def) => scope.get(serviceOf.get(def.toolset) ?? def.toolset),
+    },
     get tasks() {
       return shared.tasks();
     },

@@ -1,24 +1,25 @@
 import { credentialHeader, type Config } from "../config.js";
 import type { ServiceModule } from "../core/service/service.js";
-import type { TenantScopes } from "../core/tenancy/tenant-scope.js";
 import type { ServiceAdvice } from "../core/tools/errors.js";
 import type { ToolDef } from "../core/tools/tool.js";
 
 /**
  * The enabled services' tools, built once for every tenant (each runs them with its own services'
- * dependencies, core/tenancy/tenant-scope.ts). Tools of toolsets that are off are not built
+ * deps, passed to every hook as ctx.deps). Tools of toolsets that are off are not built
  * (start-up time), except in linked mode, whose key check may use a tool of any toolset (linked.ts).
  */
 export function serviceTools(
   enabled: readonly ServiceModule<any>[],
-  scopes: TenantScopes,
   config: Config,
   toolsets: readonly string[],
-): ToolDef<any, any>[] {
+): ToolDef<any, any, any>[] {
   const on = (toolset: string) => toolsets.includes(toolset);
-  return enabled.flatMap((module) =>
-    module.tools(scopes.deps(module.name), config.credentials === "linked" ? undefined : on),
-  );
+  return enabled.flatMap((module) => module.tools(config.credentials === "linked" ? undefined : on));
+}
+
+/** Whose deps a tool's hooks get: the service of its toolset (the account tools: the tenant's "account"). */
+export function serviceOfToolset(enabled: readonly ServiceModule<any>[]): ReadonlyMap<string, string> {
+  return new Map(enabled.flatMap((m) => m.toolsets.map((t) => [t.id, m.name] as const)));
 }
 
 /** The tools the server offers: those of the enabled toolsets (and the account's), only reads when read-only. */

@@ -22,6 +22,10 @@ import { relativeImports } from "../layering.js";
 const services = [...SERVICES, quotes];
 const simulators = [...SIMULATORS, quotesSimulator];
 
+/** The render's last line: where the quote came from, from the tenant's deps (its simulator's URL). */
+const SOURCE = (id: string) =>
+  new RegExp(`^"[^\n]+" \\([^)]+\\)\nSource: http://127\\.0\\.0\\.1:\\d+/\\S*api/quotes/${id}$`);
+
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const FIXTURE = fileURLToPath(new URL("../fixtures/toy-service/", import.meta.url));
 
@@ -52,7 +56,9 @@ describe("a toy service through --sandbox", () => {
     expect(result.isError, text(result)).toBeFalsy();
     const quote = { id: "brevity", text: "Brevity is the soul of wit.", author: "William Shakespeare" };
     expect(result.structuredContent).toEqual(quote);
-    expect(text(result)).toBe('"Brevity is the soul of wit." (William Shakespeare)');
+    // The summary's last line comes from the tenant's deps (read in render: ctx.deps).
+    expect(text(result)).toMatch(SOURCE("brevity"));
+    expect(text(result).split("\n")[0]).toBe('"Brevity is the soul of wit." (William Shakespeare)');
   });
 
   it("turns its upstream's error into the next step its hints declare", async () => {
@@ -69,6 +75,36 @@ describe("a toy service through --sandbox", () => {
     expect(uris.some((u) => u.startsWith("drones://"))).toBe(true);
     expect(uris.some((u) => u.startsWith("quotes://"))).toBe(false);
     expect((await client.listPrompts()).prompts.length).toBeGreaterThan(0);
+  });
+});
+
+// Per-user keys run the same tool code as one account: every hook gets the calling tenant's deps
+// (ctx.deps), render included. With an ambient per-tenant scope around run alone, the render's
+// read failed here only, after the upstream call was made.
+describe("a toy service with per-user keys (MCP_CREDENTIALS=caller)", () => {
+  let launched: Launched;
+  const clients: Client[] = [];
+  beforeAll(async () => {
+    const args = ["--sandbox", "--transport", "http", "--port", "0"];
+    const command = parseCommand(args, { LOG_LEVEL: "error", MCP_CREDENTIALS: "caller" }, services);
+    if (command.kind !== "serve") throw new Error(`expected serve, got ${command.kind}`);
+    launched = await launch(command.config, { services, simulators });
+  });
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await launched?.shutdown();
+  });
+
+  it("renders with the caller's own deps, and a caller without the key is told which header to send", async () => {
+    const withKey = await connectHttp(launched.url!, { "x-quotes-api-key": quotesSimulator.demoKey });
+    const withoutKey = await connectHttp(launched.url!, {});
+    clients.push(withKey, withoutKey);
+    const result = await call(withKey, "quotes_get_quote", { id: "patience" });
+    expect(result.isError, text(result)).toBeFalsy();
+    expect(text(result)).toMatch(SOURCE("patience"));
+    const refused = await call(withoutKey, "quotes_get_quote", { id: "patience" });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain("Send yours in the x-quotes-api-key header");
   });
 });
 

@@ -57,7 +57,7 @@ describe("what a start declares before its tools load", () => {
   it("a toolset with a long-running tool says so, and whether one of them only reads", async () => {
     for (const declaration of declarations) {
       const service = await loadService(declaration);
-      const tools = service.tools({} as never);
+      const tools = service.tools();
       for (const toolset of service.toolsets) {
         const long = tools.filter((t) => t.toolset === toolset.id && t.longRunning);
         const expected = long.some((t) => t.kind === "read") ? "read" : long.length ? "write" : undefined;

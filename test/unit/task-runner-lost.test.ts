@@ -30,7 +30,7 @@ async function stoppedTaskMessage(lostTask?: (tool: string) => LostTaskAdvice | 
   const runner = new TaskRunner(store, { pollIntervalMs: 1000, logger, lostTask });
   const tool: TaskTool = {
     def: waitForever,
-    toolHost: { egress, advice: new Map() },
+    toolHost: { egress, advice: new Map(), deps: () => undefined },
     logger,
     pin: () => () => undefined,
     resourcesChanged: () => undefined,

@@ -4,10 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
 import { ChangeHub } from "../../src/core/mcp/changes.js";
 import type { TenantRuntime } from "../../src/core/mcp/runtime.js";
-import { TenantScopes } from "../../src/core/tenancy/tenant-scope.js";
 import { TenantCache } from "../../src/core/tenancy/tenants.js";
-import { defineTool } from "../../src/core/tools/tool.js";
-import { z } from "zod";
 import { createApp } from "../../src/server.js";
 import { loadServices } from "../../src/services/registry.js";
 
@@ -61,49 +58,7 @@ describe("TenantCache", () => {
 });
 
 describe("tool definitions shared by tenants", () => {
-  it("are built once: every tenant's copy has the same schemas, and runs with its own dependencies, also across awaits", async () => {
-    const scopes = new TenantScopes();
-    const deps = scopes.deps<{ key: string; read(): string }>("demo");
-    const echo = defineTool({
-      name: "demo_echo",
-      title: "Echo",
-      description: "Says which key it acts with",
-      toolset: "demo",
-      kind: "read",
-      input: { wait: z.number() },
-      output: z.object({ before: z.string(), after: z.string() }),
-      run: async ({ wait }) => {
-        const before = deps.key;
-        await new Promise((r) => setTimeout(r, wait));
-        return { before, after: deps.read() };
-      },
-      render: (r) => r.after,
-    });
-    const tenant = (key: string) =>
-      scopes.enter(
-        new Map([
-          [
-            "demo",
-            {
-              key,
-              read: function (this: { key: string }) {
-                return this.key;
-              },
-            },
-          ],
-        ]),
-      );
-    const [a, b] = [tenant("key-a"), tenant("key-b")];
-    const ctx = {} as Parameters<typeof echo.run>[1];
-    // Interleaved: a starts first and ends last, b runs meanwhile; each keeps its own tenant.
-    const [ra, rb] = await Promise.all([a(() => echo.run({ wait: 30 }, ctx)), b(() => echo.run({ wait: 5 }, ctx))]);
-    expect(ra).toEqual({ before: "key-a", after: "key-a" });
-    expect(rb).toEqual({ before: "key-b", after: "key-b" });
-    // Read outside a call (at definition time, say), the dependencies are an error that says so.
-    expect(() => deps.key).toThrow(/demo service's dependencies were read outside a tool call \(key\)/);
-  });
-
-  it("a per-user app gives every tenant the same definitions, each entered in its own scope", () => {
+  it("a per-user app gives every tenant the same definitions, each run with its own services' deps", () => {
     const app = createApp(
       {
         ...allServicesConfig(),
@@ -117,8 +72,14 @@ describe("tool definitions shared by tenants", () => {
     const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
     expect(one).not.toBe(two);
     expect(one.tools).toBe(two.tools);
-    expect(one.toolHost.enter).toBeTypeOf("function");
-    expect(one.toolHost.enter).not.toBe(two.toolHost.enter);
+    const account = one.tools.find((t) => t.name === "build_get_account")!;
+    const drone = one.tools.find((t) => t.name === "drones_get_drone")!;
+    const [depsOne, depsTwo] = [one.toolHost.deps(account), two.toolHost.deps(account)];
+    expect(depsOne).toHaveProperty("client");
+    expect(depsOne).not.toBe(depsTwo);
+    // Each tool gets its own service's deps, and the same ones on every call.
+    expect(one.toolHost.deps(drone)).not.toBe(depsOne);
+    expect(one.toolHost.deps(account)).toBe(depsOne);
     void app.close();
   });
 });

@@ -18,7 +18,7 @@ export interface RegisteredSchemas {
   output: StandardSchemaWithJSON;
 }
 
-// Keyed by the schemas, not the definition: a tenant's copy of a definition shares them (tenant-scope.ts).
+// Keyed by the schemas, not the definition: a copy of a definition (scopedToProject's, say) shares them.
 const inputs = new WeakMap<object, StandardSchemaWithJSON>();
 const outputs = new WeakMap<object, StandardSchemaWithJSON>();
 

@@ -1,6 +1,6 @@
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { CallEgress, Egress } from "../base/egress.js";
-import { verifyOf, type ToolContext, type ToolDef } from "../tools/tool.js";
+import { type CallContext, verifyOf, type ToolDef } from "../tools/tool.js";
 import { envelopeCapabilities } from "./envelope.js";
 import { echoToClient, type LogLevelSession } from "./log-level.js";
 import type { TenantRuntime } from "./runtime.js";
@@ -14,7 +14,7 @@ export function requestContext(
   input: Record<string, unknown>,
   ctx: ServerContext,
   session: LogLevelSession,
-): ToolContext {
+): CallContext {
   const modern = ctx.mcpReq.envelope !== undefined;
   return {
     signal: ctx.mcpReq.signal,
@@ -32,7 +32,7 @@ export function requestContext(
   };
 }
 
-function progressSender(egress: Egress, ctx: ServerContext): ToolContext["progress"] {
+function progressSender(egress: Egress, ctx: ServerContext): CallContext["progress"] {
   const token = ctx.mcpReq._meta?.progressToken;
   let counter = 0;
   return async ({ message, progress, total }) => {

@@ -87,14 +87,13 @@ export interface ServiceImplementation<
   D extends object = any,
 > {
   /**
-   * The service's tools, built once per process. `deps` is a late-bound view (core/tenancy/tenant-scope.ts):
-   * inside a tool's hooks (run, before, render, verify, resume) it is the calling tenant's
-   * `ServiceInstance.deps`; read it nowhere else.
+   * The service's tools, built once per process and shared by every tenant: each hook gets the
+   * calling tenant's `ServiceInstance.deps` as `ctx.deps` (nothing is closed over).
    * `enabled` says which toolsets the server runs: a service may skip building the others' tools
    * (they would be filtered out; building them costs start-up time). Every tool of an enabled
    * toolset must be returned (test/unit/lazy-toolsets.test.ts checks it).
    */
-  tools(deps: D, enabled?: (toolset: string) => boolean): readonly ToolDef<any, any>[];
+  tools(enabled?: (toolset: string) => boolean): readonly ToolDef<any, any, D>[];
   create(settings: S, host: ServiceHost): ServiceInstance<D>;
 }
 

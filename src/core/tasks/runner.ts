@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
 import type { Sealer } from "../base/seal.js";
-import { callHost, runTool, verifyOf, type ToolContext, type ToolDef, type ToolHost } from "../tools/tool.js";
+import { callHost, runTool, verifyOf, type CallContext, type ToolDef, type ToolHost } from "../tools/tool.js";
 import type { LostTaskAdvice } from "../service/service.js";
 import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
 
@@ -205,7 +205,7 @@ export class TaskRunner {
     const expiry = setTimeout(() => controller.abort(new Error("task expired")), Math.max(0, remaining));
     expiry.unref();
     const call = callHost(tool.toolHost, tool.def, work.input);
-    const ctx: ToolContext = {
+    const ctx: CallContext = {
       signal: controller.signal,
       progress: async ({ message }) => {
         await change({ statusMessage: call.egress.text(message) }).catch(() => undefined);

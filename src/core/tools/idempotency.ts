@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
 import type { Sealer } from "../base/seal.js";
-import { NeedsInput, runBefore, runTool, verifyOf, type ToolContext, type ToolDef, type ToolHost } from "./tool.js";
+import { NeedsInput, runBefore, runTool, verifyOf, type CallContext, type ToolDef, type ToolHost } from "./tool.js";
 import { UpstreamError } from "../upstream/upstream.js";
 
 /**
@@ -89,7 +89,7 @@ interface Call {
   def: ToolDef<any, any>;
   input: Record<string, unknown>;
   key: string;
-  ctx: ToolContext;
+  ctx: CallContext;
   host: ToolHost;
 }
 
@@ -113,7 +113,7 @@ export class SpendOnce {
     input: Record<string, unknown>,
     repeat: boolean,
     owner: string,
-    ctx: ToolContext,
+    ctx: CallContext,
     host: ToolHost,
   ): Promise<CallToolResult> {
     if (repeat) return runTool(def, input, ctx, host);

@@ -30,7 +30,19 @@ export interface ConfirmRequest {
 /** How the user answered; `unsupported` when the client cannot ask anyone (the caller decides then). */
 export type ConfirmOutcome = "approved" | "declined" | "unsupported";
 
-export interface ToolContext {
+/**
+ * What every hook of a tool receives: the calling tenant's dependencies of the tool's service (its
+ * `ServiceInstance.deps`: the upstream client holding the tenant's key, pollers, guards). The
+ * definitions are built once per process and shared by every tenant; what differs comes in here.
+ */
+export interface HookContext<Deps = unknown> {
+  deps: Deps;
+}
+
+/** A call's context as the transport or the task runner makes it, before `runTool` adds the tool's deps. */
+export type CallContext = Omit<ToolContext, "deps">;
+
+export interface ToolContext<Deps = unknown> extends HookContext<Deps> {
   /** Aborted when the client cancels the call or its task, or the session ends. */
   signal: AbortSignal;
   /** Sends notifications/progress when the client asked for progress, and updates the task's status. */
@@ -60,7 +72,8 @@ export interface ToolContext {
 type Shape = z.ZodRawShape;
 type Obj<S extends Shape> = z.infer<z.ZodObject<S>>;
 
-export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.ZodObject> {
+/** A tool. `Deps` is its service's per-tenant dependencies, passed to every hook (never closed over). */
+export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.ZodObject, Deps = unknown> {
   name: string;
   title: string;
   /** When to use it, what it costs, what comes back. Every token here is paid by every conversation. */
@@ -76,17 +89,17 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
   longRunning?: {
     runsAsTask?(input: Obj<In>): boolean;
     /** Goes on from a checkpoint the run left (another replica's): follows the work, never starts it again. */
-    resume?(checkpoint: Record<string, unknown>, input: Obj<In>, ctx: ToolContext): Promise<z.infer<Out>>;
+    resume?(checkpoint: Record<string, unknown>, input: Obj<In>, ctx: ToolContext<Deps>): Promise<z.infer<Out>>;
   };
   input: In;
   output: Out;
   /** Runs in the foreground before `run`, even for a task: confirmations and guards that may refuse. */
-  before?(input: Obj<In>, ctx: ToolContext): Promise<void>;
-  run(input: Obj<In>, ctx: ToolContext): Promise<z.infer<Out>>;
+  before?(input: Obj<In>, ctx: ToolContext<Deps>): Promise<void>;
+  run(input: Obj<In>, ctx: ToolContext<Deps>): Promise<z.infer<Out>>;
   /** A short summary for people and models; structuredContent carries the data. */
-  render(output: z.infer<Out>, input: Obj<In>): string;
+  render(output: z.infer<Out>, input: Obj<In>, ctx: HookContext<Deps>): string;
   /** For writes: how to check whether a request whose answer was lost went through. */
-  verify?: (input: Obj<In>) => string;
+  verify?(input: Obj<In>, ctx: HookContext<Deps>): string;
   /** An MCP Apps view that shows this tool's result (a `ui://` resource URI). */
   view?: string;
   /** The upstream operation it calls (`GET /projects/{projectId}`), for the README's tables. */
@@ -99,8 +112,20 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
 }
 
 /** Identity function that lets TypeScript infer a tool's input and output types from its schemas. */
-export function defineTool<In extends Shape, Out extends z.ZodObject>(def: ToolDef<In, Out>): ToolDef<In, Out> {
+export function defineTool<In extends Shape, Out extends z.ZodObject, Deps = unknown>(
+  def: ToolDef<In, Out, Deps>,
+): ToolDef<In, Out, Deps> {
   return def;
+}
+
+/**
+ * `defineTool` for one service's tools: `ctx.deps` in every hook is typed as that service's deps
+ * (`const defineTool = toolsWith<BuildDeps>()` in the service's deps.ts).
+ */
+export function toolsWith<Deps>(): <In extends Shape, Out extends z.ZodObject>(
+  def: ToolDef<In, Out, Deps>,
+) => ToolDef<In, Out, Deps> {
+  return defineTool;
 }
 
 /** A tool failure we detected ourselves (a failed build, a declined confirmation...). */
@@ -123,15 +148,14 @@ export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent">): ToolA
   };
 }
 
-/** What running a tool needs from the process: the egress scrubber and each service's advice. */
+/**
+ * What running a tool needs from its tenant: the egress scrubber, each service's advice, and the
+ * dependencies of the tool's service (`ctx.deps` in its hooks).
+ */
 export interface ToolHost {
   egress: Egress;
   advice: ReadonlyMap<string, ServiceAdvice>;
-  /**
-   * Per-user mode: runs the tool's own code (before, run, resume) as this tenant, so that the
-   * services' late-bound deps are the tenant's (core/tenancy/tenant-scope.ts). The definitions stay shared.
-   */
-  enter?<R>(fn: () => R): R;
+  deps(def: ToolDef<any, any, any>): unknown;
 }
 
 /** The host of one call: its own scrubber, which learns the secrets the call supplies (ctx.secret). */
@@ -188,36 +212,45 @@ export function parseInput(
  * the caller handles (a confirmation that needs input).
  */
 export async function runTool(
-  def: ToolDef<any, any>,
+  def: ToolDef<any, any, any>,
   input: Record<string, unknown>,
-  ctx: ToolContext,
+  call: CallContext,
   host: ToolHost,
   skipBefore = false,
   resumeFrom?: Record<string, unknown>,
 ): Promise<CallToolResult> {
   const started = performance.now();
+  const ctx: ToolContext = { ...call, deps: host.deps(def) };
+  let raw: unknown;
   try {
-    const enter = host.enter ?? asIs;
-    if (def.before && !skipBefore) await enter(() => def.before!(input, ctx));
+    if (def.before && !skipBefore) await def.before(input, ctx);
     const resume = resumeFrom && def.longRunning?.resume;
-    const raw = resume ? await enter(() => resume(resumeFrom, input, ctx)) : await enter(() => def.run(input, ctx));
-    return success(def, input, raw, ctx, host, started);
+    raw = resume ? await resume(resumeFrom, input, ctx) : await def.run(input, ctx);
   } catch (err) {
     if (err instanceof NeedsInput) throw err;
     return failure(def, input, err, ctx, host, started);
+  }
+  // Outside run's try: the work is done, so nothing from here on may report it as failed.
+  try {
+    return success(def, input, raw, ctx, host, started);
+  } catch (err) {
+    const why = `its answer could not be reported (${err instanceof Error ? err.message : String(err)})`;
+    ctx.logger.warn("tool result not reported", { tool: def.name, error: why });
+    return { content: [{ type: "text", text: host.egress.text(doneBut(def, input, why, host)) }] };
   }
 }
 
 /** Runs only `before`; a refusal comes back as the failure result. */
 export async function runBefore(
-  def: ToolDef<any, any>,
+  def: ToolDef<any, any, any>,
   input: Record<string, unknown>,
-  ctx: ToolContext,
+  call: CallContext,
   host: ToolHost,
 ): Promise<CallToolResult | undefined> {
   if (!def.before) return undefined;
+  const ctx: ToolContext = { ...call, deps: host.deps(def) };
   try {
-    await (host.enter ?? asIs)(() => def.before!(input, ctx));
+    await def.before(input, ctx);
     return undefined;
   } catch (err) {
     if (err instanceof NeedsInput) throw err;
@@ -225,19 +258,22 @@ export async function runBefore(
   }
 }
 
-const asIs = <R>(fn: () => R): R => fn();
-
-/** A write's `verify` advice, computed in the calling tenant's scope (it may read deps like run). */
+/** A write's `verify` advice, with the calling tenant's deps (it may read them like run). */
 export function verifyOf(
-  def: ToolDef<any, any>,
+  def: ToolDef<any, any, any>,
   input: Record<string, unknown>,
-  host: Pick<ToolHost, "enter"> | undefined,
+  host: Pick<ToolHost, "deps">,
 ): string | undefined {
-  return def.verify && (host?.enter ?? asIs)(() => def.verify!(input));
+  try {
+    return def.verify?.(input, { deps: host.deps(def) });
+  } catch {
+    // Advice is optional: a verify that fails must not turn the call's outcome into another error.
+    return undefined;
+  }
 }
 
 function success(
-  def: ToolDef<any, any>,
+  def: ToolDef<any, any, any>,
   input: Record<string, unknown>,
   raw: unknown,
   ctx: ToolContext,
@@ -256,30 +292,39 @@ function success(
  * were spent): the call still reports that, with how to check it, never an error to retry.
  */
 function renderText(
-  def: ToolDef<any, any>,
+  def: ToolDef<any, any, any>,
   output: Obj<Shape>,
   input: Obj<Shape>,
   ctx: ToolContext,
   host: ToolHost,
 ): string {
   try {
-    return (host.enter ?? asIs)(() => def.render(output, input));
+    return def.render(output, input, ctx);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     ctx.logger.warn("tool result not rendered", { tool: def.name, error: why });
-    const unwritten = `its summary could not be written (${why}); the whole answer is in structuredContent.`;
-    if (def.kind === "read") return `${def.title}: the service answered, but ${unwritten}`;
-    const check = verifyOf(def, input, host);
-    const again = `Do not call ${def.name} again for this.${check ? ` To check it: ${check}.` : ""}`;
-    return `${def.title}: done, the service confirmed it; ${unwritten} ${again}`;
+    return doneBut(
+      def,
+      input,
+      `its summary could not be written (${why}); the whole answer is in structuredContent`,
+      host,
+    );
   }
 }
 
+/** What the service did, when reporting it failed: a write is done (and how to check it), never to retry. */
+function doneBut(def: ToolDef<any, any, any>, input: Obj<Shape>, what: string, host: ToolHost): string {
+  if (def.kind === "read") return `${def.title}: the service answered, but ${what}.`;
+  const check = verifyOf(def, input, host);
+  const again = `Do not call ${def.name} again for this.${check ? ` To check it: ${check}.` : ""}`;
+  return `${def.title}: done, the service confirmed it; ${what}. ${again}`;
+}
+
 export function failure(
-  def: ToolDef<any, any>,
+  def: ToolDef<any, any, any>,
   input: Record<string, unknown>,
   err: unknown,
-  ctx: ToolContext,
+  ctx: CallContext,
   host: ToolHost,
   started: number,
 ): CallToolResult {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool, ToolError, type ToolDef } from "../tools/tool.js";
+import { toolsWith, ToolError, type ToolDef } from "../tools/tool.js";
 import type { LinkedKey } from "./vault.js";
 
 /** What the account tools act on: the calling user's own linked keys. */
@@ -16,11 +16,12 @@ const linkedService = z.object({
   linkedAt: z.string().optional(),
 });
 
+const defineTool = toolsWith<AccountDeps>();
+
 /** Toolset `account` (MCP_CREDENTIALS=linked): which keys the user linked, and unlinking one. */
 export function accountTools(
-  deps: AccountDeps,
   services: ReadonlyArray<{ name: string; title: string }>,
-): ToolDef<any, any>[] {
+): ToolDef<any, any, AccountDeps>[] {
   const names = services.map((s) => s.name) as [string, ...string[]];
   const titleOf = (name: string) => services.find((s) => s.name === name)?.title ?? name;
   return [
@@ -33,7 +34,7 @@ export function accountTools(
       kind: "read",
       input: {},
       output: z.object({ services: z.array(linkedService) }),
-      run: async () => {
+      run: async (_input, { deps }) => {
         const linked = new Map((await deps.linked()).map((k) => [k.service, k]));
         return {
           services: services.map((s) => ({
@@ -67,7 +68,7 @@ export function accountTools(
           .describe("The service whose key to forget"),
       },
       output: z.object({ service: z.string(), unlinked: z.boolean() }),
-      run: async ({ service }) => {
+      run: async ({ service }, { deps }) => {
         const unlinked = await deps.unlink(service);
         if (!unlinked)
           throw new ToolError(`No ${titleOf(service)} key was linked; nothing changed.`, { service, unlinked: false });

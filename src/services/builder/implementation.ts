@@ -4,14 +4,13 @@ import { isLoopbackUrl } from "../../core/service/settings.js";
 import { viewResource, type ViewDecl } from "../../core/service/views.js";
 import { BuildClient } from "./client.js";
 import { CreditGuard } from "./credits.js";
-import type { BuildDeps, BuildSettings } from "./index.js";
+import type { BuildDeps } from "./deps.js";
+import type { BuildSettings } from "./index.js";
 import { builderPrompts } from "./prompts.js";
 import { builderResources } from "./resources.js";
 import type { AgentStatus, ProjectDetails } from "./schemas.js";
 import { projectWatcher } from "./subscriptions.js";
 import { agentTools } from "./tools/agent.js";
-import { getRebuildStatus } from "./api/files.js";
-import { getPullStatus } from "./api/github.js";
 import { fileTools } from "./tools/files.js";
 import { githubTools } from "./tools/github.js";
 import { billingTools } from "./tools/billing.js";
@@ -26,7 +25,7 @@ import { groupTools } from "./tools/groups.js";
 import { projectAdminTools } from "./tools/project-admin.js";
 
 /** A secret a call supplies belongs to its project: that project's later outputs are scrubbed of it. */
-function scopedToProject(defs: ToolDef<any, any>[]): ToolDef<any, any>[] {
+function scopedToProject(defs: ToolDef<any, any, BuildDeps>[]): ToolDef<any, any, BuildDeps>[] {
   return defs.map((def) => ({ ...def, secretRecord: projectRecord }));
 }
 const projectRecord = (input: { projectId?: unknown }) =>
@@ -51,21 +50,21 @@ function buildConsole(baseUrl: string): ViewDecl {
 /** The build service's tools and client (index.ts declares the service). */
 export const builderImplementation: ServiceImplementation<BuildSettings, BuildDeps> = {
   // Each group is built only when one of its toolsets is on (the default is build alone).
-  tools: (deps, on = () => true) =>
+  tools: (on = () => true) =>
     scopedToProject([
-      ...(on("build") || on("build_admin") ? projectTools(deps) : []),
-      ...(on("build") ? agentTools(deps) : []),
-      ...(on("build") || on("build_admin") ? operationTools(deps) : []),
-      ...(on("build_admin") ? logsAndDiffTools(deps) : []),
-      ...(on("build_figma") ? figmaTools(deps) : []),
-      ...(on("build_webhooks") ? webhookTools(deps) : []),
-      ...(on("build_billing") ? billingTools(deps) : []),
-      ...(on("build_files") ? fileTools(deps) : []),
-      ...(on("build_github") ? githubTools(deps) : []),
-      ...(on("build_database") ? databaseTools(deps) : []),
-      ...(on("build_transfer") ? transferTools(deps) : []),
-      ...(on("build_groups") ? groupTools(deps) : []),
-      ...(on("build_admin") ? projectAdminTools(deps) : []),
+      ...(on("build") || on("build_admin") ? projectTools() : []),
+      ...(on("build") ? agentTools() : []),
+      ...(on("build") || on("build_admin") ? operationTools() : []),
+      ...(on("build_admin") ? logsAndDiffTools() : []),
+      ...(on("build_figma") ? figmaTools() : []),
+      ...(on("build_webhooks") ? webhookTools() : []),
+      ...(on("build_billing") ? billingTools() : []),
+      ...(on("build_files") ? fileTools() : []),
+      ...(on("build_github") ? githubTools() : []),
+      ...(on("build_database") ? databaseTools() : []),
+      ...(on("build_transfer") ? transferTools() : []),
+      ...(on("build_groups") ? groupTools() : []),
+      ...(on("build_admin") ? projectAdminTools() : []),
     ]),
   create(s, host) {
     const keyHeader = s.BUILD_API_KEY_HEADER;
@@ -88,8 +87,12 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
         (id, signal) => client.getProject(id, signal),
         pollOptions,
       ),
-      rebuildPoller: host.createPoller("rebuild", (id, signal) => getRebuildStatus(http, id, signal), pollOptions),
-      pullPoller: host.createPoller("pull", (id, signal) => getPullStatus(http, id, signal), pollOptions),
+      rebuildPoller: host.createPoller(
+        "rebuild",
+        (id, signal) => client.files.getRebuildStatus(id, signal),
+        pollOptions,
+      ),
+      pullPoller: host.createPoller("pull", (id, signal) => client.github.getPullStatus(id, signal), pollOptions),
       guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
     };
     return {

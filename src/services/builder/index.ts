@@ -2,12 +2,9 @@ import { z } from "zod";
 import type { HintTable } from "../../core/tools/errors.js";
 import type { ServiceDeclaration } from "../../core/service/service.js";
 import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/service/settings.js";
-import type { CreditGuard, ConfirmPolicy } from "./credits.js";
-import type { WaitDeps } from "./waits.js";
+import type { ConfirmPolicy } from "./credits.js";
 
-export interface BuildDeps extends WaitDeps {
-  guard: CreditGuard;
-}
+export type { BuildDeps } from "./deps.js";
 
 export const DEFAULT_BUILD_BASE_URL = "https://api-accounts.totalum.app";
 /** Real upstreams are polled no faster than this; a loopback sandbox may be polled as fast as tests like. */

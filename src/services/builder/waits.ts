@@ -82,10 +82,9 @@ export function followHint(projectId: string, until: Until, startedAt: string | 
  * `worthFollowing` says when a started result has nothing to wait for (a pull with no changes).
  */
 export async function startThenWait<T extends object>(
-  deps: WaitDeps,
   projectId: string,
   until: Until,
-  ctx: ToolContext,
+  ctx: ToolContext<WaitDeps>,
   options: { wait?: boolean; timeoutSeconds?: number; worthFollowing?: (started: T) => boolean },
   start: () => Promise<T>,
 ): Promise<T & { startedAt: string; wait?: WaitResult }> {
@@ -95,7 +94,6 @@ export async function startThenWait<T extends object>(
   return {
     ...result,
     wait: await followStarted(
-      deps,
       { projectId, until, since, timeoutSeconds: options.timeoutSeconds, started: result },
       ctx,
     ),
@@ -112,26 +110,28 @@ interface FollowCheckpoint {
 }
 
 /** Leaves the checkpoint (tasks on shared state), then follows the started work to its end. */
-export async function followStarted(deps: WaitDeps, cp: FollowCheckpoint, ctx: ToolContext): Promise<WaitResult> {
+export async function followStarted(cp: FollowCheckpoint, ctx: ToolContext<WaitDeps>): Promise<WaitResult> {
   await ctx.checkpoint?.({ ...cp });
-  return waitFor(deps, cp.projectId, cp.until, ctx, { timeoutSeconds: cp.timeoutSeconds, since: cp.since });
+  return waitFor(cp.projectId, cp.until, ctx, { timeoutSeconds: cp.timeoutSeconds, since: cp.since });
 }
 
 /**
  * A start-then-wait tool's `resume`: another replica took the task over after the start was
  * confirmed, so it only follows (within what is left of the caller's time budget), never starts.
  */
-export function resumeWait(deps: WaitDeps) {
-  return async (checkpoint: Record<string, unknown>, _input: unknown, ctx: ToolContext): Promise<any> => {
-    const cp = checkpoint as unknown as FollowCheckpoint;
-    const budget = cp.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
-    const left = Math.max(1, Math.round(budget - (Date.now() - cp.since) / 1000));
-    // A client waiting on this request (a repeated call) gets its answer before it gives up.
-    const blocking = ctx.blockingUntil !== undefined && cp.timeoutSeconds === undefined;
-    const timeoutSeconds = blocking ? waitSeconds(undefined, ctx.blockingUntil) : left;
-    const wait = await waitFor(deps, cp.projectId, cp.until, ctx, { timeoutSeconds, since: cp.since });
-    return { ...cp.started, wait };
-  };
+export async function resumeWait(
+  checkpoint: Record<string, unknown>,
+  _input: unknown,
+  ctx: ToolContext<WaitDeps>,
+): Promise<any> {
+  const cp = checkpoint as unknown as FollowCheckpoint;
+  const budget = cp.timeoutSeconds ?? DEFAULT_WAIT_SECONDS;
+  const left = Math.max(1, Math.round(budget - (Date.now() - cp.since) / 1000));
+  // A client waiting on this request (a repeated call) gets its answer before it gives up.
+  const blocking = ctx.blockingUntil !== undefined && cp.timeoutSeconds === undefined;
+  const timeoutSeconds = blocking ? waitSeconds(undefined, ctx.blockingUntil) : left;
+  const wait = await waitFor(cp.projectId, cp.until, ctx, { timeoutSeconds, since: cp.since });
+  return { ...cp.started, wait };
 }
 
 export interface WaitOptions {
@@ -145,12 +145,12 @@ export interface WaitOptions {
  * sending a progress notification on every poll. Timing out is not an error: the result says the work goes on.
  */
 export async function waitFor(
-  deps: WaitDeps,
   projectId: string,
   until: Until,
-  ctx: ToolContext,
+  ctx: ToolContext<WaitDeps>,
   options: WaitOptions = {},
 ): Promise<WaitResult> {
+  const { deps } = ctx;
   const timeoutSeconds = waitSeconds(options.timeoutSeconds, ctx.blockingUntil);
   const common = {
     key: projectId,
@@ -210,7 +210,7 @@ export async function waitFor(
       options.since !== undefined &&
       (until === "versionRecovery" || until === "import")
     ) {
-      const confirmed = await secondSignal(deps, projectId, until, options.since, ctx);
+      const confirmed = await secondSignal(projectId, until, options.since, ctx);
       if (confirmed) outcome = { ...outcome, outcome: "done" as const, failureMessage: undefined };
       if (confirmed) project = confirmed;
     }
@@ -259,12 +259,12 @@ function missingSecretsLine(status: AgentStatus | undefined, p: ProjectDetails):
  * details when the work is confirmed ended, else undefined.
  */
 async function secondSignal(
-  deps: WaitDeps,
   projectId: string,
   until: "versionRecovery" | "import",
   since: number,
-  ctx: ToolContext,
+  ctx: ToolContext<WaitDeps>,
 ): Promise<ProjectDetails | undefined> {
+  const { deps } = ctx;
   const { versions } = await deps.client.listVersions(projectId, { limit: 50 }, ctx.signal);
   const fresh = (v: Record<string, unknown>) =>
     typeof v.createdAt === "string" && Date.parse(v.createdAt) >= since - 5_000;

@@ -7,16 +7,17 @@ import { keyTools } from "./tools/keys.js";
 import { recordTools } from "./tools/records.js";
 import { dronesResources } from "./resources.js";
 import { dronesPrompts } from "./prompts.js";
+import type { DronesDeps } from "./deps.js";
 import type { DronesSettings } from "./index.js";
 
 /** The drones service's tools and client (index.ts declares the service). */
-export const dronesImplementation: ServiceImplementation<DronesSettings, DronesClient> = {
-  tools: (client) => [...fleetTools(client), ...recordTools(client), ...keyTools(client)],
+export const dronesImplementation: ServiceImplementation<DronesSettings, DronesDeps> = {
+  tools: () => [...fleetTools(), ...recordTools(), ...keyTools()],
   create(s, host) {
     const http = host.upstream({ baseUrl: s.DRONES_API_BASE_URL, ...bearerAuth(s.DRONES_API_KEY) });
     const client = new DronesClient(http);
     return {
-      deps: client,
+      deps: { client },
       resources: [
         ...dronesResources(client),
         viewResource({

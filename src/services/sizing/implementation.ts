@@ -5,16 +5,17 @@ import { SizingClient } from "./client.js";
 import { sizingTools } from "./tools/fitting.js";
 import { sizingResources } from "./resources.js";
 import { sizingPrompts } from "./prompts.js";
+import type { SizingDeps } from "./deps.js";
 import type { SizingSettings } from "./index.js";
 
 /** The sizing service's tools and client (index.ts declares the service). */
-export const sizingImplementation: ServiceImplementation<SizingSettings, SizingClient> = {
-  tools: (client) => sizingTools(client),
+export const sizingImplementation: ServiceImplementation<SizingSettings, SizingDeps> = {
+  tools: () => sizingTools(),
   create(s, host) {
     const http = host.upstream({ baseUrl: s.SIZING_API_BASE_URL, ...bearerAuth(s.SIZING_API_KEY) });
     const client = new SizingClient(http);
     return {
-      deps: client,
+      deps: { client },
       resources: [
         ...sizingResources(client),
         viewResource({

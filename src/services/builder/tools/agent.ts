@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { viewUri } from "../../../core/service/views.js";
-import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { ToolError } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { batchSummary, waitSummary } from "../render.js";
 import { AGENT_RUN_COST } from "./projects.js";
@@ -49,7 +49,7 @@ function conversationText(messages: s.ConversationMessage[]): string {
     .join("\n");
 }
 
-export function agentTools(deps: BuildDeps) {
+export function agentTools() {
   return [
     defineTool({
       name: "build_start_agent",
@@ -60,7 +60,7 @@ export function agentTools(deps: BuildDeps) {
         "Send a prompt to a project's AI build agent (5-40 min; 10 credits at start, the rest at the end, at most 60). 409 while another run, deployment or recovery is active. multiPrompt runs a batch unsupervised for hours, each prompt billed as a run: only when the user accepts that. wait: true blocks with progress until it ends.",
       toolset: "build",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: {
         projectId: s.projectId,
         prompt: s.prompt.optional().describe("Required unless multiPrompt.prompts; with letTotalumDecide, the goal"),
@@ -89,7 +89,7 @@ export function agentTools(deps: BuildDeps) {
             "Invalid arguments for build_start_agent: prompt: required unless multiPrompt.prompts is given. Nothing was sent upstream.",
           );
         }
-        return deps.guard.check(
+        return ctx.deps.guard.check(
           {
             operation: `Start ${multiPrompt ? "a multi-prompt batch" : "an agent run"} on ${projectId}`,
             items: [],
@@ -104,8 +104,8 @@ export function agentTools(deps: BuildDeps) {
           ...(inputFiles ? { inputFiles } : {}),
           ...(multiPrompt ? { multiPrompt } : {}),
         };
-        return startThenWait(deps, projectId, "agent", ctx, { wait, timeoutSeconds }, async () => {
-          const started = await deps.client.startAgent(projectId, body, ctx.signal);
+        return startThenWait(projectId, "agent", ctx, { wait, timeoutSeconds }, async () => {
+          const started = await ctx.deps.client.startAgent(projectId, body, ctx.signal);
           return { ...started, projectId: String(started.projectId ?? projectId) };
         });
       },
@@ -132,12 +132,12 @@ export function agentTools(deps: BuildDeps) {
           .describe("Asked for by the run and not in the project's secrets"),
       }),
       run: async ({ projectId }, ctx) => {
-        const status = await deps.client.getAgentStatus(projectId, ctx.signal);
+        const status = await ctx.deps.client.getAgentStatus(projectId, ctx.signal);
         const messages = status.realtimeConversation ?? [];
         // §4: isProvided is practically always false: a name asked for is missing unless the details list it.
         const asked = secretsNeeded(messages);
         const secretsMissing = asked.length
-          ? secretsNeeded(messages, secretNames(await deps.client.getProject(projectId, ctx.signal)))
+          ? secretsNeeded(messages, secretNames(await ctx.deps.client.getProject(projectId, ctx.signal)))
           : undefined;
         const withSecrets = { ...status, ...(secretsMissing ? { secretsMissing } : {}) };
         if (messages.length <= MAX_MESSAGES) return withSecrets;
@@ -182,7 +182,7 @@ export function agentTools(deps: BuildDeps) {
       },
       output: z.object({ conversation: z.array(s.message), total: z.number().int(), omitted: z.number().int() }),
       run: async ({ projectId, limit }, ctx) => {
-        const { conversation = [] } = await deps.client.getConversation(projectId, ctx.signal);
+        const { conversation = [] } = await ctx.deps.client.getConversation(projectId, ctx.signal);
         const keep = limit ?? 100;
         const shown = conversation.slice(-keep);
         return { conversation: shown, total: conversation.length, omitted: conversation.length - shown.length };
@@ -204,7 +204,7 @@ export function agentTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), stopped: z.boolean() }),
       run: async ({ projectId }, ctx) => {
-        const data = await deps.client.stopAgent(projectId, ctx.signal);
+        const data = await ctx.deps.client.stopAgent(projectId, ctx.signal);
         return { ...(isObject(data) ? data : {}), projectId, stopped: true };
       },
       render: (r) => `Asked the agent of ${r.projectId} to stop.`,
@@ -238,7 +238,7 @@ export function agentTools(deps: BuildDeps) {
       },
       output: s.waitResult,
       run: ({ projectId, until, timeoutSeconds, since }, ctx) =>
-        waitFor(deps, projectId, until, ctx, { timeoutSeconds, since: since ? Date.parse(since) : undefined }),
+        waitFor(projectId, until, ctx, { timeoutSeconds, since: since ? Date.parse(since) : undefined }),
       render: waitSummary,
     }),
   ];

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { credits } from "../../../core/base/text.js";
-import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { ToolError } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import * as api from "../api/billing.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 
 /** Per-project monthly credit caps (reference §17) and spending analytics (§18); both free. */
@@ -46,7 +46,7 @@ const byTypeText = (byType: Record<string, number> | undefined, max = 8) =>
 
 const round = (n: number) => Math.round(n * 100) / 100;
 
-export function billingTools(deps: BuildDeps) {
+export function billingTools() {
   return [
     defineTool({
       name: "build_set_credit_limits",
@@ -78,7 +78,7 @@ export function billingTools(deps: BuildDeps) {
           body.maxDevelopmentCreditsPerMonth = maxDevelopmentCreditsPerMonth;
         if (maxInfrastructureCreditsPerMonth !== undefined)
           body.maxInfrastructureCreditsPerMonth = maxInfrastructureCreditsPerMonth;
-        const data = await api.setCreditLimits(deps.client.http, projectId, body, ctx.signal);
+        const data = await api.setCreditLimits(ctx.deps.client.http, projectId, body, ctx.signal);
         return { ...data, projectId, creditLimits: data.creditLimits ?? body };
       },
       render: (r) =>
@@ -131,7 +131,7 @@ export function billingTools(deps: BuildDeps) {
       },
       run: async ({ from, to, projectId }, ctx) => {
         const data = await api.getSpendingAnalytics(
-          deps.client.http,
+          ctx.deps.client.http,
           { from, to, ...(projectId ? { projectId } : {}) },
           ctx.signal,
         );

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { defineTool } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import * as api from "../api/database.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 
 /**
@@ -23,7 +22,7 @@ const linkInput = {
 const byId = (table: string, id: string) =>
   `call build_query_database on "${table}" with queryOptions {_filter: {_id: "${id}"}}`;
 
-export function databaseTools(deps: BuildDeps) {
+export function databaseTools() {
   return [
     defineTool({
       name: "build_create_record",
@@ -42,7 +41,7 @@ export function databaseTools(deps: BuildDeps) {
       output: record,
       verify: ({ tableName }) =>
         `call build_query_database on "${tableName}" with a _filter on the values you sent before creating it again`,
-      run: ({ projectId, ...body }, ctx) => api.createRecord(deps.client.http, projectId, body, ctx.signal),
+      run: ({ projectId, ...body }, ctx) => api.createRecord(ctx.deps.client.http, projectId, body, ctx.signal),
       render: (r, { tableName }) => `Created record ${r._id} in ${tableName}.`,
     }),
 
@@ -58,7 +57,7 @@ export function databaseTools(deps: BuildDeps) {
       output: record,
       verify: ({ tableName, recordId }) => byId(tableName, recordId),
       run: ({ projectId, recordId, ...body }, ctx) =>
-        api.updateRecord(deps.client.http, projectId, recordId, body, ctx.signal),
+        api.updateRecord(ctx.deps.client.http, projectId, recordId, body, ctx.signal),
       render: (r, { tableName }) => `Updated record ${r._id} in ${tableName}${r.updatedAt ? ` (${r.updatedAt})` : ""}.`,
     }),
 
@@ -75,7 +74,7 @@ export function databaseTools(deps: BuildDeps) {
       run: async ({ projectId, tableName, recordId }, ctx) => ({
         deleted: true,
         recordId,
-        ...(await api.deleteRecord(deps.client.http, projectId, recordId, tableName, ctx.signal)),
+        ...(await api.deleteRecord(ctx.deps.client.http, projectId, recordId, tableName, ctx.signal)),
       }),
       render: (r, { tableName }) => `Deleted record ${r.recordId} from ${tableName}.`,
     }),
@@ -94,7 +93,7 @@ export function databaseTools(deps: BuildDeps) {
         `call build_query_database on "${tableName}" with queryOptions {_filter: {_id: "${recordId}"}, "<property name>": true}`,
       run: async ({ projectId, recordId, ...body }, ctx) => ({
         linked: true,
-        ...(await api.linkRecords(deps.client.http, projectId, recordId, body, ctx.signal)),
+        ...(await api.linkRecords(ctx.deps.client.http, projectId, recordId, body, ctx.signal)),
       }),
       render: (r, i) =>
         `${r.linked ? "Linked" : "Did not link"} ${i.recordId} to ${i.referenceId} through ${i.propertyId}.`,
@@ -112,7 +111,7 @@ export function databaseTools(deps: BuildDeps) {
       verify: () => "unlinking again is harmless (idempotent): call it again",
       run: async ({ projectId, recordId, ...body }, ctx) => ({
         unlinked: true,
-        ...(await api.unlinkRecords(deps.client.http, projectId, recordId, body, ctx.signal)),
+        ...(await api.unlinkRecords(ctx.deps.client.http, projectId, recordId, body, ctx.signal)),
       }),
       render: (r, i) =>
         `${r.unlinked ? "Unlinked" : "Did not unlink"} ${i.recordId} from ${i.referenceId} (${i.propertyId}).`,

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
-import { defineTool } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import * as figma from "../api/figma.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 
 /**
@@ -31,7 +30,7 @@ function who(a: z.infer<typeof account> | null | undefined): string {
   return a.email ? `${handle} (${trimLine(a.email, 80)})` : handle;
 }
 
-export function figmaTools(deps: BuildDeps) {
+export function figmaTools() {
   return [
     defineTool({
       name: "build_connect_figma",
@@ -46,7 +45,7 @@ export function figmaTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_figma_status for "${projectId}"`,
       run: async ({ projectId, token }, ctx) => {
         ctx.secret(token);
-        const data = await figma.connect(deps.client.http, projectId, token, ctx.signal);
+        const data = await figma.connect(ctx.deps.client.http, projectId, token, ctx.signal);
         return { ...data, projectId, connected: data.connected ?? true };
       },
       render: (r) =>
@@ -71,7 +70,7 @@ export function figmaTools(deps: BuildDeps) {
         tokenError: z.string().optional(),
       }),
       run: async ({ projectId, verify }, ctx) => {
-        const data = await figma.getStatus(deps.client.http, projectId, verify, ctx.signal);
+        const data = await figma.getStatus(ctx.deps.client.http, projectId, verify, ctx.signal);
         return { ...data, projectId, connected: data.connected === true };
       },
       render: (r) => {
@@ -98,7 +97,7 @@ export function figmaTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), disconnected: z.boolean() }),
       verify: ({ projectId }) => `call build_get_figma_status for "${projectId}" (disconnecting again is safe)`,
       run: async ({ projectId }, ctx) => {
-        const data = await figma.disconnect(deps.client.http, projectId, ctx.signal);
+        const data = await figma.disconnect(ctx.deps.client.http, projectId, ctx.signal);
         return { ...data, projectId, disconnected: data.disconnected ?? true };
       },
       render: (r) => `Figma is disconnected from ${r.projectId}.`,
@@ -118,7 +117,7 @@ export function figmaTools(deps: BuildDeps) {
       output: z.looseObject({ valid: z.boolean(), account: account.optional() }),
       run: async ({ token }, ctx) => {
         ctx.secret(token);
-        const data = await figma.validateToken(deps.client.http, token, ctx.signal);
+        const data = await figma.validateToken(ctx.deps.client.http, token, ctx.signal);
         return { ...data, valid: data.valid === true };
       },
       render: (r) => {

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
-import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { ToolError } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
 import * as files from "../api/files.js";
-import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
@@ -93,7 +93,7 @@ function encodeWrite({ content, encoding }: { content: string; encoding?: "utf8"
   return base64;
 }
 
-export function fileTools(deps: BuildDeps) {
+export function fileTools() {
   return [
     defineTool({
       name: "build_get_source_code",
@@ -113,9 +113,12 @@ export function fileTools(deps: BuildDeps) {
       verify: () =>
         "build_get_account shows whether GET_SOURCE_CODE was charged; the link cannot be read again without paying",
       before: ({ projectId }, ctx) =>
-        deps.guard.check({ operation: `Get the source code of ${projectId}`, items: [["GET_SOURCE_CODE", 1]] }, ctx),
+        ctx.deps.guard.check(
+          { operation: `Get the source code of ${projectId}`, items: [["GET_SOURCE_CODE", 1]] },
+          ctx,
+        ),
       run: async ({ projectId }, ctx) => ({
-        ...(await files.getSourceCode(deps.client.http, projectId, ctx.signal)),
+        ...(await files.getSourceCode(ctx.deps.client.http, projectId, ctx.signal)),
         projectId,
       }),
       render: (r) => {
@@ -172,10 +175,10 @@ export function fileTools(deps: BuildDeps) {
       verify: () =>
         "no upload list exists: build_get_account shows whether UPLOAD_FILE was charged; a repeat stores a second copy",
       before: ({ projectId, name }, ctx) =>
-        deps.guard.check({ operation: `Upload ${name} to ${projectId}`, items: [["UPLOAD_FILE", 1]] }, ctx),
+        ctx.deps.guard.check({ operation: `Upload ${name} to ${projectId}`, items: [["UPLOAD_FILE", 1]] }, ctx),
       run: async ({ projectId, name, content, mimeType }, ctx) => {
         const bytes = Buffer.from(base64Clean(content), "base64");
-        const data = await files.uploadFile(deps.client.http, projectId, { name, bytes, mimeType }, ctx.signal);
+        const data = await files.uploadFile(ctx.deps.client.http, projectId, { name, bytes, mimeType }, ctx.signal);
         return { ...data, projectId, name, bytes: bytes.length };
       },
       render: (r) =>
@@ -214,7 +217,7 @@ export function fileTools(deps: BuildDeps) {
       }),
       run: async ({ projectId, path, limit, offset }, ctx) => {
         const tree = await files.getFileTree(
-          deps.client.http,
+          ctx.deps.client.http,
           projectId,
           { path, limit: limit ?? TREE_PAGE, offset },
           ctx.signal,
@@ -257,7 +260,7 @@ export function fileTools(deps: BuildDeps) {
         nextOffset: z.number().optional(),
       }),
       run: async ({ projectId, path, offset = 0 }, ctx) => {
-        const file = await files.readFile(deps.client.http, projectId, path, ctx.signal);
+        const file = await files.readFile(ctx.deps.client.http, projectId, path, ctx.signal);
         const whole = file.content ?? "";
         const end = Math.min(whole.length, offset + READ_PAGE_CHARS);
         return {
@@ -301,7 +304,7 @@ export function fileTools(deps: BuildDeps) {
       verify: ({ projectId, path }) => `call build_read_file for "${path}" in "${projectId}" and compare`,
       before: async (input, ctx) => {
         encodeWrite(input);
-        await deps.guard.check(
+        await ctx.deps.guard.check(
           { operation: `Write ${input.path} in ${input.projectId}`, items: [["UPDATE_FILE", 1]] },
           ctx,
         );
@@ -309,7 +312,7 @@ export function fileTools(deps: BuildDeps) {
       run: async (input, ctx) => {
         // Always base64: utf8 bodies go through the service's HTML sanitizer (it strips tags and attributes).
         const data = await files.writeFile(
-          deps.client.http,
+          ctx.deps.client.http,
           input.projectId,
           { path: input.path, content: encodeWrite(input), encoding: "base64" },
           ctx.signal,
@@ -328,15 +331,15 @@ export function fileTools(deps: BuildDeps) {
         "Rebuild the dev app so written files go live (1-4 min). Spends REBUILD_PROJECT credits. wait: true blocks with progress.",
       toolset: "build_files",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: { projectId: s.projectId, ...waitInput },
       output: s.startedWork,
       verify: ({ projectId }) => `call build_get_rebuild_status for "${projectId}"`,
       before: ({ projectId }, ctx) =>
-        deps.guard.check({ operation: `Rebuild ${projectId}`, items: [["REBUILD_PROJECT", 1]] }, ctx),
+        ctx.deps.guard.check({ operation: `Rebuild ${projectId}`, items: [["REBUILD_PROJECT", 1]] }, ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "rebuild", ctx, { wait, timeoutSeconds }, async () => ({
-          ...(await files.rebuild(deps.client.http, projectId, ctx.signal)),
+        startThenWait(projectId, "rebuild", ctx, { wait, timeoutSeconds }, async () => ({
+          ...(await files.rebuild(ctx.deps.client.http, projectId, ctx.signal)),
           projectId,
         })),
       render: (r) =>
@@ -355,7 +358,7 @@ export function fileTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId },
       output: rebuildStatus,
-      run: ({ projectId }, ctx) => files.getRebuildStatus(deps.client.http, projectId, ctx.signal),
+      run: ({ projectId }, ctx) => files.getRebuildStatus(ctx.deps.client.http, projectId, ctx.signal),
       render: (r) => {
         const parts = [`Rebuild: ${r.status}`];
         if (r.startedAt) parts.push(`started ${r.startedAt}`);

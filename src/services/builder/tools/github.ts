@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
-import { defineTool, type ToolContext } from "../../../core/tools/tool.js";
+import type { ToolContext } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
 import * as github from "../api/github.js";
-import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
@@ -48,7 +48,7 @@ function envNames(env: unknown, ctx: ToolContext): string[] {
   return names;
 }
 
-export function githubTools(deps: BuildDeps) {
+export function githubTools() {
   return [
     defineTool({
       name: "build_connect_github",
@@ -86,7 +86,7 @@ export function githubTools(deps: BuildDeps) {
         ctx.secret(token);
         const since = Date.now();
         const data = await github.connect(
-          deps.client.http,
+          ctx.deps.client.http,
           projectId,
           { token, repositoryFullName, ...(syncDirection ? { syncDirection } : {}) },
           ctx.signal,
@@ -110,7 +110,7 @@ export function githubTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), success: z.boolean().optional(), message: z.string().optional() }),
       run: async ({ projectId }, ctx) => ({
-        ...(await github.disconnect(deps.client.http, projectId, ctx.signal)),
+        ...(await github.disconnect(ctx.deps.client.http, projectId, ctx.signal)),
         projectId,
       }),
       render: (r) => `Disconnected GitHub from ${r.projectId}.${r.message ? ` "${trimLine(r.message)}"` : ""}`,
@@ -134,7 +134,7 @@ export function githubTools(deps: BuildDeps) {
         productionBranch: z.string().optional(),
       }),
       run: async ({ projectId }, ctx) => ({
-        ...(await github.getStatus(deps.client.http, projectId, ctx.signal)),
+        ...(await github.getStatus(ctx.deps.client.http, projectId, ctx.signal)),
         projectId,
       }),
       render: (r) => {
@@ -153,7 +153,7 @@ export function githubTools(deps: BuildDeps) {
         "Pull GitHub's develop branch into the project; changed files are rebuilt in the background. wait: true blocks until it ends.",
       toolset: "build_github",
       kind: "write",
-      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: { projectId: s.projectId, ...waitInput },
       output: z.looseObject({
         projectId: z.string(),
@@ -166,13 +166,12 @@ export function githubTools(deps: BuildDeps) {
       verify: ({ projectId }) => `call build_get_github_pull_status for "${projectId}"`,
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
         startThenWait(
-          deps,
           projectId,
           "githubPull",
           ctx,
           { wait, timeoutSeconds, worthFollowing: (r) => r.status !== "no_changes" },
           async () => ({
-            ...(await github.pull(deps.client.http, projectId, ctx.signal)),
+            ...(await github.pull(ctx.deps.client.http, projectId, ctx.signal)),
             projectId,
           }),
         ),
@@ -199,7 +198,7 @@ export function githubTools(deps: BuildDeps) {
         createdAt: z.string().nullable().optional(),
       }),
       run: async ({ projectId }, ctx) => {
-        const data = await github.getPullStatus(deps.client.http, projectId, ctx.signal);
+        const data = await github.getPullStatus(ctx.deps.client.http, projectId, ctx.signal);
         return { ...data, projectId, status: data.status ?? null };
       },
       render: (r) =>
@@ -219,7 +218,7 @@ export function githubTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.object({ projectId: z.string(), development: z.array(z.string()), production: z.array(z.string()) }),
       run: async ({ projectId }, ctx) => {
-        const env = await github.getEnv(deps.client.http, projectId, ctx.signal);
+        const env = await github.getEnv(ctx.deps.client.http, projectId, ctx.signal);
         return { projectId, development: envNames(env.envDev, ctx), production: envNames(env.envProd, ctx) };
       },
       render: (r) => {

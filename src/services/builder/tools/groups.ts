@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
-import { defineTool } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import * as api from "../api/groups.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 
 /**
@@ -27,7 +26,7 @@ type Group = z.infer<typeof group>;
 const line = (g: Group) =>
   `- ${g.groupId}: "${trimLine(g.name, 80)}"${g.projectCount !== undefined ? ` (${g.projectCount} project${g.projectCount === 1 ? "" : "s"})` : ""}${g.description ? `: "${trimLine(g.description, 80)}"` : ""}`;
 
-export function groupTools(deps: BuildDeps) {
+export function groupTools() {
   return [
     defineTool({
       name: "build_create_group",
@@ -40,7 +39,7 @@ export function groupTools(deps: BuildDeps) {
       input: { name, description: description.optional() },
       output: group,
       verify: ({ name }) => `call build_list_groups with search "${name}"`,
-      run: (input, ctx) => api.createGroup(deps.client.http, input, ctx.signal),
+      run: (input, ctx) => api.createGroup(ctx.deps.client.http, input, ctx.signal),
       render: (g) => `Created group ${g.groupId} ("${trimLine(g.name, 80)}").`,
     }),
 
@@ -70,7 +69,7 @@ export function groupTools(deps: BuildDeps) {
         total: z.number().int().optional().describe("X-Total-Count: groups matching the search"),
       }),
       run: async (input, ctx) => {
-        const page = await api.listGroups(deps.client.http, input, ctx.signal);
+        const page = await api.listGroups(ctx.deps.client.http, input, ctx.signal);
         const groups = group.array().parse(page.groups);
         return {
           groups,
@@ -100,7 +99,7 @@ export function groupTools(deps: BuildDeps) {
       kind: "read",
       input: { groupId },
       output: group,
-      run: ({ groupId }, ctx) => api.getGroup(deps.client.http, groupId, ctx.signal),
+      run: ({ groupId }, ctx) => api.getGroup(ctx.deps.client.http, groupId, ctx.signal),
       render: (g) => `Group${line(g).slice(1)}`,
     }),
 
@@ -115,7 +114,7 @@ export function groupTools(deps: BuildDeps) {
       input: { groupId, name: name.optional(), description: description.optional() },
       output: group,
       verify: ({ groupId }) => `call build_get_group for "${groupId}"`,
-      run: ({ groupId, ...body }, ctx) => api.updateGroup(deps.client.http, groupId, body, ctx.signal),
+      run: ({ groupId, ...body }, ctx) => api.updateGroup(ctx.deps.client.http, groupId, body, ctx.signal),
       render: (g) => `Updated group${line(g).slice(1)}`,
     }),
 
@@ -131,7 +130,7 @@ export function groupTools(deps: BuildDeps) {
       verify: ({ groupId }) => `call build_get_group for "${groupId}" (404 PROJECT_GROUP_NOT_FOUND = deleted)`,
       run: async ({ groupId }, ctx) => ({
         deleted: true,
-        ...(await api.deleteGroup(deps.client.http, groupId, ctx.signal)),
+        ...(await api.deleteGroup(ctx.deps.client.http, groupId, ctx.signal)),
         groupId,
       }),
       render: (r) =>

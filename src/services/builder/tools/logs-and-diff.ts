@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { isObject, type Json } from "../../../core/base/json.js";
 import { trimLine } from "../../../core/base/text.js";
-import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { ToolError } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { UpstreamError } from "../../../core/upstream/upstream.js";
 import * as api from "../api/logs-and-diff.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 
 /**
@@ -165,7 +165,7 @@ function looksLikeVersionId(err: unknown, commitSha: string): unknown {
   );
 }
 
-export function logsAndDiffTools(deps: BuildDeps) {
+export function logsAndDiffTools() {
   return [
     defineTool({
       name: "build_get_production_logs",
@@ -206,7 +206,7 @@ export function logsAndDiffTools(deps: BuildDeps) {
           );
       },
       run: async ({ projectId, limit = 50, ...query }, ctx) => {
-        const data = await api.getProductionLogs(deps.client.http, projectId, query, ctx.signal);
+        const data = await api.getProductionLogs(ctx.deps.client.http, projectId, query, ctx.signal);
         const raw = Array.isArray(data) ? data : isObject(data) && Array.isArray(data.records) ? data.records : [];
         const rest: Json = isObject(data)
           ? Object.fromEntries(Object.entries(data).filter(([k]) => k !== "records"))
@@ -273,7 +273,7 @@ export function logsAndDiffTools(deps: BuildDeps) {
       }),
       run: async ({ projectId, commitSha, file }, ctx) => {
         const data = await api
-          .getVersionDiff(deps.client.http, projectId, commitSha, ctx.signal)
+          .getVersionDiff(ctx.deps.client.http, projectId, commitSha, ctx.signal)
           .catch((err: unknown) => {
             throw looksLikeVersionId(err, commitSha);
           });

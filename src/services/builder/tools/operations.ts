@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { viewUri } from "../../../core/service/views.js";
-import { defineTool } from "../../../core/tools/tool.js";
+import { type BuildDeps, defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { waitSummary, withScheme } from "../render.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
@@ -24,17 +23,16 @@ function propertyNames(properties: unknown): string[] {
  * the guard counts it when the details say so (a stale read errs either way by one start).
  */
 async function spendWithServerStart(
-  deps: BuildDeps,
   projectId: string,
   what: string,
   operation: string,
-  ctx: ToolContext,
+  ctx: ToolContext<BuildDeps>,
 ): Promise<void> {
-  const { agentServerStatus } = await deps.client.getProject(projectId, ctx.signal);
+  const { agentServerStatus } = await ctx.deps.client.getProject(projectId, ctx.signal);
   if (agentServerStatus === undefined || agentServerStatus === "Active")
-    return deps.guard.check({ operation: what, items: [[operation, 1]] }, ctx);
+    return ctx.deps.guard.check({ operation: what, items: [[operation, 1]] }, ctx);
   const note = ` (its server reads ${agentServerStatus}: this call starts it for START_SERVER and answers SERVER_NOT_READY; ${operation} is charged by the call after it is Active)`;
-  return deps.guard.check(
+  return ctx.deps.guard.check(
     {
       operation: `${what}${note}`,
       items: [
@@ -60,7 +58,7 @@ function queryExtras(r: Record<string, unknown>): string {
 /** Upstream answers of these operations are not shown in the specs: keep whatever object came back. */
 const passthrough = (data: unknown) => (isObject(data) ? data : {});
 
-export function operationTools(deps: BuildDeps) {
+export function operationTools() {
   return [
     defineTool({
       name: "build_deploy",
@@ -71,16 +69,15 @@ export function operationTools(deps: BuildDeps) {
         'Deploy the project\'s latest version to production (2-5 min). Spends CREATE_DEPLOYMENT credits. On a sleeping server the service starts it, charges START_SERVER and answers 409 SERVER_NOT_READY: follow it with build_wait until "server" (2-4 min), then deploy once more; never re-issue blindly. wait: true blocks with progress.',
       toolset: "build",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: { projectId: s.projectId, ...waitInput },
       output: s.startedWork,
       verify: ({ projectId }) =>
         `call build_get_deployment_status for "${projectId}" and compare its createdAt with the time of your call (an older one is the previous deployment)`,
-      before: ({ projectId }, ctx) =>
-        spendWithServerStart(deps, projectId, `Deploy ${projectId}`, "CREATE_DEPLOYMENT", ctx),
+      before: ({ projectId }, ctx) => spendWithServerStart(projectId, `Deploy ${projectId}`, "CREATE_DEPLOYMENT", ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "deployment", ctx, { wait, timeoutSeconds }, async () => ({
-          ...(await deps.client.deploy(projectId, ctx.signal)),
+        startThenWait(projectId, "deployment", ctx, { wait, timeoutSeconds }, async () => ({
+          ...(await ctx.deps.client.deploy(projectId, ctx.signal)),
           projectId,
         })),
       render: (r) =>
@@ -98,7 +95,7 @@ export function operationTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId },
       output: s.deployment,
-      run: ({ projectId }, ctx) => deps.client.getDeploymentStatus(projectId, ctx.signal),
+      run: ({ projectId }, ctx) => ctx.deps.client.getDeploymentStatus(projectId, ctx.signal),
       render: (d) =>
         d.status
           ? `Latest deployment: ${d.status}${d.createdAt ? ` (started ${d.createdAt})` : ""}${d.versionId ? `, version ${d.versionId}` : ""}.`
@@ -120,7 +117,7 @@ export function operationTools(deps: BuildDeps) {
       },
       output: z.object({ versions: z.array(s.version), totalCount: z.number().int().optional() }),
       run: async ({ projectId, limit, skip }, ctx) => {
-        const data: unknown = await deps.client.listVersions(projectId, { limit, skip }, ctx.signal);
+        const data: unknown = await ctx.deps.client.listVersions(projectId, { limit, skip }, ctx.signal);
         const parsed = z.object({ versions: z.array(s.version), totalCount: z.number().optional() }).safeParse(data);
         if (!parsed.success) {
           throw new ToolError(
@@ -149,7 +146,7 @@ export function operationTools(deps: BuildDeps) {
         'Restore a project to an earlier version (its _id from build_list_versions). Spends RECOVER_VERSION credits; on a sleeping server also START_SERVER and a 409 SERVER_NOT_READY: follow it with build_wait until "server", then recover once more. wait: true blocks until the recovery ends.',
       toolset: "build_admin",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: { projectId: s.projectId, versionId: s.pathId("versionId"), ...waitInput },
       output: z.looseObject({
         projectId: z.string(),
@@ -159,10 +156,10 @@ export function operationTools(deps: BuildDeps) {
       }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read versionRecovery`,
       before: ({ projectId, versionId }, ctx) =>
-        spendWithServerStart(deps, projectId, `Recover ${projectId} to version ${versionId}`, "RECOVER_VERSION", ctx),
+        spendWithServerStart(projectId, `Recover ${projectId} to version ${versionId}`, "RECOVER_VERSION", ctx),
       run: ({ projectId, versionId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "versionRecovery", ctx, { wait, timeoutSeconds }, async () => ({
-          ...passthrough(await deps.client.recoverVersion(projectId, versionId, ctx.signal)),
+        startThenWait(projectId, "versionRecovery", ctx, { wait, timeoutSeconds }, async () => ({
+          ...passthrough(await ctx.deps.client.recoverVersion(projectId, versionId, ctx.signal)),
           projectId,
           versionId,
         })),
@@ -183,7 +180,7 @@ export function operationTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.object({ logs: z.string(), truncatedChars: z.number().int() }),
       run: async ({ projectId }, ctx) => {
-        const { logs = "" } = await deps.client.getLogs(projectId, ctx.signal);
+        const { logs = "" } = await ctx.deps.client.getLogs(projectId, ctx.signal);
         const cut = Math.max(0, logs.length - MAX_LOG_CHARS);
         return { logs: logs.slice(cut), truncatedChars: cut };
       },
@@ -199,15 +196,18 @@ export function operationTools(deps: BuildDeps) {
         "Start or restart a project's development server (2-4 min), e.g. for a stuck run or a sleeping sandbox (diffs, file writes). Deploy and recover start a sleeping server themselves. Spends START_SERVER credits. wait: true blocks until it is Active again.",
       toolset: "build_admin",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: { projectId: s.projectId, ...waitInput },
       output: z.looseObject({ projectId: z.string(), startedAt: z.string(), wait: s.waitResult.optional() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read agentServerStatus`,
       before: ({ projectId }, ctx) =>
-        deps.guard.check({ operation: `Restart the dev server of ${projectId}`, items: [["START_SERVER", 1]] }, ctx),
+        ctx.deps.guard.check(
+          { operation: `Restart the dev server of ${projectId}`, items: [["START_SERVER", 1]] },
+          ctx,
+        ),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
-        startThenWait(deps, projectId, "server", ctx, { wait, timeoutSeconds }, async () => ({
-          ...passthrough(await deps.client.restartServer(projectId, ctx.signal)),
+        startThenWait(projectId, "server", ctx, { wait, timeoutSeconds }, async () => ({
+          ...passthrough(await ctx.deps.client.restartServer(projectId, ctx.signal)),
           projectId,
         })),
       render: (r) =>
@@ -234,7 +234,7 @@ export function operationTools(deps: BuildDeps) {
       run: async ({ projectId, secretName, secretValue, environment }, ctx) => {
         ctx.secret(secretValue);
         const data = passthrough(
-          await deps.client.setSecret(
+          await ctx.deps.client.setSecret(
             projectId,
             { secretName, secretValue, environment: environment ?? "both" },
             ctx.signal,
@@ -255,7 +255,7 @@ export function operationTools(deps: BuildDeps) {
       input: { projectId: s.projectId, secretId: s.pathId("secretId") },
       output: z.object({ projectId: z.string(), secretId: z.string(), deleted: z.boolean() }),
       run: async ({ projectId, secretId }, ctx) => {
-        await deps.client.deleteSecret(projectId, secretId, ctx.signal);
+        await ctx.deps.client.deleteSecret(projectId, secretId, ctx.signal);
         return { projectId, secretId, deleted: true };
       },
       render: (r) => `Deleted secret ${r.secretId} of ${r.projectId}.`,
@@ -297,10 +297,13 @@ export function operationTools(deps: BuildDeps) {
       }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}" and read customDomain`,
       before: ({ projectId, hostname }, ctx) =>
-        deps.guard.check({ operation: `Attach ${hostname} to ${projectId}`, items: [["ADD_CUSTOM_DOMAIN", 1]] }, ctx),
+        ctx.deps.guard.check(
+          { operation: `Attach ${hostname} to ${projectId}`, items: [["ADD_CUSTOM_DOMAIN", 1]] },
+          ctx,
+        ),
       // §9: the PUT's own answer carries the records; the details are a cached snapshot it does not clear (§1.4).
       run: async ({ projectId, hostname }, ctx) => ({
-        ...passthrough(await deps.client.setDomain(projectId, hostname, ctx.signal)),
+        ...passthrough(await ctx.deps.client.setDomain(projectId, hostname, ctx.signal)),
         projectId,
         hostname,
       }),
@@ -325,7 +328,7 @@ export function operationTools(deps: BuildDeps) {
       input: { projectId: s.projectId },
       output: z.object({ projectId: z.string(), removed: z.boolean() }),
       run: async ({ projectId }, ctx) => {
-        await deps.client.removeDomain(projectId, ctx.signal);
+        await ctx.deps.client.removeDomain(projectId, ctx.signal);
         return { projectId, removed: true };
       },
       render: (r) => `Removed the custom domain of ${r.projectId}.`,
@@ -340,7 +343,7 @@ export function operationTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId },
       output: z.object({ tables: z.array(s.table) }),
-      run: ({ projectId }, ctx) => deps.client.getTables(projectId, ctx.signal) as never,
+      run: ({ projectId }, ctx) => ctx.deps.client.getTables(projectId, ctx.signal) as never,
       render: (r) =>
         r.tables.length === 0
           ? "No tables."
@@ -376,7 +379,7 @@ export function operationTools(deps: BuildDeps) {
       output: z.looseObject({ results: z.array(z.looseObject({})), count: z.number().int() }),
       run: async ({ projectId, tableName, queryOptions }, ctx) => {
         // The service's own default page (50) applies when _limit is absent; the answer is held to the context budget.
-        const data = await deps.client.queryDatabase(
+        const data = await ctx.deps.client.queryDatabase(
           projectId,
           { tableName, ...(queryOptions ? { queryOptions } : {}) },
           ctx.signal,

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
-import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { ToolError } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import * as api from "../api/project-admin.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 
 /**
@@ -12,7 +12,7 @@ import * as s from "../schemas.js";
  */
 const FIELDS = ["label", "description", "groupId"] as const;
 
-export function projectAdminTools(deps: BuildDeps) {
+export function projectAdminTools() {
   return [
     defineTool({
       name: "build_update_project",
@@ -44,7 +44,7 @@ export function projectAdminTools(deps: BuildDeps) {
         }
       },
       run: async ({ projectId, ...changes }, ctx) => {
-        const updated = await api.updateProject(deps.client.http, projectId, changes, ctx.signal);
+        const updated = await api.updateProject(ctx.deps.client.http, projectId, changes, ctx.signal);
         ctx.resourcesChanged();
         return { ...updated, projectId: String(updated.projectId ?? projectId) };
       },

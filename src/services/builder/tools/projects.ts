@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { viewUri } from "../../../core/service/views.js";
-import { defineTool } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 import { projectLine, projectSummary, waitSummary } from "../render.js";
 import { trimLine } from "../../../core/base/text.js";
@@ -33,7 +32,7 @@ const listed = (projectId: string) => `call build_list_projects with search "${p
 const launched = (projectId: string) =>
   `${listed(projectId)} and look for "${projectId}" or "${projectId}-" followed by 2-6 letters or digits, created since that call: such a project is that launch, and launching again would create and charge a second one`;
 
-export function projectTools(deps: BuildDeps) {
+export function projectTools() {
   return [
     defineTool({
       name: "build_get_account",
@@ -45,7 +44,7 @@ export function projectTools(deps: BuildDeps) {
       kind: "read",
       input: {},
       output: s.account,
-      run: (_input, ctx) => deps.client.getAccount(ctx.signal),
+      run: (_input, ctx) => ctx.deps.client.getAccount(ctx.signal),
       render: (a) =>
         `Balance: ${a.credits} credits (${a.recurrentCredits ?? 0} monthly plan + ${a.oneTimeCredits ?? 0} purchased).`,
     }),
@@ -60,7 +59,7 @@ export function projectTools(deps: BuildDeps) {
       kind: "read",
       input: {},
       output: s.creditCosts,
-      run: (_input, ctx) => deps.client.getCreditCosts(ctx.signal),
+      run: (_input, ctx) => ctx.deps.client.getCreditCosts(ctx.signal),
       render: (c) =>
         `Credit costs:\n${Object.entries(c.creditCosts)
           .map(([k, v]) => `- ${k}: ${v}`)
@@ -100,7 +99,7 @@ export function projectTools(deps: BuildDeps) {
         hasMore: z.boolean().optional().describe("X-Has-More: another page exists"),
       }),
       run: async (input, ctx) => {
-        const page = await deps.client.listProjectsPage(input, ctx.signal);
+        const page = await ctx.deps.client.listProjectsPage(input, ctx.signal);
         const projects = s.projectListItem.array().parse(page.projects);
         // The headers say what the service applied (a larger limit is clamped to 100).
         return {
@@ -131,7 +130,7 @@ export function projectTools(deps: BuildDeps) {
       kind: "read",
       input: { projectId: s.projectId },
       output: s.projectDetails,
-      run: ({ projectId }, ctx) => deps.client.getProject(projectId, ctx.signal),
+      run: ({ projectId }, ctx) => ctx.deps.client.getProject(projectId, ctx.signal),
       render: projectSummary,
     }),
 
@@ -152,9 +151,9 @@ export function projectTools(deps: BuildDeps) {
       output: z.looseObject({ projectId: z.string(), requestedProjectId: z.string().optional() }),
       verify: ({ projectId }) => listed(projectId),
       before: ({ projectId }, ctx) =>
-        deps.guard.check({ operation: `Create project ${projectId}`, items: [["CREATE_PROJECT", 1]] }, ctx),
+        ctx.deps.guard.check({ operation: `Create project ${projectId}`, items: [["CREATE_PROJECT", 1]] }, ctx),
       run: async (input, ctx) => {
-        const created = (await deps.client.createProject(input, ctx.signal)) as { projectId: string };
+        const created = (await ctx.deps.client.createProject(input, ctx.signal)) as { projectId: string };
         ctx.resourcesChanged();
         return created;
       },
@@ -171,12 +170,12 @@ export function projectTools(deps: BuildDeps) {
         "Create a project and start its first AI build from a prompt. Costs CREATE_PROJECT + UPLOAD_FILE per content file + the run (10-60). 5-40 min: wait: true blocks with progress, or follow with build_wait.",
       toolset: "build",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: { ...s.launchFields, ...waitInput },
       output: s.launchResult,
       verify: ({ projectId }) => launched(projectId),
       before: ({ projectId, files }, ctx) =>
-        deps.guard.check(
+        ctx.deps.guard.check(
           {
             operation: `Launch project ${projectId}`,
             items: [
@@ -191,7 +190,7 @@ export function projectTools(deps: BuildDeps) {
         for (const secret of body.secrets ?? []) ctx.secret(secret.secretValue);
         ctx.secret(body.figma?.token);
         const since = Date.now();
-        const launched = s.launchResult.parse(await deps.client.launchProject(body, ctx.signal));
+        const launched = s.launchResult.parse(await ctx.deps.client.launchProject(body, ctx.signal));
         ctx.resourcesChanged();
         if (!wait || !launched.agent?.started) return { ...launched, startedAt: new Date(since).toISOString() };
         await ctx.progress({ message: `Project ${launched.projectId} created; agent started` });
@@ -199,7 +198,6 @@ export function projectTools(deps: BuildDeps) {
         return {
           ...started,
           wait: await followStarted(
-            deps,
             { projectId: launched.projectId, until: "agent", since, timeoutSeconds, started },
             ctx,
           ),
@@ -241,7 +239,7 @@ export function projectTools(deps: BuildDeps) {
       output: z.object({ projectId: z.string(), deleted: z.boolean() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}"`,
       run: async ({ projectId }, ctx) => {
-        await deps.client.deleteProject(projectId, ctx.signal);
+        await ctx.deps.client.deleteProject(projectId, ctx.signal);
         ctx.resourcesChanged();
         return { projectId, deleted: true };
       },

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { ToolError } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
 import { trimLine } from "../../../core/base/text.js";
 import * as api from "../api/transfer.js";
-import type { BuildDeps } from "../index.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
@@ -54,7 +54,7 @@ class TransferVault {
 const invalid = (tool: string, why: string) =>
   new ToolError(`Invalid arguments for ${tool}: ${why}. Nothing was sent upstream.`);
 
-export function transferTools(deps: BuildDeps) {
+export function transferTools() {
   const vault = new TransferVault();
 
   /** The code to import: the caller's, or the one kept for transferId. */
@@ -94,10 +94,10 @@ export function transferTools(deps: BuildDeps) {
       verify: () =>
         "a lost export answer leaves no usable code whether or not it ran: wait a minute, then export again",
       before: ({ projectId }, ctx) =>
-        deps.guard.check({ operation: `Export ${projectId}`, items: [["EXPORT_PROJECT", 1]] }, ctx),
+        ctx.deps.guard.check({ operation: `Export ${projectId}`, items: [["EXPORT_PROJECT", 1]] }, ctx),
       run: async ({ projectId, includeRecords }, ctx) => {
         const { importCode, ...data } = await api.exportProject(
-          deps.client.http,
+          ctx.deps.client.http,
           projectId,
           includeRecords ?? false,
           ctx.signal,
@@ -122,7 +122,7 @@ export function transferTools(deps: BuildDeps) {
         "Import an export into a new empty project (from build_create_project), replacing its data. Spends IMPORT_PROJECT credits; 1/min, 5/h.",
       toolset: "build_transfer",
       kind: "spend",
-      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait(deps) },
+      longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: {
         projectId: s.projectId,
         transferId: z.string().min(1).optional().describe("From build_export_project"),
@@ -139,12 +139,15 @@ export function transferTools(deps: BuildDeps) {
       before: async (input, ctx) => {
         ctx.secret(input.importCode);
         codeFor(input);
-        await deps.guard.check({ operation: `Import into ${input.projectId}`, items: [["IMPORT_PROJECT", 1]] }, ctx);
+        await ctx.deps.guard.check(
+          { operation: `Import into ${input.projectId}`, items: [["IMPORT_PROJECT", 1]] },
+          ctx,
+        );
       },
       run: ({ projectId, wait, timeoutSeconds, ...source }, ctx) => {
         ctx.secret(source.importCode);
-        return startThenWait(deps, projectId, "import", ctx, { wait, timeoutSeconds }, async () => {
-          const data = await api.importProject(deps.client.http, projectId, codeFor(source), ctx.signal);
+        return startThenWait(projectId, "import", ctx, { wait, timeoutSeconds }, async () => {
+          const data = await api.importProject(ctx.deps.client.http, projectId, codeFor(source), ctx.signal);
           return { ...data, projectId: String(data.projectId ?? projectId) };
         });
       },

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
-import { defineTool, type ToolContext } from "../../../core/tools/tool.js";
+import type { ToolContext } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import * as api from "../api/webhooks.js";
-import type { BuildDeps } from "../index.js";
 import * as s from "../schemas.js";
 
 /**
@@ -35,7 +35,7 @@ function hideHeaders(webhook: api.Webhook, ctx: ToolContext): z.infer<typeof web
 const line = (w: z.infer<typeof webhookView>) =>
   `- ${w.id}: ${w.event ?? "?"} -> "${trimLine(w.url, 200)}"${w.headerNames.length ? ` (headers: ${w.headerNames.join(", ")})` : ""}${w.createdAt ? `, since ${w.createdAt}` : ""}`;
 
-export function webhookTools(deps: BuildDeps) {
+export function webhookTools() {
   return [
     defineTool({
       name: "build_add_webhook",
@@ -65,7 +65,11 @@ export function webhookTools(deps: BuildDeps) {
       verify: ({ event }) => `call build_list_webhooks and look for event ${event}`,
       run: async ({ url, event, headers }, ctx) => {
         for (const value of Object.values(headers ?? {})) ctx.secret(value);
-        const data = await api.subscribe(deps.client.http, { url, event, ...(headers ? { headers } : {}) }, ctx.signal);
+        const data = await api.subscribe(
+          ctx.deps.client.http,
+          { url, event, ...(headers ? { headers } : {}) },
+          ctx.signal,
+        );
         return hideHeaders({ url, event, ...data, headers: data.headers ?? headers }, ctx);
       },
       render: (w) =>
@@ -82,7 +86,7 @@ export function webhookTools(deps: BuildDeps) {
       input: {},
       output: z.object({ webhooks: z.array(webhookView) }),
       run: async (_input, ctx) => {
-        const data = await api.list(deps.client.http, ctx.signal);
+        const data = await api.list(ctx.deps.client.http, ctx.signal);
         return { webhooks: (data.webhooks ?? []).map((w) => hideHeaders(w, ctx)) };
       },
       render: (r) =>
@@ -100,7 +104,7 @@ export function webhookTools(deps: BuildDeps) {
       output: z.looseObject({ webhookId: z.string(), deleted: z.boolean() }),
       verify: ({ webhookId }) => `call build_list_webhooks and look for ${webhookId}`,
       run: async ({ webhookId }, ctx) => {
-        const data = await api.remove(deps.client.http, webhookId, ctx.signal);
+        const data = await api.remove(ctx.deps.client.http, webhookId, ctx.signal);
         // [L] answers {success: true}, [RC] reads {deleted}: either one says it.
         const deleted =
           typeof data.deleted === "boolean" ? data.deleted : typeof data.success === "boolean" ? data.success : true;

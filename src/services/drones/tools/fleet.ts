@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineTool, ToolError } from "../../../core/tools/tool.js";
+import { ToolError } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { viewUri } from "../../../core/service/views.js";
-import type { DronesClient } from "../client.js";
 import { fleetSummary, matchesDrone, paginate, type DroneFilter, type DroneLike } from "../fleet.js";
 import { hasPosition, nearestTo } from "../geo.js";
 import { droneLine, kmText, pageFooter, percentText, quote, recordText, summaryText } from "../render.js";
@@ -33,7 +33,7 @@ function filterText(f: DroneFilter): string {
   return parts.length ? ` matching ${parts.join(", ")}` : "";
 }
 
-export function fleetTools(client: DronesClient) {
+export function fleetTools() {
   return [
     defineTool({
       name: "drones_list_drones",
@@ -54,7 +54,7 @@ export function fleetTools(client: DronesClient) {
       run: async ({ status, minBattery, maxBattery, limit, offset }, ctx) => {
         const filter = { status, minBattery, maxBattery };
         checkRange(filter);
-        const all = await client.listDrones(ctx.signal);
+        const all = await ctx.deps.client.listDrones(ctx.signal);
         const page = paginate(
           all.filter((d) => matchesDrone(d, filter)),
           offset ?? 0,
@@ -92,7 +92,7 @@ export function fleetTools(client: DronesClient) {
       kind: "read",
       input: { id: s.recordId("drone", "drones_list_drones") },
       output: s.drone,
-      run: ({ id }, ctx) => client.getDrone(id, ctx.signal) as Promise<s.Drone>,
+      run: ({ id }, ctx) => ctx.deps.client.getDrone(id, ctx.signal) as Promise<s.Drone>,
       render: (d) => `${droneLine(d).slice(2)}\n${recordText("Drone", d)}`,
     }),
 
@@ -113,7 +113,7 @@ export function fleetTools(client: DronesClient) {
       },
       output: s.fleetSummary,
       run: async ({ lowBatteryThreshold }, ctx) =>
-        fleetSummary(await client.listDrones(ctx.signal), lowBatteryThreshold ?? 20),
+        fleetSummary(await ctx.deps.client.listDrones(ctx.signal), lowBatteryThreshold ?? 20),
       render: summaryText,
     }),
 
@@ -145,7 +145,7 @@ export function fleetTools(client: DronesClient) {
       },
       output: s.nearestResult,
       run: async ({ latitude, longitude, status, minBattery, maxDistanceKm, limit }, ctx) => {
-        const all = await client.listDrones(ctx.signal);
+        const all = await ctx.deps.client.listDrones(ctx.signal);
         const candidates = all.filter((d) => matchesDrone(d, { status, minBattery }) && hasPosition(d));
         const origin = { latitude, longitude };
         const drones = nearestTo<DroneLike>(origin, candidates, limit ?? DEFAULT_NEAREST, maxDistanceKm) as Array<

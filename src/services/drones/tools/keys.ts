@@ -1,5 +1,4 @@
-import { defineTool } from "../../../core/tools/tool.js";
-import type { DronesClient } from "../client.js";
+import { defineTool } from "../deps.js";
 import { maskSecrets } from "../mask.js";
 import { quote } from "../render.js";
 import * as s from "../schemas.js";
@@ -20,7 +19,7 @@ function keyLine(k: Record<string, unknown>): string {
   return `- ${String(k._id ?? "(no _id)")}${name}${parts.length ? `: ${parts.join("; ")}` : ""}`;
 }
 
-export function keyTools(client: DronesClient) {
+export function keyTools() {
   return [
     defineTool({
       name: "drones_list_api_keys",
@@ -33,7 +32,7 @@ export function keyTools(client: DronesClient) {
       input: {},
       output: s.apiKeyList,
       run: async (_input, ctx) => {
-        const { value, masked } = maskSecrets(await client.listApiKeys(ctx.signal));
+        const { value, masked } = maskSecrets(await ctx.deps.client.listApiKeys(ctx.signal));
         return { api_keys: value, count: value.length, maskedValues: masked };
       },
       render: (r) =>

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { defineTool } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { isObject } from "../../../core/base/json.js";
-import type { DronesClient } from "../client.js";
 import { matchesFields, paginate } from "../fleet.js";
 import { alertLine, missionLine, pageFooter, recordText, show } from "../render.js";
 import * as s from "../schemas.js";
@@ -13,7 +12,7 @@ function filterText(filters: Record<string, unknown>): string {
   return parts.length ? ` matching ${parts.join(", ")}` : "";
 }
 
-export function recordTools(client: DronesClient) {
+export function recordTools() {
   return [
     defineTool({
       name: "drones_list_missions",
@@ -25,7 +24,7 @@ export function recordTools(client: DronesClient) {
       input: { status: s.word("status", "in_progress"), drone_id: s.word("drone_id", "<drone _id>"), ...s.paging },
       output: s.missionPage,
       run: async ({ status, drone_id, limit, offset }, ctx) => {
-        const all = await client.listMissions(ctx.signal);
+        const all = await ctx.deps.client.listMissions(ctx.signal);
         const { items, ...rest } = paginate(
           all.filter((m) => matchesFields(m, { status, drone_id })),
           offset ?? 0,
@@ -49,7 +48,7 @@ export function recordTools(client: DronesClient) {
       kind: "read",
       input: { id: s.recordId("mission", "drones_list_missions") },
       output: s.record,
-      run: ({ id }, ctx) => client.getMission(id, ctx.signal),
+      run: ({ id }, ctx) => ctx.deps.client.getMission(id, ctx.signal),
       render: (m) => recordText("Mission", m),
     }),
 
@@ -68,7 +67,7 @@ export function recordTools(client: DronesClient) {
       },
       output: s.alertPage,
       run: async ({ status, severity, drone_id, limit, offset }, ctx) => {
-        const all = await client.listAlerts(ctx.signal);
+        const all = await ctx.deps.client.listAlerts(ctx.signal);
         const { items, ...rest } = paginate(
           all.filter((a) => matchesFields(a, { status, severity, drone_id })),
           offset ?? 0,
@@ -92,7 +91,7 @@ export function recordTools(client: DronesClient) {
       kind: "read",
       input: { id: s.recordId("alert", "drones_list_alerts") },
       output: s.record,
-      run: ({ id }, ctx) => client.getAlert(id, ctx.signal),
+      run: ({ id }, ctx) => ctx.deps.client.getAlert(id, ctx.signal),
       render: (a) => recordText("Alert", a),
     }),
 
@@ -120,7 +119,7 @@ export function recordTools(client: DronesClient) {
       output: s.record,
       verify: ({ id }) => `call drones_get_alert for "${id}"`,
       run: async ({ id, changes }, ctx) => {
-        const data = await client.updateAlert(id, changes, ctx.signal);
+        const data = await ctx.deps.client.updateAlert(id, changes, ctx.signal);
         return isObject(data) ? data : { _id: id, result: data };
       },
       render: (a, input) => {

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { defineTool } from "../../../core/tools/tool.js";
+import { defineTool } from "../deps.js";
 import { viewUri } from "../../../core/service/views.js";
-import type { SizingClient } from "../client.js";
 import { catalogText, recommendationText, tryOnText } from "../render.js";
 import * as s from "../schemas.js";
 
@@ -16,7 +15,7 @@ const filter = (name: string, example: string) =>
     .optional()
     .describe(`Upstream filter, e.g. "${example}"`);
 
-export function sizingTools(client: SizingClient) {
+export function sizingTools() {
   return [
     defineTool({
       name: "sizing_get_catalog",
@@ -50,7 +49,7 @@ export function sizingTools(client: SizingClient) {
       },
       output: s.catalogPage,
       run: async ({ category, gender, search, limit, offset }, ctx) => {
-        let items = (await client.getCatalog({ category, gender }, ctx.signal)) as s.CatalogItem[];
+        let items = (await ctx.deps.client.getCatalog({ category, gender }, ctx.signal)) as s.CatalogItem[];
         if (search) {
           const needle = search.toLowerCase();
           items = items.filter((i) =>
@@ -90,7 +89,7 @@ export function sizingTools(client: SizingClient) {
       },
       output: s.recommendation,
       run: async ({ clothing_item_id, measurements, preferred_fit }, ctx) => {
-        const data = await client.recommend(
+        const data = await ctx.deps.client.recommend(
           { clothing_item_id, measurements, ...(preferred_fit ? { preferred_fit } : {}) },
           ctx.signal,
         );
@@ -122,7 +121,7 @@ export function sizingTools(client: SizingClient) {
       verify: () =>
         "try-on sessions cannot be listed through this API; a retry stores another session and uses another try-on of the monthly allowance",
       run: async ({ clothing_item_id, user_id, measurements }, ctx) => {
-        const data = await client.tryOn({ clothing_item_id, user_id, measurements }, ctx.signal);
+        const data = await ctx.deps.client.tryOn({ clothing_item_id, user_id, measurements }, ctx.signal);
         return data as s.TryOnSession;
       },
       render: (session) => tryOnText(session),
