@@ -29,7 +29,8 @@ export function accountTools(
       name: "account_linked_services",
       title: "Linked services",
       description:
-        "Which upstream services you have linked a key for (last four characters only, never the key). A tool of a service you have not linked asks you to link it through a page.",
+        "Which upstream services you have linked a key for (last four characters only, never the " +
+        "key). A tool of a service you have not linked asks you to link it through a page.",
       toolset: "account",
       kind: "read",
       input: {},
@@ -59,7 +60,8 @@ export function accountTools(
       name: "account_unlink_service",
       title: "Unlink a service",
       description:
-        "Forget the key you linked for one service; its tools ask for a new link next time. To rotate a key, unlink, then link again.",
+        "Forget the key you linked for one service; its tools ask for a new link next time. To " +
+        "rotate a key, unlink, then link again.",
       toolset: "account",
       kind: "destructive",
       input: {

@@ -53,7 +53,9 @@ export function billingTools() {
       upstream: "PATCH …/credit-limits",
       title: "Set credit caps",
       description:
-        "Set a project's monthly credit caps (free): development (runs, deploys…; default none), infrastructure (the app's AI, email, PDF…; default 250). null removes, omitted keeps. At a cap that spending is refused until the 1st.",
+        "Set a project's monthly credit caps (free): development (runs, deploys…; default none), " +
+        "infrastructure (the app's AI, email, PDF…; default 250). null removes, omitted keeps. At " +
+        "a cap that spending is refused until the 1st.",
       toolset: "build_billing",
       kind: "write",
       input: {
@@ -63,12 +65,14 @@ export function billingTools() {
       },
       output: z.looseObject({ projectId: z.string(), creditLimits: limits }),
       verify: ({ projectId }) =>
-        `repeat the call (it is safe: same end state), or read creditLimits with build_get_project for "${projectId}" after a few seconds (details are cached briefly)`,
+        `repeat the call (it is safe: same end state), or read creditLimits with build_get_project ` +
+        `for "${projectId}" after a few seconds (details are cached briefly)`,
       before: async (input) => {
         if (input.maxDevelopmentCreditsPerMonth === undefined && input.maxInfrastructureCreditsPerMonth === undefined) {
           invalid(
             "build_set_credit_limits",
-            "give maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth or both (a positive number, or null to remove that cap)",
+            "give maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth or both (a " +
+              "positive number, or null to remove that cap)",
           );
         }
       },
@@ -82,7 +86,9 @@ export function billingTools() {
         return { ...data, projectId, creditLimits: data.creditLimits ?? body };
       },
       render: (r) =>
-        `Monthly credit caps of ${r.projectId}: development ${capText(r.creditLimits.maxDevelopmentCreditsPerMonth)}, infrastructure ${capText(r.creditLimits.maxInfrastructureCreditsPerMonth)}. Caps reset on the 1st of each month.`,
+        `Monthly credit caps of ${r.projectId}: development ` +
+        `${capText(r.creditLimits.maxDevelopmentCreditsPerMonth)}, infrastructure ` +
+        `${capText(r.creditLimits.maxInfrastructureCreditsPerMonth)}. Caps reset on the 1st of each month.`,
     }),
 
     defineTool({
@@ -90,7 +96,8 @@ export function billingTools() {
       upstream: "GET /api/v1/credits/spending-analytics",
       title: "Credit spending",
       description:
-        "Credits spent per day, split into development and infrastructure and by type (prompt, deploy, email…), for the account or one project. Up to 90 days, kept 90 days.",
+        "Credits spent per day, split into development and infrastructure and by type (prompt, " +
+        "deploy, email…), for the account or one project. Up to 90 days, kept 90 days.",
       toolset: "build_billing",
       kind: "read",
       input: {
@@ -143,9 +150,10 @@ export function billingTools() {
         const dayTotal = (d: (typeof r.daily)[number]) => (d.development ?? 0) + (d.infrastructure ?? 0);
         const total = t?.total ?? r.daily.reduce((sum, d) => sum + dayTotal(d), 0);
         if (!total) return `No credits spent ${scope}.`;
-        const lines = [
-          `Spent ${scope}: ${credits(round(total))}${t ? ` (development ${round(t.development ?? 0)}, infrastructure ${round(t.infrastructure ?? 0)})` : ""}.`,
-        ];
+        const split = t
+          ? ` (development ${round(t.development ?? 0)}, infrastructure ${round(t.infrastructure ?? 0)})`
+          : "";
+        const lines = [`Spent ${scope}: ${credits(round(total))}${split}.`];
         const types = byTypeText(t?.byType);
         if (types) lines.push(`By type: ${types}.`);
         const busiest = r.daily
@@ -157,7 +165,8 @@ export function billingTools() {
         const ids = (r.projects ?? []).map((p) => (typeof p === "string" ? p : String(p.projectId ?? "?")));
         if (ids.length)
           lines.push(
-            `Projects with spending: ${ids.slice(0, 20).join(", ")}${ids.length > 20 ? ` and ${ids.length - 20} more` : ""}.`,
+            `Projects with spending: ` +
+              `${ids.slice(0, 20).join(", ")}${ids.length > 20 ? ` and ${ids.length - 20} more` : ""}.`,
           );
         return lines.join("\n");
       },

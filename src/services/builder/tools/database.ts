@@ -90,7 +90,8 @@ export function databaseTools() {
       input: linkInput,
       output: z.looseObject({ linked: z.boolean() }),
       verify: ({ tableName, recordId }) =>
-        `call build_query_database on "${tableName}" with queryOptions {_filter: {_id: "${recordId}"}, "<property name>": true}`,
+        `call build_query_database on "${tableName}" with queryOptions {_filter: {_id: ` +
+        `"${recordId}"}, "<property name>": true}`,
       run: async ({ projectId, recordId, ...body }, ctx) => ({
         linked: true,
         ...(await api.linkRecords(ctx.deps.client.http, projectId, recordId, body, ctx.signal)),

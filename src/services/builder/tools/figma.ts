@@ -37,7 +37,8 @@ export function figmaTools() {
       upstream: "POST …/figma/connect",
       title: "Connect Figma",
       description:
-        "Connect a Figma account to a project so its agent can read designs (free). Connect before the run that needs it; the token is checked first and never shown again.",
+        "Connect a Figma account to a project so its agent can read designs (free). Connect before " +
+        "the run that needs it; the token is checked first and never shown again.",
       toolset: "build_figma",
       kind: "write",
       input: { projectId: s.projectId, token },
@@ -57,7 +58,8 @@ export function figmaTools() {
       upstream: "GET …/figma/status",
       title: "Figma status",
       description:
-        "Whether a project has Figma connected, and as whom. verify: true re-checks the token live with Figma (once, when the user asks; never in a poll).",
+        "Whether a project has Figma connected, and as whom. verify: true re-checks the token live " +
+        "with Figma (once, when the user asks; never in a poll).",
       toolset: "build_figma",
       kind: "read",
       input: { projectId: s.projectId, verify: z.boolean().optional() },
@@ -80,7 +82,8 @@ export function figmaTools() {
           r.tokenValid === true
             ? " The live check passed."
             : r.tokenValid === false
-              ? ` The live check failed${r.tokenError ? `: "${trimLine(r.tokenError, 200)}"` : ""}. It is still connected; reconnect with a new token (build_connect_figma).`
+              ? ` The live check failed${r.tokenError ? `: "${trimLine(r.tokenError, 200)}"` : ""}. ` +
+                `It is still connected; reconnect with a new token (build_connect_figma).`
               : "";
         return `Figma is connected to ${r.projectId} as ${who(r.account)}${since}.${check}`;
       },
@@ -123,7 +126,10 @@ export function figmaTools() {
       render: (r) => {
         if (r.valid) return `The token is valid: it belongs to ${who(r.account)}.`;
         const reason = typeof r.errorMessage === "string" ? ` ("${trimLine(r.errorMessage, 200)}")` : "";
-        return `Figma does not accept this token${reason}; create a new one with scopes current_user:read and file_content:read.`;
+        return (
+          `Figma does not accept this token${reason}; ` +
+          "create a new one with scopes current_user:read and file_content:read."
+        );
       },
     }),
   ];

@@ -100,7 +100,8 @@ export function fileTools() {
       upstream: "GET …/source-code",
       title: "Download source code",
       description:
-        "Signed URL of a ZIP of the project's whole source (expires within minutes: fetch it at once). Spends GET_SOURCE_CODE credits.",
+        "Signed URL of a ZIP of the project's whole source (expires within minutes: fetch it at " +
+        "once). Spends GET_SOURCE_CODE credits.",
       toolset: "build_files",
       kind: "spend",
       input: { projectId: s.projectId },
@@ -140,7 +141,8 @@ export function fileTools() {
       upstream: "POST …/files/upload",
       title: "Upload file",
       description:
-        "Upload a file (≤ 12 MB) for the agent; returns the url for build_start_agent inputFiles. Spends UPLOAD_FILE credits.",
+        "Upload a file (≤ 12 MB) for the agent; returns the url for build_start_agent inputFiles. " +
+        "Spends UPLOAD_FILE credits.",
       toolset: "build_files",
       kind: "spend",
       input: {
@@ -182,7 +184,9 @@ export function fileTools() {
         return { ...data, projectId, name, bytes: bytes.length };
       },
       render: (r) =>
-        `Uploaded ${r.name} (${r.bytes} bytes) to ${r.projectId}${r.fileNameId ? ` as ${r.fileNameId}` : ""}: ${r.url ?? "(no url returned)"}\nPass { name, url, imageDescription } in build_start_agent inputFiles.`,
+        `Uploaded ${r.name} (${r.bytes} bytes) to ` +
+        `${r.projectId}${r.fileNameId ? ` as ${r.fileNameId}` : ""}: ` +
+        `${r.url ?? "(no url returned)"}\nPass { name, url, imageDescription } in build_start_agent inputFiles.`,
     }),
 
     defineTool({
@@ -225,7 +229,9 @@ export function fileTools() {
         return { ...tree, projectId, entries: tree.entries ?? [] };
       },
       render: (r) => {
-        const head = `${r.entries.length}${r.totalEntries !== undefined ? ` of ${r.totalEntries}` : ""} entries in ${r.projectId}${r.commitSha ? ` at commit ${r.commitSha}` : ""}:`;
+        const head =
+          `${r.entries.length}${r.totalEntries !== undefined ? ` of ${r.totalEntries}` : ""} ` +
+          `entries in ${r.projectId}${r.commitSha ? ` at commit ${r.commitSha}` : ""}:`;
         const lines = r.entries.map((e) =>
           e.type === "folder" ? `- ${e.path}/` : `- ${e.path}${e.size !== undefined ? ` (${e.size} B)` : ""}`,
         );
@@ -240,7 +246,9 @@ export function fileTools() {
       name: "build_read_file",
       upstream: "GET …/files/content",
       title: "Read source file",
-      description: `Read one source file (≤ 1 MB; binary files come as base64), ${READ_PAGE_CHARS} characters per call: page with offset.`,
+      description:
+        `Read one source file (≤ 1 MB; binary files come as base64), ${READ_PAGE_CHARS} ` +
+        `characters per call: page with offset.`,
       toolset: "build_files",
       kind: "read",
       input: {
@@ -273,7 +281,9 @@ export function fileTools() {
         };
       },
       render: (r) => {
-        const head = `${r.path} (${r.size ?? "?"} bytes, ${r.encoding ?? "utf8"}${r.commitSha ? `, commit ${r.commitSha}` : ""})`;
+        const head =
+          `${r.path} (${r.size ?? "?"} bytes, ` +
+          `${r.encoding ?? "utf8"}${r.commitSha ? `, commit ${r.commitSha}` : ""})`;
         const range =
           r.totalChars > READ_PAGE_CHARS || r.offset > 0
             ? ` characters ${r.offset}-${r.offset + r.content.length} of ${r.totalChars}`
@@ -289,7 +299,8 @@ export function fileTools() {
       upstream: "PUT …/files/content",
       title: "Write source file",
       description:
-        "Create or replace a source file (≤ 512 KB; paid plans); commits a version, live after build_rebuild. Spends UPDATE_FILE credits.",
+        "Create or replace a source file (≤ 512 KB; paid plans); commits a version, live after " +
+        "build_rebuild. Spends UPDATE_FILE credits.",
       toolset: "build_files",
       kind: "spend",
       input: writeInput,
@@ -319,8 +330,14 @@ export function fileTools() {
         );
         return { ...data, projectId: input.projectId, path: data.path ?? input.path };
       },
-      render: (r) =>
-        `${r.created ? "Created" : "Replaced"} ${r.path} in ${r.projectId}${r.bytesWritten !== undefined ? ` (${r.bytesWritten} bytes)` : ""}${r.commitSha ? `, commit ${r.commitSha}` : ""}. The app serves the old build until build_rebuild.`,
+      render: (r) => {
+        const bytes = r.bytesWritten !== undefined ? ` (${r.bytesWritten} bytes)` : "";
+        const commit = r.commitSha ? `, commit ${r.commitSha}` : "";
+        return (
+          `${r.created ? "Created" : "Replaced"} ${r.path} in ${r.projectId}${bytes}${commit}. ` +
+          "The app serves the old build until build_rebuild."
+        );
+      },
     }),
 
     defineTool({
@@ -328,7 +345,8 @@ export function fileTools() {
       upstream: "POST …/rebuild",
       title: "Rebuild project",
       description:
-        "Rebuild the dev app so written files go live (1-4 min). Spends REBUILD_PROJECT credits. wait: true blocks with progress.",
+        "Rebuild the dev app so written files go live (1-4 min). Spends REBUILD_PROJECT credits. " +
+        "wait: true blocks with progress.",
       toolset: "build_files",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
@@ -345,7 +363,8 @@ export function fileTools() {
       render: (r) =>
         r.wait
           ? waitSummary(r.wait)
-          : `Rebuild of ${r.projectId} started (${r.status ?? "rebuilding"}). Follow it with ${followHint(r.projectId, "rebuild", r.startedAt)}.`,
+          : `Rebuild of ${r.projectId} started (${r.status ?? "rebuilding"}). Follow it with ` +
+            `${followHint(r.projectId, "rebuild", r.startedAt)}.`,
     }),
 
     defineTool({

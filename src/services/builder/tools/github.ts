@@ -55,7 +55,8 @@ export function githubTools() {
       upstream: "POST …/github/connect",
       title: "Connect GitHub",
       description:
-        "Connect a GitHub repo (pushed to develop after each prompt, main on deploy). A repo with content needs both branches.",
+        "Connect a GitHub repo (pushed to develop after each prompt, main on deploy). " +
+        "A repo with content needs both branches.",
       toolset: "build_github",
       kind: "write",
       input: {
@@ -93,11 +94,15 @@ export function githubTools() {
         );
         return { ...data, projectId, startedAt: new Date(since).toISOString() };
       },
-      render: (r) =>
-        `${r.connected === false ? "Not connected" : "Connected"} ${r.repositoryFullName ?? "the repository"} to ${r.projectId}${r.syncAction ? ` (${r.syncAction})` : ""}.` +
-        (r.requiresRebuild
-          ? ` The project code changed and is rebuilding: follow it with ${followHint(r.projectId, "githubPull", r.startedAt)}.`
-          : ""),
+      render: (r) => {
+        const connected = r.connected === false ? "Not connected" : "Connected";
+        const sync = r.syncAction ? ` (${r.syncAction})` : "";
+        const rebuilding = r.requiresRebuild
+          ? " The project code changed and is rebuilding: follow it with " +
+            `${followHint(r.projectId, "githubPull", r.startedAt)}.`
+          : "";
+        return `${connected} ${r.repositoryFullName ?? "the repository"} to ${r.projectId}${sync}.${rebuilding}`;
+      },
     }),
 
     defineTool({
@@ -138,10 +143,18 @@ export function githubTools() {
         projectId,
       }),
       render: (r) => {
-        if (r.tokenExpired)
-          return `The GitHub token of ${r.projectId} expired${r.repositoryFullName ? ` (repo ${r.repositoryFullName})` : ""}; the credentials were deleted. Reconnect with build_connect_github and a new token.`;
+        if (r.tokenExpired) {
+          const repo = r.repositoryFullName ? ` (repo ${r.repositoryFullName})` : "";
+          return (
+            `The GitHub token of ${r.projectId} expired${repo}; the credentials were deleted. ` +
+            "Reconnect with build_connect_github and a new token."
+          );
+        }
         if (!r.connected) return `${r.projectId} is not connected to GitHub.`;
-        return `${r.projectId} is connected to ${r.repositoryFullName ?? "a repository"} (token ${r.tokenValid === false ? "invalid" : "valid"}; ${r.developBranch ?? "develop"} = development, ${r.productionBranch ?? "main"} = production).`;
+        const token = r.tokenValid === false ? "invalid" : "valid";
+        const branches = `${r.developBranch ?? "develop"} = development, ${r.productionBranch ?? "main"} = production`;
+        const repo = r.repositoryFullName ?? "a repository";
+        return `${r.projectId} is connected to ${repo} (token ${token}; ${branches}).`;
       },
     }),
 
@@ -150,7 +163,8 @@ export function githubTools() {
       upstream: "POST …/github/pull",
       title: "Pull from GitHub",
       description:
-        "Pull GitHub's develop branch into the project; changed files are rebuilt in the background. wait: true blocks until it ends.",
+        "Pull GitHub's develop branch into the project; changed files are rebuilt in the background. " +
+        "wait: true blocks until it ends.",
       toolset: "build_github",
       kind: "write",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
@@ -179,7 +193,9 @@ export function githubTools() {
         if (r.wait) return waitSummary(r.wait);
         const said = r.message ? ` "${trimLine(r.message)}"` : "";
         if (r.status === "no_changes") return `No changes on develop to pull into ${r.projectId}.${said}`;
-        return `Pull into ${r.projectId}: ${r.status ?? "pulling"}${r.filesUpdated !== undefined ? `, ${r.filesUpdated} file(s) updated` : ""}.${said} Follow it with ${followHint(r.projectId, "githubPull", r.startedAt)}.`;
+        const updated = r.filesUpdated !== undefined ? `, ${r.filesUpdated} file(s) updated` : "";
+        const follow = followHint(r.projectId, "githubPull", r.startedAt);
+        return `Pull into ${r.projectId}: ${r.status ?? "pulling"}${updated}.${said} Follow it with ${follow}.`;
       },
     }),
 
@@ -223,7 +239,10 @@ export function githubTools() {
       },
       render: (r) => {
         const list = (names: string[]) => (names.length ? names.join(", ") : "(none)");
-        return `Environment of ${r.projectId} (names only; values are not shown):\n- development: ${list(r.development)}\n- production: ${list(r.production)}`;
+        return (
+          `Environment of ${r.projectId} (names only; values are not shown):\n` +
+          `- development: ${list(r.development)}\n- production: ${list(r.production)}`
+        );
       },
     }),
   ];

@@ -23,8 +23,11 @@ const group = z.looseObject({
 });
 type Group = z.infer<typeof group>;
 
-const line = (g: Group) =>
-  `- ${g.groupId}: "${trimLine(g.name, 80)}"${g.projectCount !== undefined ? ` (${g.projectCount} project${g.projectCount === 1 ? "" : "s"})` : ""}${g.description ? `: "${trimLine(g.description, 80)}"` : ""}`;
+const line = (g: Group) => {
+  const projects = g.projectCount !== undefined ? ` (${g.projectCount} project${g.projectCount === 1 ? "" : "s"})` : "";
+  const description = g.description ? `: "${trimLine(g.description, 80)}"` : "";
+  return `- ${g.groupId}: "${trimLine(g.name, 80)}"${projects}${description}`;
+};
 
 export function groupTools() {
   return [
@@ -33,7 +36,8 @@ export function groupTools() {
       upstream: "POST /project-groups",
       title: "Create project group",
       description:
-        "Create a project group (a folder; up to 3,000 per account). Each call creates another, even with the same name.",
+        "Create a project group (a folder; up to 3,000 per account). Each call creates another, " +
+        "even with the same name.",
       toolset: "build_groups",
       kind: "write",
       input: { name, description: description.optional() },
@@ -86,7 +90,8 @@ export function groupTools() {
           r.total !== undefined && r.skip + r.count < r.total
             ? `\nMore: call again with skip ${r.skip + r.count}.`
             : "";
-        return `${r.count}${r.total !== undefined ? ` of ${r.total}` : ""} group(s):\n${r.groups.map(line).join("\n")}${more}`;
+        const of = r.total !== undefined ? ` of ${r.total}` : "";
+        return `${r.count}${of} group(s):\n${r.groups.map(line).join("\n")}${more}`;
       },
     }),
 
@@ -133,8 +138,10 @@ export function groupTools() {
         ...(await api.deleteGroup(ctx.deps.client.http, groupId, ctx.signal)),
         groupId,
       }),
-      render: (r) =>
-        `Deleted group ${r.groupId}${r.releasedProjects !== undefined ? `; ${r.releasedProjects} project(s) are now ungrouped` : ""}.`,
+      render: (r) => {
+        const released = r.releasedProjects !== undefined ? `; ${r.releasedProjects} project(s) are now ungrouped` : "";
+        return `Deleted group ${r.groupId}${released}.`;
+      },
     }),
   ];
 }

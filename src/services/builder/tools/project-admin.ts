@@ -19,7 +19,8 @@ export function projectAdminTools() {
       upstream: "PATCH /projects/{projectId}",
       title: "Update project",
       description:
-        "Change a project's label, description or group; omitted fields stay, null clears (groupId null = ungroup). The projectId cannot change.",
+        "Change a project's label, description or group; omitted fields stay, null clears (groupId " +
+        "null = ungroup). The projectId cannot change.",
       toolset: "build_admin",
       kind: "write",
       idempotent: true,
@@ -39,7 +40,8 @@ export function projectAdminTools() {
       before: async (input) => {
         if (!FIELDS.some((f) => input[f] !== undefined)) {
           throw new ToolError(
-            "Invalid arguments for build_update_project: (arguments): pass at least one of label, description or groupId. Nothing was sent upstream.",
+            "Invalid arguments for build_update_project: (arguments): pass at least one of label, " +
+              "description or groupId. Nothing was sent upstream.",
           );
         }
       },
@@ -49,9 +51,10 @@ export function projectAdminTools() {
         return { ...updated, projectId: String(updated.projectId ?? projectId) };
       },
       render: (r, input) => {
-        const lines = [
-          `Updated ${r.projectId}: label ${r.label ? `"${trimLine(r.label, 80)}"` : "none"}, ${r.groupId ? `group ${r.groupId}` : "no group"}${r.description ? `, description "${trimLine(r.description, 120)}"` : ", no description"}.`,
-        ];
+        const label = r.label ? `"${trimLine(r.label, 80)}"` : "none";
+        const group = r.groupId ? `group ${r.groupId}` : "no group";
+        const description = r.description ? `, description "${trimLine(r.description, 120)}"` : ", no description";
+        const lines = [`Updated ${r.projectId}: label ${label}, ${group}${description}.`];
         for (const field of ["label", "description"] as const) {
           const sent = input[field]?.trim();
           if (sent && (r[field] ?? "").length < sent.length)

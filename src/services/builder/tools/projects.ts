@@ -14,7 +14,8 @@ import { followHint, followStarted, resumeWait } from "../waits.js";
  */
 export const AGENT_RUN_COST = {
   description:
-    "the agent run (typically 10-40 credits: 10 at the start, the rest at the end; at most 60 if it runs to its time limit)",
+    "the agent run (typically 10-40 credits: 10 at the start, the rest at the end; at most 60 if it " +
+    "runs to its time limit)",
   upTo: 60,
 };
 
@@ -30,7 +31,9 @@ const STEP_RETRY: Record<string, string> = {
 const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
 /** A launch whose id is taken creates `<id>-` plus 2-6 letters or digits (reference §3): the check covers those. */
 const launched = (projectId: string) =>
-  `${listed(projectId)} and look for "${projectId}" or "${projectId}-" followed by 2-6 letters or digits, created since that call: such a project is that launch, and launching again would create and charge a second one`;
+  `${listed(projectId)} and look for "${projectId}" or "${projectId}-" followed by 2-6 letters or ` +
+  `digits, created since that call: such a project is that launch, and launching again would ` +
+  `create and charge a second one`;
 
 export function projectTools() {
   return [
@@ -54,7 +57,8 @@ export function projectTools() {
       upstream: "GET /credit-costs",
       title: "Credit costs",
       description:
-        "Price in credits of each paid build-service operation (CREATE_PROJECT, CREATE_DEPLOYMENT, ...). Agent runs cost 10-40 credits as they run.",
+        "Price in credits of each paid build-service operation (CREATE_PROJECT, CREATE_DEPLOYMENT, " +
+        "...). Agent runs cost 10-40 credits as they run.",
       toolset: "build",
       kind: "read",
       input: {},
@@ -125,7 +129,8 @@ export function projectTools() {
       upstream: "GET /projects/{projectId}",
       title: "Project details",
       description:
-        "Full state of one project: agent and dev-server status, latest deployment, recovery, import, secrets (names only), custom domain.",
+        "Full state of one project: agent and dev-server status, latest deployment, recovery, " +
+        "import, secrets (names only), custom domain.",
       toolset: "build",
       kind: "read",
       input: { projectId: s.projectId },
@@ -139,7 +144,8 @@ export function projectTools() {
       upstream: "POST /projects",
       title: "Create empty project",
       description:
-        "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken id answers 409 PROJECT_ALREADY_EXISTS; use the returned projectId.",
+        "Create an empty project without starting a build. Spends CREATE_PROJECT credits. A taken " +
+        "id answers 409 PROJECT_ALREADY_EXISTS; use the returned projectId.",
       toolset: "build",
       kind: "spend",
       input: {
@@ -167,7 +173,9 @@ export function projectTools() {
       upstream: "POST /projects/launch",
       title: "Launch project",
       description:
-        "Create a project and start its first AI build from a prompt. Costs CREATE_PROJECT + UPLOAD_FILE per content file + the run (10-60). 5-40 min: wait: true blocks with progress, or follow with build_wait.",
+        "Create a project and start its first AI build from a prompt. Costs CREATE_PROJECT + " +
+        "UPLOAD_FILE per content file + the run (10-60). 5-40 min: wait: true blocks with " +
+        "progress, or follow with build_wait.",
       toolset: "build",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
@@ -205,20 +213,24 @@ export function projectTools() {
       },
       render: (r) => {
         const lines = [
-          `Launched project ${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}; it exists and was charged.`,
+          `Launched project ` +
+            `${r.projectId}${r.requestedProjectId ? ` (${r.requestedProjectId} was taken)` : ""}; ` +
+            `it exists and was charged.`,
         ];
         const agentStep = r.warnings?.find((w) => w.step === "agent");
         if (r.agent?.started === false) {
           const reason = agentStep?.errorCode ? ` (${agentStep.errorCode})` : "";
           lines.push(
-            `Agent NOT started${reason}. Next step: once the cause is fixed, call build_start_agent { projectId: "${r.projectId}" } with the same prompt.`,
+            `Agent NOT started${reason}. Next step: once the cause is fixed, call build_start_agent ` +
+              `{ projectId: "${r.projectId}" } with the same prompt.`,
           );
         } else if (r.agent) lines.push(`Agent started (${r.agent.status ?? "init"}).`);
         for (const w of r.agent?.warnings ?? []) lines.push(`Agent warning: ${w}`);
         for (const w of r.warnings ?? []) {
           const retry = STEP_RETRY[w.step ?? ""];
           lines.push(
-            `Step ${w.step} did not happen (${w.errorCode}): "${trimLine(w.errorMessage, 300)}"${retry ? ` Retry only this step with ${retry}.` : ""}`,
+            `Step ${w.step} did not happen (${w.errorCode}): ` +
+              `"${trimLine(w.errorMessage, 300)}"${retry ? ` Retry only this step with ${retry}.` : ""}`,
           );
         }
         if (r.wait) lines.push(waitSummary(r.wait));

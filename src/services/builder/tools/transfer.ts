@@ -66,7 +66,8 @@ export function transferTools() {
     if (!held)
       throw invalid(
         "build_import_project",
-        `transferId ${input.transferId} is unknown or expired (kept 1 h, lost on restart): export again with build_export_project`,
+        `transferId ${input.transferId} is unknown or expired (kept 1 h, lost on restart): export ` +
+          `again with build_export_project`,
       );
     return held.importCode;
   };
@@ -77,7 +78,8 @@ export function transferTools() {
       upstream: "POST …/export",
       title: "Export project",
       description:
-        "Export a project to clone it with build_import_project. Spends EXPORT_PROJECT credits; 1/min, 5/h. Returns a transferId valid 1 h on this server; the secret import code is never shown.",
+        "Export a project to clone it with build_import_project. Spends EXPORT_PROJECT credits; " +
+        "1/min, 5/h. Returns a transferId valid 1 h on this server; the secret import code is never shown.",
       toolset: "build_transfer",
       kind: "spend",
       input: {
@@ -104,14 +106,17 @@ export function transferTools() {
         );
         if (typeof importCode !== "string" || importCode === "")
           throw new ToolError(
-            `The export of ${projectId} answered without an import code; it may have been charged. Check build_get_account before exporting again.`,
+            `The export of ${projectId} answered without an import code; it may have been charged. ` +
+              `Check build_get_account before exporting again.`,
           );
         ctx.secret(importCode);
         const { transferId, expiresAt } = vault.keep(importCode);
         return { ...data, projectId, transferId, expiresAt: new Date(expiresAt).toISOString() };
       },
       render: (r) =>
-        `Exported ${r.projectId}${r.includeRecords ? " with its records" : ""}. Import it with build_import_project { projectId: "<a fresh project>", transferId: "${r.transferId}" } before ${r.expiresAt}.${r.message ? `\nService: "${trimLine(r.message, 200)}"` : ""}`,
+        `Exported ${r.projectId}${r.includeRecords ? " with its records" : ""}. Import it with ` +
+        `build_import_project { projectId: "<a fresh project>", transferId: "${r.transferId}" } ` +
+        `before ${r.expiresAt}.${r.message ? `\nService: "${trimLine(r.message, 200)}"` : ""}`,
     }),
 
     defineTool({
@@ -119,7 +124,8 @@ export function transferTools() {
       upstream: "POST …/import",
       title: "Import project",
       description:
-        "Import an export into a new empty project (from build_create_project), replacing its data. Spends IMPORT_PROJECT credits; 1/min, 5/h.",
+        "Import an export into a new empty project (from build_create_project), replacing its data. " +
+        "Spends IMPORT_PROJECT credits; 1/min, 5/h.",
       toolset: "build_transfer",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
@@ -135,7 +141,8 @@ export function transferTools() {
       },
       output: s.startedWork,
       verify: ({ projectId }) =>
-        `call build_get_project for "${projectId}" and read importInProgress; do not import again blindly (each call is charged and counted)`,
+        `call build_get_project for "${projectId}" and read importInProgress; do not import again ` +
+        `blindly (each call is charged and counted)`,
       before: async (input, ctx) => {
         ctx.secret(input.importCode);
         codeFor(input);
@@ -154,7 +161,8 @@ export function transferTools() {
       render: (r) =>
         r.wait
           ? waitSummary(r.wait)
-          : `Import into ${r.projectId} started (${r.status ?? "importing"}). Follow it with ${followHint(r.projectId, "import", r.startedAt)}.`,
+          : `Import into ${r.projectId} started (${r.status ?? "importing"}). Follow it with ` +
+            `${followHint(r.projectId, "import", r.startedAt)}.`,
     }),
   ];
 }

@@ -32,8 +32,11 @@ function hideHeaders(webhook: api.Webhook, ctx: ToolContext): z.infer<typeof web
   return { ...rest, id: String(webhook.id ?? ""), headerNames: names };
 }
 
-const line = (w: z.infer<typeof webhookView>) =>
-  `- ${w.id}: ${w.event ?? "?"} -> "${trimLine(w.url, 200)}"${w.headerNames.length ? ` (headers: ${w.headerNames.join(", ")})` : ""}${w.createdAt ? `, since ${w.createdAt}` : ""}`;
+const line = (w: z.infer<typeof webhookView>) => {
+  const headers = w.headerNames.length ? ` (headers: ${w.headerNames.join(", ")})` : "";
+  const since = w.createdAt ? `, since ${w.createdAt}` : "";
+  return `- ${w.id}: ${w.event ?? "?"} -> "${trimLine(w.url, 200)}"${headers}${since}`;
+};
 
 export function webhookTools() {
   return [
@@ -42,7 +45,8 @@ export function webhookTools() {
       upstream: "PUT /webhooks",
       title: "Add webhook",
       description:
-        "Subscribe an HTTPS URL to an account-wide event (one webhook per event; deliveries carry data.projectId). To change its URL, delete it first.",
+        "Subscribe an HTTPS URL to an account-wide event (one webhook per event; deliveries carry " +
+        "data.projectId). To change its URL, delete it first.",
       toolset: "build_webhooks",
       kind: "write",
       input: {
@@ -72,8 +76,10 @@ export function webhookTools() {
         );
         return hideHeaders({ url, event, ...data, headers: data.headers ?? headers }, ctx);
       },
-      render: (w) =>
-        `Webhook ${w.id} added: ${w.event} -> "${trimLine(w.url, 200)}"${w.headerNames.length ? ` with headers ${w.headerNames.join(", ")} (values not shown)` : ""}.`,
+      render: (w) => {
+        const headers = w.headerNames.length ? ` with headers ${w.headerNames.join(", ")} (values not shown)` : "";
+        return `Webhook ${w.id} added: ${w.event} -> "${trimLine(w.url, 200)}"${headers}.`;
+      },
     }),
 
     defineTool({

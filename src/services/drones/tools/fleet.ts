@@ -19,7 +19,8 @@ const droneFilters = {
 function checkRange(f: DroneFilter): void {
   if (f.minBattery !== undefined && f.maxBattery !== undefined && f.minBattery > f.maxBattery) {
     throw new ToolError(
-      `minBattery (${f.minBattery}%) is above maxBattery (${f.maxBattery}%): no drone can match. Swap or widen the range.`,
+      `minBattery (${f.minBattery}%) is above maxBattery (${f.maxBattery}%): no drone can match. ` +
+        `Swap or widen the range.`,
     );
   }
 }
@@ -41,7 +42,8 @@ export function fleetTools() {
       upstream: "GET /api/drones",
       title: "List drones",
       description:
-        "List the fleet's drones (_id, name, status, battery_level, latitude, longitude), filtered here, paged (limit, offset).",
+        "List the fleet's drones (_id, name, status, battery_level, latitude, longitude), filtered " +
+        "here, paged (limit, offset).",
       toolset: "drones",
       kind: "read",
       input: { ...droneFilters, ...s.paging },
@@ -102,7 +104,9 @@ export function fleetTools() {
       upstream: "computed from GET /api/drones",
       title: "Fleet summary",
       description:
-        "Fleet overview computed from the drone list: drone counts by status, drones below a battery threshold (default 20%), average battery_level (units not shown; assumed %), and the bounding box of all positions (degrees).",
+        "Fleet overview computed from the drone list: drone counts by status, drones below a " +
+        "battery threshold (default 20%), average battery_level (units not shown; assumed %), and " +
+        "the bounding box of all positions (degrees).",
       toolset: "drones",
       kind: "read",
       input: {
@@ -156,13 +160,16 @@ export function fleetTools() {
       render: (r, input) => {
         const where = `${r.origin.latitude}, ${r.origin.longitude}`;
         if (r.count === 0) {
-          return `No drone${filterText(input)}${input.maxDistanceKm ? ` within ${input.maxDistanceKm} km` : ""} of ${where} (${r.candidates} candidate(s) with a position).`;
+          const within = input.maxDistanceKm ? ` within ${input.maxDistanceKm} km` : "";
+          return `No drone${filterText(input)}${within} of ${where} (${r.candidates} candidate(s) with a position).`;
         }
         const lines = r.drones.map(
           (d, i) =>
-            `${i + 1}. ${quote(d.name ?? d._id, 60)} (${d._id}): ${kmText(d.distanceKm)}, ${d.status ?? "status unknown"}, ${percentText(d.battery_level)}`,
+            `${i + 1}. ${quote(d.name ?? d._id, 60)} (${d._id}): ${kmText(d.distanceKm)}, ` +
+            `${d.status ?? "status unknown"}, ${percentText(d.battery_level)}`,
         );
-        return `${r.count} nearest drone(s)${filterText(input)} to ${where} (great-circle distance, of ${r.candidates} candidate(s)):\n${lines.join("\n")}`;
+        const how = `great-circle distance, of ${r.candidates} candidate(s)`;
+        return `${r.count} nearest drone(s)${filterText(input)} to ${where} (${how}):\n${lines.join("\n")}`;
       },
     }),
   ];

@@ -11,9 +11,8 @@ function keyLine(k: Record<string, unknown>): string {
   const hook = k.webhook;
   if (hook && typeof hook === "object" && !Array.isArray(hook)) {
     const h = hook as Record<string, unknown>;
-    parts.push(
-      `webhook ${typeof h.url === "string" ? h.url : "?"}${typeof h.signing_secret === "string" ? ` (signing secret ${h.signing_secret})` : ""}`,
-    );
+    const secret = typeof h.signing_secret === "string" ? ` (signing secret ${h.signing_secret})` : "";
+    parts.push(`webhook ${typeof h.url === "string" ? h.url : "?"}${secret}`);
   }
   const name = k.name !== undefined ? ` ${quote(k.name, 60)}` : "";
   return `- ${String(k._id ?? "(no _id)")}${name}${parts.length ? `: ${parts.join("; ")}` : ""}`;
@@ -26,7 +25,10 @@ export function keyTools() {
       upstream: "GET /api/api-keys",
       title: "List API keys",
       description:
-        "List the drone service's API keys, with whatever fields it sends (their shape is not shown; the text names key, scopes, last use and webhook when present). Key values and other secrets are masked to a prefix and the last four characters (dfk_live_…a1b2); full values are never returned.",
+        "List the drone service's API keys, with whatever fields it sends (their shape is not " +
+        "shown; the text names key, scopes, last use and webhook when present). Key values and " +
+        "other secrets are masked to a prefix and the last four characters (dfk_live_…a1b2); " +
+        "full values are never returned.",
       toolset: "drones",
       kind: "read",
       input: {},
@@ -38,7 +40,8 @@ export function keyTools() {
       render: (r) =>
         r.count === 0
           ? "No API keys."
-          : `${r.count} API key(s); secrets masked (${r.maskedValues} value(s)):\n${r.api_keys.map(keyLine).join("\n")}`,
+          : `${r.count} API key(s); secrets masked (${r.maskedValues} ` +
+            `value(s)):\n${r.api_keys.map(keyLine).join("\n")}`,
     }),
   ];
 }

@@ -78,7 +78,8 @@ export function recordTools() {
       render: (r, input) => {
         const filters = filterText({ status: input.status, severity: input.severity, drone_id: input.drone_id });
         if (r.matched === 0) return `No alerts${filters} (of ${r.total}).`;
-        return `${pageFooter(r, `alert(s)${filters}`)} Messages are quoted as sent by the service.\n${r.alerts.map(alertLine).join("\n")}`;
+        const footer = pageFooter(r, `alert(s)${filters}`);
+        return `${footer} Messages are quoted as sent by the service.\n${r.alerts.map(alertLine).join("\n")}`;
       },
     }),
 
@@ -100,7 +101,8 @@ export function recordTools() {
       upstream: "PUT /api/alerts/:id",
       title: "Update alert",
       description:
-        'Update one alert: `changes` is sent untouched as the PUT body, e.g. {"status": "acknowledged"} (how the service applies it is not documented). Returns what the service answers.',
+        'Update one alert: `changes` is sent untouched as the PUT body, e.g. {"status": ' +
+        '"acknowledged"} (how the service applies it is not documented). Returns what the service answers.',
       toolset: "drones",
       kind: "write",
       idempotent: true,

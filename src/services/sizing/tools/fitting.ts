@@ -22,7 +22,9 @@ export function sizingTools() {
       upstream: "GET /api/retailer/catalog",
       title: "Clothing catalog",
       description:
-        "List the retailer's clothing items (_id, name, brand, price, category, gender, available_sizes, size_chart). category and gender filter upstream; search and paging (limit, offset) are done here on the whole list (the service shows no paging).",
+        "List the retailer's clothing items (_id, name, brand, price, category, gender, " +
+        "available_sizes, size_chart). category and gender filter upstream; search and paging " +
+        "(limit, offset) are done here on the whole list (the service shows no paging).",
       toolset: "sizing",
       kind: "read",
       input: {
@@ -78,7 +80,8 @@ export function sizingTools() {
       upstream: "POST /api/retailer/recommend",
       title: "Recommend a size",
       description:
-        "Recommend a size of one catalog item from body measurements: size, confidence, alternative, fit notes. Changes nothing; uses no try-on allowance.",
+        "Recommend a size of one catalog item from body measurements: size, confidence, " +
+        "alternative, fit notes. Changes nothing; uses no try-on allowance.",
       toolset: "sizing",
       kind: "read",
       idempotent: true,
@@ -104,7 +107,9 @@ export function sizingTools() {
       upstream: "POST /api/retailer/try-on",
       title: "Create try-on session",
       description:
-        "Virtual try-on of one item for a customer: a recommendation, saved as a session for the retailer's analytics. Each call counts against the monthly try-on allowance (Free: 100); for advice only, use sizing_recommend_size.",
+        "Virtual try-on of one item for a customer: a recommendation, saved as a session for the " +
+        "retailer's analytics. Each call counts against the monthly try-on allowance (Free: 100); " +
+        "for advice only, use sizing_recommend_size.",
       toolset: "sizing",
       kind: "write",
       idempotent: false,
@@ -119,7 +124,8 @@ export function sizingTools() {
       },
       output: s.tryOnSession,
       verify: () =>
-        "try-on sessions cannot be listed through this API; a retry stores another session and uses another try-on of the monthly allowance",
+        "try-on sessions cannot be listed through this API; a retry stores another session and uses " +
+        "another try-on of the monthly allowance",
       run: async ({ clothing_item_id, user_id, measurements }, ctx) => {
         const data = await ctx.deps.client.tryOn({ clothing_item_id, user_id, measurements }, ctx.signal);
         return data as s.TryOnSession;
