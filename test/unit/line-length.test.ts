@@ -17,26 +17,6 @@ const SOURCE = /\.(ts|tsx|mts|mjs|js|css|html)$/;
  */
 const ALLOWED: Record<string, string> = {
   "src/core/http/transport.ts": "stateless",
-  "src/core/tasks/runner.ts": "deps",
-  "src/core/tenancy/tenant-scope.ts": "deps (removed by the ctx.deps rewrite)",
-  "src/core/vault/account-tools.ts": "deps",
-  "src/services/builder/tools/agent.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/billing.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/database.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/figma.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/files.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/github.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/groups.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/logs-and-diff.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/operations.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/project-admin.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/projects.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/transfer.ts": "deps (the ctx.deps rewrite)",
-  "src/services/builder/tools/webhooks.ts": "deps (the ctx.deps rewrite)",
-  "src/services/drones/tools/fleet.ts": "deps (the ctx.deps rewrite)",
-  "src/services/drones/tools/keys.ts": "deps (the ctx.deps rewrite)",
-  "src/services/drones/tools/records.ts": "deps (the ctx.deps rewrite)",
-  "src/services/sizing/tools/fitting.ts": "deps (the ctx.deps rewrite)",
 };
 
 function sourceFiles(): string[] {

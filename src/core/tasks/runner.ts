@@ -142,7 +142,8 @@ export class TaskRunner {
     const working = await this.store.working(owner, cap);
     if (working >= cap) {
       throw new TaskLimitError(
-        `These keys have ${working} tasks working, the limit (MCP_MAX_TASKS_PER_TENANT is ${cap}); wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.`,
+        `These keys have ${working} tasks working, the limit (MCP_MAX_TASKS_PER_TENANT is ${cap}); ` +
+          "wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.",
       );
     }
   }
@@ -332,14 +333,18 @@ export class TaskRunner {
         (this.options.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS) +
         CLOCK_MARGIN_MS;
       if (Date.now() < deadline) {
-        const line = `${def.title}: its replica stopped while the request may still be reaching the service; nothing is sent again. Known by ${new Date(deadline).toISOString()}.`;
+        const line =
+          `${def.title}: its replica stopped while the request may still be reaching the service; ` +
+          `nothing is sent again. Known by ${new Date(deadline).toISOString()}.`;
         if (record.statusMessage !== line) await this.store.update(taskId, { statusMessage: line });
         await this.store.release?.(taskId);
         return;
       }
       const check = verifyOf(def, work.input, tool.toolHost) ?? "read the service's state";
       return fail(
-        `The replica following this task stopped before the service confirmed that ${def.name} started, and its request may have reached the service: the outcome is unknown. It changes state or spends credits, so it was not sent again. Check first: ${check}. Only if that finds nothing did it not happen.`,
+        `The replica following this task stopped before the service confirmed that ${def.name} started, ` +
+          "and its request may have reached the service: the outcome is unknown. It changes state or spends " +
+          `credits, so it was not sent again. Check first: ${check}. Only if that finds nothing did it not happen.`,
       );
     }
     this.options.logger.info("task taken over", { taskId, tool: def.name, from: canResume ? "checkpoint" : "start" });

@@ -1,5 +1,4 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-import { functionsOf } from "./functions.js";
 
 const records = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}/database/records`;
 const record = (projectId: string, recordId: string) => `${records(projectId)}/${encodeURIComponent(recordId)}`;
@@ -63,6 +62,3 @@ export class DatabaseClient {
     });
   }
 }
-
-/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
-export const { createRecord, updateRecord, deleteRecord, linkRecords, unlinkRecords } = functionsOf(DatabaseClient);

@@ -1,5 +1,4 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -62,6 +61,3 @@ export class FigmaClient {
     });
   }
 }
-
-/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
-export const { connect, getStatus, disconnect, validateToken } = functionsOf(FigmaClient);

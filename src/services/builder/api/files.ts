@@ -1,5 +1,4 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -115,7 +114,3 @@ export class FilesClient {
     return this.http.request<RebuildStatus>({ method: "GET", path: `${project(projectId)}/rebuild/status`, signal });
   }
 }
-
-/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
-export const { getSourceCode, uploadFile, getFileTree, readFile, writeFile, rebuild, getRebuildStatus } =
-  functionsOf(FilesClient);

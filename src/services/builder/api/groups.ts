@@ -1,6 +1,5 @@
 import { pagingHeaders } from "./paging.js";
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-import { functionsOf } from "./functions.js";
 
 const GROUPS = "/api/v1/vcaas/project-groups";
 const group = (groupId: string) => `${GROUPS}/${encodeURIComponent(groupId)}`;
@@ -54,6 +53,3 @@ export class GroupsClient {
     });
   }
 }
-
-/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
-export const { createGroup, listGroups, getGroup, updateGroup, deleteGroup } = functionsOf(GroupsClient);

@@ -1,5 +1,4 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-import { functionsOf } from "./functions.js";
 
 const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
 
@@ -25,6 +24,3 @@ export class ProjectAdminClient {
     });
   }
 }
-
-/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
-export const { updateProject } = functionsOf(ProjectAdminClient);

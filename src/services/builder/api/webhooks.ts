@@ -1,5 +1,4 @@
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
-import { functionsOf } from "./functions.js";
 
 const WEBHOOKS = "/api/v1/vcaas/webhooks";
 
@@ -38,6 +37,3 @@ export class WebhooksClient {
     });
   }
 }
-
-/** The former functions, until the tools call the client's methods (after the ctx.deps rewrite). */
-export const { subscribe, list, remove } = functionsOf(WebhooksClient);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { credits } from "../../../core/base/text.js";
 import { ToolError } from "../../../core/tools/tool.js";
 import { defineTool } from "../deps.js";
-import * as api from "../api/billing.js";
+import type { CreditLimits } from "../api/billing.js";
 import * as s from "../schemas.js";
 
 /** Per-project monthly credit caps (reference §17) and spending analytics (§18); both free. */
@@ -77,12 +77,12 @@ export function billingTools() {
         }
       },
       run: async ({ projectId, maxDevelopmentCreditsPerMonth, maxInfrastructureCreditsPerMonth }, ctx) => {
-        const body: api.CreditLimits = {};
+        const body: CreditLimits = {};
         if (maxDevelopmentCreditsPerMonth !== undefined)
           body.maxDevelopmentCreditsPerMonth = maxDevelopmentCreditsPerMonth;
         if (maxInfrastructureCreditsPerMonth !== undefined)
           body.maxInfrastructureCreditsPerMonth = maxInfrastructureCreditsPerMonth;
-        const data = await api.setCreditLimits(ctx.deps.client.http, projectId, body, ctx.signal);
+        const data = await ctx.deps.client.billing.setCreditLimits(projectId, body, ctx.signal);
         return { ...data, projectId, creditLimits: data.creditLimits ?? body };
       },
       render: (r) =>
@@ -137,8 +137,7 @@ export function billingTools() {
           invalid("build_get_spending", `from must be at most ${MAX_RANGE_DAYS} days before to (it is ${days})`);
       },
       run: async ({ from, to, projectId }, ctx) => {
-        const data = await api.getSpendingAnalytics(
-          ctx.deps.client.http,
+        const data = await ctx.deps.client.billing.getSpendingAnalytics(
           { from, to, ...(projectId ? { projectId } : {}) },
           ctx.signal,
         );

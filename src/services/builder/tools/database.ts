@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { defineTool } from "../deps.js";
-import * as api from "../api/database.js";
 import * as s from "../schemas.js";
 
 /**
@@ -41,7 +40,7 @@ export function databaseTools() {
       output: record,
       verify: ({ tableName }) =>
         `call build_query_database on "${tableName}" with a _filter on the values you sent before creating it again`,
-      run: ({ projectId, ...body }, ctx) => api.createRecord(ctx.deps.client.http, projectId, body, ctx.signal),
+      run: ({ projectId, ...body }, ctx) => ctx.deps.client.database.createRecord(projectId, body, ctx.signal),
       render: (r, { tableName }) => `Created record ${r._id} in ${tableName}.`,
     }),
 
@@ -57,7 +56,7 @@ export function databaseTools() {
       output: record,
       verify: ({ tableName, recordId }) => byId(tableName, recordId),
       run: ({ projectId, recordId, ...body }, ctx) =>
-        api.updateRecord(ctx.deps.client.http, projectId, recordId, body, ctx.signal),
+        ctx.deps.client.database.updateRecord(projectId, recordId, body, ctx.signal),
       render: (r, { tableName }) => `Updated record ${r._id} in ${tableName}${r.updatedAt ? ` (${r.updatedAt})` : ""}.`,
     }),
 
@@ -74,7 +73,7 @@ export function databaseTools() {
       run: async ({ projectId, tableName, recordId }, ctx) => ({
         deleted: true,
         recordId,
-        ...(await api.deleteRecord(ctx.deps.client.http, projectId, recordId, tableName, ctx.signal)),
+        ...(await ctx.deps.client.database.deleteRecord(projectId, recordId, tableName, ctx.signal)),
       }),
       render: (r, { tableName }) => `Deleted record ${r.recordId} from ${tableName}.`,
     }),
@@ -94,7 +93,7 @@ export function databaseTools() {
         `"${recordId}"}, "<property name>": true}`,
       run: async ({ projectId, recordId, ...body }, ctx) => ({
         linked: true,
-        ...(await api.linkRecords(ctx.deps.client.http, projectId, recordId, body, ctx.signal)),
+        ...(await ctx.deps.client.database.linkRecords(projectId, recordId, body, ctx.signal)),
       }),
       render: (r, i) =>
         `${r.linked ? "Linked" : "Did not link"} ${i.recordId} to ${i.referenceId} through ${i.propertyId}.`,
@@ -112,7 +111,7 @@ export function databaseTools() {
       verify: () => "unlinking again is harmless (idempotent): call it again",
       run: async ({ projectId, recordId, ...body }, ctx) => ({
         unlinked: true,
-        ...(await api.unlinkRecords(ctx.deps.client.http, projectId, recordId, body, ctx.signal)),
+        ...(await ctx.deps.client.database.unlinkRecords(projectId, recordId, body, ctx.signal)),
       }),
       render: (r, i) =>
         `${r.unlinked ? "Unlinked" : "Did not unlink"} ${i.recordId} from ${i.referenceId} (${i.propertyId}).`,

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
 import { defineTool } from "../deps.js";
-import * as figma from "../api/figma.js";
 import * as s from "../schemas.js";
 
 /**
@@ -46,7 +45,7 @@ export function figmaTools() {
       verify: ({ projectId }) => `call build_get_figma_status for "${projectId}"`,
       run: async ({ projectId, token }, ctx) => {
         ctx.secret(token);
-        const data = await figma.connect(ctx.deps.client.http, projectId, token, ctx.signal);
+        const data = await ctx.deps.client.figma.connect(projectId, token, ctx.signal);
         return { ...data, projectId, connected: data.connected ?? true };
       },
       render: (r) =>
@@ -72,7 +71,7 @@ export function figmaTools() {
         tokenError: z.string().optional(),
       }),
       run: async ({ projectId, verify }, ctx) => {
-        const data = await figma.getStatus(ctx.deps.client.http, projectId, verify, ctx.signal);
+        const data = await ctx.deps.client.figma.getStatus(projectId, verify, ctx.signal);
         return { ...data, projectId, connected: data.connected === true };
       },
       render: (r) => {
@@ -100,7 +99,7 @@ export function figmaTools() {
       output: z.looseObject({ projectId: z.string(), disconnected: z.boolean() }),
       verify: ({ projectId }) => `call build_get_figma_status for "${projectId}" (disconnecting again is safe)`,
       run: async ({ projectId }, ctx) => {
-        const data = await figma.disconnect(ctx.deps.client.http, projectId, ctx.signal);
+        const data = await ctx.deps.client.figma.disconnect(projectId, ctx.signal);
         return { ...data, projectId, disconnected: data.disconnected ?? true };
       },
       render: (r) => `Figma is disconnected from ${r.projectId}.`,
@@ -120,7 +119,7 @@ export function figmaTools() {
       output: z.looseObject({ valid: z.boolean(), account: account.optional() }),
       run: async ({ token }, ctx) => {
         ctx.secret(token);
-        const data = await figma.validateToken(ctx.deps.client.http, token, ctx.signal);
+        const data = await ctx.deps.client.figma.validateToken(token, ctx.signal);
         return { ...data, valid: data.valid === true };
       },
       render: (r) => {

@@ -3,7 +3,6 @@ import { trimLine } from "../../../core/base/text.js";
 import { ToolError } from "../../../core/tools/tool.js";
 import { defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
-import * as files from "../api/files.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
@@ -119,7 +118,7 @@ export function fileTools() {
           ctx,
         ),
       run: async ({ projectId }, ctx) => ({
-        ...(await files.getSourceCode(ctx.deps.client.http, projectId, ctx.signal)),
+        ...(await ctx.deps.client.files.getSourceCode(projectId, ctx.signal)),
         projectId,
       }),
       render: (r) => {
@@ -180,7 +179,7 @@ export function fileTools() {
         ctx.deps.guard.check({ operation: `Upload ${name} to ${projectId}`, items: [["UPLOAD_FILE", 1]] }, ctx),
       run: async ({ projectId, name, content, mimeType }, ctx) => {
         const bytes = Buffer.from(base64Clean(content), "base64");
-        const data = await files.uploadFile(ctx.deps.client.http, projectId, { name, bytes, mimeType }, ctx.signal);
+        const data = await ctx.deps.client.files.uploadFile(projectId, { name, bytes, mimeType }, ctx.signal);
         return { ...data, projectId, name, bytes: bytes.length };
       },
       render: (r) =>
@@ -220,8 +219,7 @@ export function fileTools() {
         filesCount: z.number().optional(),
       }),
       run: async ({ projectId, path, limit, offset }, ctx) => {
-        const tree = await files.getFileTree(
-          ctx.deps.client.http,
+        const tree = await ctx.deps.client.files.getFileTree(
           projectId,
           { path, limit: limit ?? TREE_PAGE, offset },
           ctx.signal,
@@ -268,7 +266,7 @@ export function fileTools() {
         nextOffset: z.number().optional(),
       }),
       run: async ({ projectId, path, offset = 0 }, ctx) => {
-        const file = await files.readFile(ctx.deps.client.http, projectId, path, ctx.signal);
+        const file = await ctx.deps.client.files.readFile(projectId, path, ctx.signal);
         const whole = file.content ?? "";
         const end = Math.min(whole.length, offset + READ_PAGE_CHARS);
         return {
@@ -322,8 +320,7 @@ export function fileTools() {
       },
       run: async (input, ctx) => {
         // Always base64: utf8 bodies go through the service's HTML sanitizer (it strips tags and attributes).
-        const data = await files.writeFile(
-          ctx.deps.client.http,
+        const data = await ctx.deps.client.files.writeFile(
           input.projectId,
           { path: input.path, content: encodeWrite(input), encoding: "base64" },
           ctx.signal,
@@ -357,7 +354,7 @@ export function fileTools() {
         ctx.deps.guard.check({ operation: `Rebuild ${projectId}`, items: [["REBUILD_PROJECT", 1]] }, ctx),
       run: ({ projectId, wait, timeoutSeconds }, ctx) =>
         startThenWait(projectId, "rebuild", ctx, { wait, timeoutSeconds }, async () => ({
-          ...(await files.rebuild(ctx.deps.client.http, projectId, ctx.signal)),
+          ...(await ctx.deps.client.files.rebuild(projectId, ctx.signal)),
           projectId,
         })),
       render: (r) =>
@@ -377,7 +374,7 @@ export function fileTools() {
       kind: "read",
       input: { projectId: s.projectId },
       output: rebuildStatus,
-      run: ({ projectId }, ctx) => files.getRebuildStatus(ctx.deps.client.http, projectId, ctx.signal),
+      run: ({ projectId }, ctx) => ctx.deps.client.files.getRebuildStatus(projectId, ctx.signal),
       render: (r) => {
         const parts = [`Rebuild: ${r.status}`];
         if (r.startedAt) parts.push(`started ${r.startedAt}`);

@@ -3,7 +3,6 @@ import { trimLine } from "../../../core/base/text.js";
 import type { ToolContext } from "../../../core/tools/tool.js";
 import { defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
-import * as github from "../api/github.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
@@ -86,8 +85,7 @@ export function githubTools() {
       run: async ({ projectId, token, repositoryFullName, syncDirection }, ctx) => {
         ctx.secret(token);
         const since = Date.now();
-        const data = await github.connect(
-          ctx.deps.client.http,
+        const data = await ctx.deps.client.github.connect(
           projectId,
           { token, repositoryFullName, ...(syncDirection ? { syncDirection } : {}) },
           ctx.signal,
@@ -115,7 +113,7 @@ export function githubTools() {
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), success: z.boolean().optional(), message: z.string().optional() }),
       run: async ({ projectId }, ctx) => ({
-        ...(await github.disconnect(ctx.deps.client.http, projectId, ctx.signal)),
+        ...(await ctx.deps.client.github.disconnect(projectId, ctx.signal)),
         projectId,
       }),
       render: (r) => `Disconnected GitHub from ${r.projectId}.${r.message ? ` "${trimLine(r.message)}"` : ""}`,
@@ -139,7 +137,7 @@ export function githubTools() {
         productionBranch: z.string().optional(),
       }),
       run: async ({ projectId }, ctx) => ({
-        ...(await github.getStatus(ctx.deps.client.http, projectId, ctx.signal)),
+        ...(await ctx.deps.client.github.getStatus(projectId, ctx.signal)),
         projectId,
       }),
       render: (r) => {
@@ -185,7 +183,7 @@ export function githubTools() {
           ctx,
           { wait, timeoutSeconds, worthFollowing: (r) => r.status !== "no_changes" },
           async () => ({
-            ...(await github.pull(ctx.deps.client.http, projectId, ctx.signal)),
+            ...(await ctx.deps.client.github.pull(projectId, ctx.signal)),
             projectId,
           }),
         ),
@@ -214,7 +212,7 @@ export function githubTools() {
         createdAt: z.string().nullable().optional(),
       }),
       run: async ({ projectId }, ctx) => {
-        const data = await github.getPullStatus(ctx.deps.client.http, projectId, ctx.signal);
+        const data = await ctx.deps.client.github.getPullStatus(projectId, ctx.signal);
         return { ...data, projectId, status: data.status ?? null };
       },
       render: (r) =>
@@ -234,7 +232,7 @@ export function githubTools() {
       input: { projectId: s.projectId },
       output: z.object({ projectId: z.string(), development: z.array(z.string()), production: z.array(z.string()) }),
       run: async ({ projectId }, ctx) => {
-        const env = await github.getEnv(ctx.deps.client.http, projectId, ctx.signal);
+        const env = await ctx.deps.client.github.getEnv(projectId, ctx.signal);
         return { projectId, development: envNames(env.envDev, ctx), production: envNames(env.envProd, ctx) };
       },
       render: (r) => {

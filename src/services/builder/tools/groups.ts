@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
 import { defineTool } from "../deps.js";
-import * as api from "../api/groups.js";
 import * as s from "../schemas.js";
 
 /**
@@ -43,7 +42,7 @@ export function groupTools() {
       input: { name, description: description.optional() },
       output: group,
       verify: ({ name }) => `call build_list_groups with search "${name}"`,
-      run: (input, ctx) => api.createGroup(ctx.deps.client.http, input, ctx.signal),
+      run: (input, ctx) => ctx.deps.client.groups.createGroup(input, ctx.signal),
       render: (g) => `Created group ${g.groupId} ("${trimLine(g.name, 80)}").`,
     }),
 
@@ -73,7 +72,7 @@ export function groupTools() {
         total: z.number().int().optional().describe("X-Total-Count: groups matching the search"),
       }),
       run: async (input, ctx) => {
-        const page = await api.listGroups(ctx.deps.client.http, input, ctx.signal);
+        const page = await ctx.deps.client.groups.listGroups(input, ctx.signal);
         const groups = group.array().parse(page.groups);
         return {
           groups,
@@ -104,7 +103,7 @@ export function groupTools() {
       kind: "read",
       input: { groupId },
       output: group,
-      run: ({ groupId }, ctx) => api.getGroup(ctx.deps.client.http, groupId, ctx.signal),
+      run: ({ groupId }, ctx) => ctx.deps.client.groups.getGroup(groupId, ctx.signal),
       render: (g) => `Group${line(g).slice(1)}`,
     }),
 
@@ -119,7 +118,7 @@ export function groupTools() {
       input: { groupId, name: name.optional(), description: description.optional() },
       output: group,
       verify: ({ groupId }) => `call build_get_group for "${groupId}"`,
-      run: ({ groupId, ...body }, ctx) => api.updateGroup(ctx.deps.client.http, groupId, body, ctx.signal),
+      run: ({ groupId, ...body }, ctx) => ctx.deps.client.groups.updateGroup(groupId, body, ctx.signal),
       render: (g) => `Updated group${line(g).slice(1)}`,
     }),
 
@@ -135,7 +134,7 @@ export function groupTools() {
       verify: ({ groupId }) => `call build_get_group for "${groupId}" (404 PROJECT_GROUP_NOT_FOUND = deleted)`,
       run: async ({ groupId }, ctx) => ({
         deleted: true,
-        ...(await api.deleteGroup(ctx.deps.client.http, groupId, ctx.signal)),
+        ...(await ctx.deps.client.groups.deleteGroup(groupId, ctx.signal)),
         groupId,
       }),
       render: (r) => {

@@ -4,7 +4,6 @@ import { trimLine } from "../../../core/base/text.js";
 import { ToolError } from "../../../core/tools/tool.js";
 import { defineTool } from "../deps.js";
 import { UpstreamError } from "../../../core/upstream/upstream.js";
-import * as api from "../api/logs-and-diff.js";
 import * as s from "../schemas.js";
 
 /**
@@ -210,7 +209,7 @@ export function logsAndDiffTools() {
           );
       },
       run: async ({ projectId, limit = 50, ...query }, ctx) => {
-        const data = await api.getProductionLogs(ctx.deps.client.http, projectId, query, ctx.signal);
+        const data = await ctx.deps.client.logsAndDiff.getProductionLogs(projectId, query, ctx.signal);
         const raw = Array.isArray(data) ? data : isObject(data) && Array.isArray(data.records) ? data.records : [];
         const rest: Json = isObject(data)
           ? Object.fromEntries(Object.entries(data).filter(([k]) => k !== "records"))
@@ -283,8 +282,8 @@ export function logsAndDiffTools() {
         ),
       }),
       run: async ({ projectId, commitSha, file }, ctx) => {
-        const data = await api
-          .getVersionDiff(ctx.deps.client.http, projectId, commitSha, ctx.signal)
+        const data = await ctx.deps.client.logsAndDiff
+          .getVersionDiff(projectId, commitSha, ctx.signal)
           .catch((err: unknown) => {
             throw looksLikeVersionId(err, commitSha);
           });

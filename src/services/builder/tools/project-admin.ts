@@ -2,7 +2,6 @@ import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
 import { ToolError } from "../../../core/tools/tool.js";
 import { defineTool } from "../deps.js";
-import * as api from "../api/project-admin.js";
 import * as s from "../schemas.js";
 
 /**
@@ -46,7 +45,7 @@ export function projectAdminTools() {
         }
       },
       run: async ({ projectId, ...changes }, ctx) => {
-        const updated = await api.updateProject(ctx.deps.client.http, projectId, changes, ctx.signal);
+        const updated = await ctx.deps.client.projectAdmin.updateProject(projectId, changes, ctx.signal);
         ctx.resourcesChanged();
         return { ...updated, projectId: String(updated.projectId ?? projectId) };
       },

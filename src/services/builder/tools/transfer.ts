@@ -4,7 +4,6 @@ import { ToolError } from "../../../core/tools/tool.js";
 import { defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
 import { trimLine } from "../../../core/base/text.js";
-import * as api from "../api/transfer.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
@@ -98,8 +97,7 @@ export function transferTools() {
       before: ({ projectId }, ctx) =>
         ctx.deps.guard.check({ operation: `Export ${projectId}`, items: [["EXPORT_PROJECT", 1]] }, ctx),
       run: async ({ projectId, includeRecords }, ctx) => {
-        const { importCode, ...data } = await api.exportProject(
-          ctx.deps.client.http,
+        const { importCode, ...data } = await ctx.deps.client.transfer.exportProject(
           projectId,
           includeRecords ?? false,
           ctx.signal,
@@ -154,7 +152,7 @@ export function transferTools() {
       run: ({ projectId, wait, timeoutSeconds, ...source }, ctx) => {
         ctx.secret(source.importCode);
         return startThenWait(projectId, "import", ctx, { wait, timeoutSeconds }, async () => {
-          const data = await api.importProject(ctx.deps.client.http, projectId, codeFor(source), ctx.signal);
+          const data = await ctx.deps.client.transfer.importProject(projectId, codeFor(source), ctx.signal);
           return { ...data, projectId: String(data.projectId ?? projectId) };
         });
       },

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { trimLine } from "../../../core/base/text.js";
 import type { ToolContext } from "../../../core/tools/tool.js";
 import { defineTool } from "../deps.js";
-import * as api from "../api/webhooks.js";
+import { WEBHOOK_EVENTS, type Webhook } from "../api/webhooks.js";
 import * as s from "../schemas.js";
 
 /**
@@ -22,7 +22,7 @@ const webhookView = z.looseObject({
 });
 
 /** The upstream echoes headers with their values: keep the names only. */
-function hideHeaders(webhook: api.Webhook, ctx: ToolContext): z.infer<typeof webhookView> {
+function hideHeaders(webhook: Webhook, ctx: ToolContext): z.infer<typeof webhookView> {
   const { headers, ...rest } = webhook;
   const names = headers && typeof headers === "object" ? Object.keys(headers) : [];
   for (const name of names) {
@@ -54,7 +54,7 @@ export function webhookTools() {
           .string()
           .url({ message: "url must be an https:// URL", abort: true })
           .regex(/^https:\/\//i, "url must be an https:// URL (HTTPS only)"),
-        event: z.enum(api.WEBHOOK_EVENTS),
+        event: z.enum(WEBHOOK_EVENTS),
         headers: z
           .record(z.string(), z.string())
           .refine((h) => Object.keys(h).every((name) => headerName.test(name)), "each name must be an HTTP header name")
@@ -69,8 +69,7 @@ export function webhookTools() {
       verify: ({ event }) => `call build_list_webhooks and look for event ${event}`,
       run: async ({ url, event, headers }, ctx) => {
         for (const value of Object.values(headers ?? {})) ctx.secret(value);
-        const data = await api.subscribe(
-          ctx.deps.client.http,
+        const data = await ctx.deps.client.webhooks.subscribe(
           { url, event, ...(headers ? { headers } : {}) },
           ctx.signal,
         );
@@ -92,7 +91,7 @@ export function webhookTools() {
       input: {},
       output: z.object({ webhooks: z.array(webhookView) }),
       run: async (_input, ctx) => {
-        const data = await api.list(ctx.deps.client.http, ctx.signal);
+        const data = await ctx.deps.client.webhooks.list(ctx.signal);
         return { webhooks: (data.webhooks ?? []).map((w) => hideHeaders(w, ctx)) };
       },
       render: (r) =>
@@ -110,7 +109,7 @@ export function webhookTools() {
       output: z.looseObject({ webhookId: z.string(), deleted: z.boolean() }),
       verify: ({ webhookId }) => `call build_list_webhooks and look for ${webhookId}`,
       run: async ({ webhookId }, ctx) => {
-        const data = await api.remove(ctx.deps.client.http, webhookId, ctx.signal);
+        const data = await ctx.deps.client.webhooks.remove(webhookId, ctx.signal);
         // [L] answers {success: true}, [RC] reads {deleted}: either one says it.
         const deleted =
           typeof data.deleted === "boolean" ? data.deleted : typeof data.success === "boolean" ? data.success : true;
