@@ -264,7 +264,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
           res,
           429,
           -32000,
-          `${whose} hold ${maxPerTenant} open sessions on this server, the limit (MCP_MAX_SESSIONS_PER_TENANT); close one (HTTP DELETE) or let one expire (MCP_SESSION_IDLE_MS) first`,
+          `${whose} hold ${maxPerTenant} open sessions on this server, the limit (MCP_MAX_SESSIONS_PER_TENANT); ` +
+            "close one (HTTP DELETE) or let one expire (MCP_SESSION_IDLE_MS) first",
         );
       }
       return send(await openSession(tenant, toWebRequest(req, body, abort.signal), body), res);
