@@ -2,46 +2,17 @@
 // the same machine load: run i starts each command once, in an order that alternates.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { CLI, NODE, ROOT, cpuMs, everything, stopChild, summarize } from "./lib.mjs";
-
-const INIT = `${JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "switchboard-bench", version: "1.0.0" },
-  },
-})}\n`;
+import { CLI, NODE, ROOT, everything, summarize, timeToInitialize } from "./lib.mjs";
 
 /** Milliseconds from spawn to the initialize answer (or to exit when `untilExit`), and CPU ms used. */
 async function once(args, untilExit) {
+  if (!untilExit) return timeToInitialize(NODE, args);
   const started = performance.now();
   const child = spawn(NODE, args, { stdio: ["pipe", "pipe", "ignore"], env: { PATH: process.env.PATH ?? "" } });
   const exited = new Promise((resolve) => child.once("exit", resolve));
-  let cpu;
-  if (untilExit) {
-    child.stdin.end();
-    await exited;
-  } else {
-    child.stdin.write(INIT);
-    await new Promise((resolve, reject) => {
-      let out = "";
-      child.stdout.on("data", (chunk) => {
-        out += chunk;
-        if (/"id"\s*:\s*1\b/.test(out)) resolve();
-      });
-      child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited (${code}) before answering initialize`)));
-    });
-  }
-  const ms = performance.now() - started;
-  if (!untilExit) {
-    cpu = cpuMs(child.pid);
-    child.stdin.end();
-    await stopChild(child);
-  }
-  return { ms, cpu };
+  child.stdin.end();
+  await exited;
+  return { ms: performance.now() - started, cpu: undefined };
 }
 
 export async function coldStart({ runs = 20, minimalBundle, log }) {

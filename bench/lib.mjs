@@ -104,6 +104,40 @@ export async function spawnUntil(args, { env, ready, timeoutMs = 20_000 }) {
   return { child, match, stderr: () => err };
 }
 
+/** An `initialize` request as one stdio line: what every cold-start measure sends first. */
+export const INITIALIZE_LINE = `${JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "switchboard-bench", version: "1.0.0" },
+  },
+})}\n`;
+
+/** Milliseconds from spawn to the `initialize` answer on stdout, and the child's CPU ms by then; stops the child. */
+export async function timeToInitialize(node, args, env = {}) {
+  const started = performance.now();
+  const child = spawn(node, args, { stdio: ["pipe", "pipe", "ignore"], env: { PATH: process.env.PATH ?? "", ...env } });
+  child.stdin.write(INITIALIZE_LINE);
+  await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (/"id"\s*:\s*1\b/.test(out)) resolve();
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`${node} ${args.join(" ")} exited (${code}) before answering initialize`)),
+    );
+  });
+  const ms = performance.now() - started;
+  const cpu = cpuMs(child.pid);
+  child.stdin.end();
+  await stopChild(child);
+  return { ms, cpu };
+}
+
 // --- peers -------------------------------------------------------------------------------------
 
 /** Entry script of an installed package's bin, started with node (never npx). */

@@ -15,41 +15,20 @@ import { execFileSync, spawn } from "node:child_process";
 import { Pool } from "undici";
 import { nodeBinary } from "../scripts/node-version.mjs";
 import { unreachableServicesEnv } from "../scripts/from-src.mjs";
-import { ACCEPT, CLI, cpuMs, everything, modernRequest, sandboxEnv, stopChild, summarize } from "./lib.mjs";
+import {
+  ACCEPT,
+  CLI,
+  cpuMs,
+  everything,
+  modernRequest,
+  sandboxEnv,
+  stopChild,
+  summarize,
+  timeToInitialize,
+} from "./lib.mjs";
 
-const INIT = `${JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "switchboard-bench", version: "1.0.0" },
-  },
-})}\n`;
 const TASKS = "io.modelcontextprotocol/tasks";
 const TOOL = "build_get_credit_costs";
-
-async function startOnce(node, args, env) {
-  const started = performance.now();
-  const child = spawn(node, args, { stdio: ["pipe", "pipe", "ignore"], env: { PATH: process.env.PATH ?? "", ...env } });
-  child.stdin.write(INIT);
-  await new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      if (/"id"\s*:\s*1\b/.test(out)) resolve();
-    });
-    child.once("exit", (code) =>
-      reject(new Error(`${node} ${args.join(" ")} exited (${code}) before answering initialize`)),
-    );
-  });
-  const ms = performance.now() - started;
-  const cpu = cpuMs(child.pid);
-  child.stdin.end();
-  await stopChild(child);
-  return { ms, cpu };
-}
 
 async function coldStarts(versions, runs, log) {
   /** A real deployment: every service configured, nothing on loopback (nothing is sent before a tool call). */
@@ -89,11 +68,11 @@ async function coldStarts(versions, runs, log) {
   for (const c of commands) {
     c.ms = [];
     c.cpu = [];
-    await startOnce(c.node, c.args, c.env); // warm-up: page cache, and the compile cache where there is one
+    await timeToInitialize(c.node, c.args, c.env); // warm-up: page cache, and the compile cache where there is one
   }
   for (let i = 0; i < runs; i++) {
     for (const c of i % 2 ? [...commands].reverse() : commands) {
-      const { ms, cpu } = await startOnce(c.node, c.args, c.env);
+      const { ms, cpu } = await timeToInitialize(c.node, c.args, c.env);
       c.ms.push(ms);
       if (cpu !== undefined) c.cpu.push(cpu);
     }

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { nodeBinary } from "../scripts/node-version.mjs";
 import { bundleServer } from "../scripts/build.mjs";
 import { unreachableServicesEnv } from "../scripts/from-src.mjs";
-import { ROOT } from "./lib.mjs";
+import { INITIALIZE_LINE, ROOT } from "./lib.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
@@ -32,20 +32,13 @@ cpSync(join(ROOT, "dist", "views"), join(dist, "views"), { recursive: true });
 writeFileSync(join(tmp, "pkg", "package.json"), readFileSync(join(ROOT, "package.json")));
 
 const env = { PATH: process.env.PATH ?? "", ...(await unreachableServicesEnv()) };
-const INIT = `${JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "profile", version: "1" } },
-})}\n`;
-
 async function profileOnce(dir) {
   const child = spawn(
     node,
     ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "100", join(dist, "cli.js"), ...serverArgs],
     { stdio: ["pipe", "pipe", "ignore"], env },
   );
-  child.stdin.write(INIT);
+  child.stdin.write(INITIALIZE_LINE);
   let out = "";
   let answeredAt;
   child.stdout.on("data", (d) => {
