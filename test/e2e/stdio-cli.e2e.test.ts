@@ -5,6 +5,7 @@ import { ALL_TOOLSETS, credentialHeader } from "../../src/config.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { SERVICES } from "../../src/services/registry.js";
 import { call, CLI, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox } from "../harness.js";
+import { CONTRACT_TOOLS } from "../contract.js";
 
 type Json = Record<string, any>;
 
@@ -99,53 +100,6 @@ class RawStdio {
   }
 }
 
-const CONTRACT_TOOLS: Record<string, string[]> = {
-  build: [
-    "build_get_account",
-    "build_get_credit_costs",
-    "build_list_projects",
-    "build_get_project",
-    "build_create_project",
-    "build_launch_project",
-    "build_wait",
-    "build_start_agent",
-    "build_get_agent_status",
-    "build_get_conversation",
-    "build_stop_agent",
-    "build_deploy",
-    "build_get_deployment_status",
-  ],
-  build_admin: [
-    "build_delete_project",
-    "build_list_versions",
-    "build_recover_version",
-    "build_get_logs",
-    "build_restart_server",
-    "build_set_secret",
-    "build_delete_secret",
-    "build_set_domain",
-    "build_remove_domain",
-    "build_get_database_schema",
-    "build_query_database",
-    // Beyond the contract's table: the reference's project update, production logs and version diff.
-    "build_update_project",
-    "build_get_production_logs",
-    "build_get_version_diff",
-  ],
-  sizing: ["sizing_get_catalog", "sizing_recommend_size", "sizing_create_try_on"],
-  drones: [
-    "drones_list_drones",
-    "drones_get_drone",
-    "drones_list_missions",
-    "drones_get_mission",
-    "drones_list_alerts",
-    "drones_get_alert",
-    "drones_update_alert",
-    "drones_list_api_keys",
-    "drones_fleet_summary",
-    "drones_find_nearest",
-  ],
-};
 const ALL_TOOLS = Object.values(CONTRACT_TOOLS).flat();
 
 describe("command line", () => {

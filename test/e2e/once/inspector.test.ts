@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONTRACT_TOOLS } from "../../contract.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const CLI = join(ROOT, "dist", "cli.js");
@@ -27,45 +28,7 @@ const INSPECTOR_CWD = join(INSPECTOR_PKG, "build");
 // Simulated ms per real ms in the sandbox; nothing here waits on a build, it only keeps timers short.
 const ENV = { SANDBOX_TIME_SCALE: "3000", LOG_LEVEL: "warn" };
 
-const CONTRACT_TOOLS = [
-  "build_get_account",
-  "build_get_credit_costs",
-  "build_list_projects",
-  "build_get_project",
-  "build_create_project",
-  "build_launch_project",
-  "build_wait",
-  "build_start_agent",
-  "build_get_agent_status",
-  "build_get_conversation",
-  "build_stop_agent",
-  "build_deploy",
-  "build_get_deployment_status",
-  "build_delete_project",
-  "build_list_versions",
-  "build_recover_version",
-  "build_get_logs",
-  "build_restart_server",
-  "build_set_secret",
-  "build_delete_secret",
-  "build_set_domain",
-  "build_remove_domain",
-  "build_get_database_schema",
-  "build_query_database",
-  "sizing_get_catalog",
-  "sizing_recommend_size",
-  "sizing_create_try_on",
-  "drones_list_drones",
-  "drones_get_drone",
-  "drones_list_missions",
-  "drones_get_mission",
-  "drones_list_alerts",
-  "drones_get_alert",
-  "drones_update_alert",
-  "drones_list_api_keys",
-  "drones_fleet_summary",
-  "drones_find_nearest",
-];
+const CONTRACT_TOOL_NAMES = Object.values(CONTRACT_TOOLS).flat();
 
 interface InspectorRun {
   code: number | null;
@@ -140,7 +103,7 @@ beforeAll(() => {
 
 function checkToolList(tools: any[]): void {
   const names = tools.map((t) => t.name);
-  expect(names).toEqual(expect.arrayContaining(CONTRACT_TOOLS));
+  expect(names).toEqual(expect.arrayContaining(CONTRACT_TOOL_NAMES));
   for (const tool of tools) {
     expect(tool.title ?? tool.annotations?.title, `${tool.name} title`).toBeTruthy();
     expect(tool.description, `${tool.name} description`).toBeTruthy();
