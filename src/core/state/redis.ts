@@ -42,15 +42,22 @@ return out`;
 
 /**
  * A task record written back by the replica following it (Redis lost it): only while it is still
- * missing, so it never overwrites what a client did since (a cancel). KEYS: record, owner set,
- * working set, lease. ARGV: record, its remaining ms, expiry, id, owner set ms, working (1/0), replica, lease ms.
+ * missing, so it never overwrites what a client did since (a cancel). A working task goes back into
+ * the working set and its owner's (the per-tenant cap counts it again), leased to that replica.
+ * KEYS: record, owner set, working set, lease, owner's working set. ARGV: record, its remaining ms,
+ * expiry, id, working (1/0), replica, lease ms, now.
  */
-const RESTORE = `if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 0 end
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[5]) then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
-if ARGV[6] == '1' then
+const RESTORE = `local function add(key)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[8])
+  redis.call('ZADD', key, ARGV[3], ARGV[4])
+  if redis.call('PTTL', key) < tonumber(ARGV[2]) then redis.call('PEXPIRE', key, ARGV[2]) end
+end
+if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 0 end
+add(KEYS[2])
+if ARGV[5] == '1' then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-  redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[8])
+  redis.call('SET', KEYS[4], ARGV[6], 'PX', ARGV[7])
+  add(KEYS[5])
 end
 return 1`;
 
@@ -173,7 +180,7 @@ export class RedisState {
     this.cmd.defineCommand("sbRelease", { numberOfKeys: 1, lua: RELEASE });
     this.cmd.defineCommand("sbRenew", { lua: RENEW });
     this.cmd.defineCommand("sbTaskCas", { numberOfKeys: 4, lua: TASK_CAS });
-    this.cmd.defineCommand("sbRestore", { numberOfKeys: 4, lua: RESTORE });
+    this.cmd.defineCommand("sbRestore", { numberOfKeys: 5, lua: RESTORE });
     this.cmd.defineCommand("sbCreate", { numberOfKeys: 5, lua: CREATE });
     this.cmd.defineCommand("sbGeneration", { numberOfKeys: 0, lua: GENERATION });
     this.cmd.defineCommand("sbConsume", { numberOfKeys: 1, lua: CONSUME });
@@ -472,17 +479,11 @@ export class RedisTaskStore implements TaskStore {
     const left = expiresAt - Date.now();
     if (left <= 0) return false;
     const working = TERMINAL.has(record.status) ? "0" : "1";
-    const keys = [taskKey(record.taskId), ownerKey(record.owner), WORKING, P + leaseName(record.taskId)];
-    const args = [
-      JSON.stringify(record),
-      String(left),
-      String(expiresAt),
-      record.taskId,
-      String(left),
-      working,
-      this.state.replicaId,
-      String(this.state.leaseMs),
-    ];
+    const { taskId, owner } = record;
+    const keys = [taskKey(taskId), ownerKey(owner), WORKING, P + leaseName(taskId), ownerWorkingKey(owner)];
+    const { replicaId, leaseMs } = this.state;
+    const args = [JSON.stringify(record), String(left), String(expiresAt), taskId, working, replicaId];
+    args.push(String(leaseMs), String(Date.now()));
     this.state.roundTrips++;
     return (await this.state.scripts.sbRestore(...keys, ...args)) === 1;
   }
