@@ -1,14 +1,19 @@
 // A tenant's tasks/list reads its index on Redis (a sorted set of task ids by expiry). Each new
 // task used to set the index's expiry to its own TTL, so a short-lived task took a longer one's
 // entry with it: the longer task was still there (tasks/get found it) but gone from tasks/list.
+// A 2026-07-28 tasks/get of a task that is not there used to read the store twice (the lean path,
+// then the instance it fell back to).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { sleep, until } from "../harness.js";
+import { rpc2026, sleep, until } from "../harness.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
 
 const SHORT_TTL = 1500;
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const LONG_TTL = 600_000;
 
 describeCluster("the per-tenant task index on Redis (one replica, 2025 tasks)", () => {
@@ -54,5 +59,40 @@ describeCluster("the per-tenant task index on Redis (one replica, 2025 tasks)", 
     // The next task's creation prunes the expired id, so a busy tenant's index stays bounded.
     const next = await createTask(LONG_TTL);
     expect((await cluster.redis.command("ZRANGE", index, "0", "-1")) as string[]).toEqual([long.taskId, next.taskId]);
+  });
+
+  it("answers a 2026-07-28 tasks/get of an unknown task from one store read, with the SDK entry's error", async () => {
+    const seen: string[][] = [];
+    const monitor = await new Redis(cluster.redis.url).monitor();
+    monitor.on("monitor", (_time: string, args: string[]) => void seen.push(args));
+    const settled = async () => {
+      const marker = `sb:marker:${randomUUID()}`;
+      await cluster.redis.command("GET", marker);
+      await until(
+        async () => seen.some((args) => args.includes(marker)),
+        (there) => there,
+      );
+    };
+    try {
+      const taskId = randomUUID();
+      const reads = () => seen.filter((args) => args.includes(`sb:task:${taskId}`)).length;
+      await settled();
+      const lean = await rpc2026(cluster.url, "tasks/get", { taskId }, { capabilities: TASKS });
+      await settled();
+      expect(reads()).toBe(1);
+      // The SDK's entry (Mcp-Name in Base64 takes that path) answers the same.
+      const base64 = `=?base64?${Buffer.from(taskId, "utf8").toString("base64")}?=`;
+      const entry = await rpc2026(
+        cluster.url,
+        "tasks/get",
+        { taskId },
+        { capabilities: TASKS, headers: { "mcp-name": base64 } },
+      );
+      expect(lean.status).toBe(entry.status);
+      expect({ ...lean.body, id: 0 }).toEqual({ ...entry.body, id: 0 });
+      expect(lean.body.error?.message).toMatch(/Task not found/);
+    } finally {
+      monitor.disconnect();
+    }
   });
 });

@@ -95,19 +95,28 @@ const taskIdParams = z.looseObject({ taskId: z.string().min(1) });
 /**
  * A 2026-07-28 tasks/get answered without a server instance (a client polls it every second or
  * two), for the one outcome that needs nothing of the SDK: a request that declared the extension
- * asks for a task of its tenant that exists. The answer is what the instance's handler below
- * returns, encoded as the SDK encodes a result (`resultType`, its serverInfo in `_meta`); a
- * differential test compares the two. Undefined otherwise (not declared, not found, a store that
- * fails, a malformed id): the instance answers those, with its own errors. `message` has passed
- * the entry's checks (http/modern.ts).
+ * asks for a task of its tenant, found or not. The answer is what the instance's handler below
+ * returns, encoded as the SDK encodes a result (`resultType`, its serverInfo in `_meta`), or its
+ * "not found" error (scrubbed as every handler's error is); a differential test compares the two.
+ * Undefined otherwise (not declared, a store that fails, a malformed id): the instance answers
+ * those, with its own errors. `message` has passed the entry's checks (http/modern.ts).
  */
 export async function answerTaskGet(rt: TenantRuntime, message: JSONRPCRequest): Promise<object | undefined> {
   const params = message.params as { taskId?: unknown; _meta?: Record<string, any> } | undefined;
   const taskId = params?.taskId;
   const declared = params?._meta?.[CLIENT_CAPABILITIES_META_KEY]?.extensions?.[TASKS_EXTENSION] !== undefined;
   if (!declared || typeof taskId !== "string" || taskId.length === 0) return undefined;
-  const record = await rt.tasks.get(taskId, rt.owner(undefined)).catch(() => undefined);
-  if (!record) return undefined;
+  let record: TaskRecord | undefined;
+  try {
+    record = await rt.tasks.get(taskId, rt.owner(undefined));
+  } catch {
+    return undefined;
+  }
+  // A miss is answered from this read too: the instance would only read the store again.
+  if (!record) {
+    const error = { code: ProtocolErrorCode.InvalidParams, message: rt.egress.text(notFound(taskId).message) };
+    return { jsonrpc: "2.0", id: message.id, error };
+  }
   const result = { ...detailedTask(record), resultType: "complete", _meta: { [SERVER_INFO_META_KEY]: rt.info } };
   return { result, jsonrpc: "2.0", id: message.id };
 }
