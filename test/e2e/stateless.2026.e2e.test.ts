@@ -178,7 +178,7 @@ const instances = async (url: string) =>
   ((await (await fetch(new URL("/healthz", url))).json()) as { instances: { made: number; reused: number } }).instances;
 
 // tools/call and tasks/* skip createMcpHandler when they pass every check it makes (core/http/modern.ts),
-// on server instances reused one request at a time, and a found task's tasks/get needs no instance at all.
+// on server instances reused one request at a time, and a tasks/get (found or not) needs no instance at all.
 describe("2026-07-28 requests on the lean path", () => {
   let sandbox: Sandbox;
   let http: HttpServerProcess;
