@@ -9,6 +9,9 @@ import { wrapRequestHandler } from "./sdk-internals.js";
  * no meaning for a model (every conversation pays for it in tokens):
  * - `$schema` lines and empty `additionalProperties: {}` the schema generator adds;
  * - zod's safe-integer bounds, true of every JSON number a client sends anyway;
+ * - `minLength: 1`: the zod schema still refuses an empty string, naming the field; as a published
+ *   bound it tells no model anything, in ~5 tokens on a hundred fields (the specs' bounds stay);
+ * - `propertyNames: {type: "string"}` (a record's keys), true of every JSON object;
  * - output schemas deeper than their top level: the full zod schema still validates every
  *   structuredContent; the published copy names the top-level fields and their types;
  * - MCP Apps view links, for hosts that did not declare the UI extension;
@@ -47,11 +50,22 @@ function clean(schema: unknown): unknown {
     if (k === "additionalProperties" && v && typeof v === "object" && Object.keys(v).length === 0) continue;
     if ((k === "maximum" && v === Number.MAX_SAFE_INTEGER) || (k === "minimum" && v === Number.MIN_SAFE_INTEGER))
       continue;
+    if ((k === "minLength" && v === 1) || (k === "propertyNames" && isJust(v, { type: "string" }))) continue;
     // zod writes a plain nullable field as ["string", "null"]; strict validators want anyOf.
     if (k === "type" && Array.isArray(v)) out.anyOf = v.map((type) => ({ type }));
+    else if (k === "properties" && v && typeof v === "object") out[k] = cleanEach(v as Record<string, unknown>);
     else out[k] = clean(v);
   }
   return out;
+}
+
+/** A `properties` map: its keys are field names (a field may be called `minLength`), its values schemas. */
+function cleanEach(properties: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, clean(schema)]));
+}
+
+function isJust(value: unknown, expected: Record<string, unknown>): boolean {
+  return JSON.stringify(value) === JSON.stringify(expected);
 }
 
 function shallow(schema: JsonSchema): JsonSchema {

@@ -40,11 +40,10 @@ function measurementsObject<K extends keyof typeof measureFields>(names: readonl
 }
 
 export const recommendMeasurements = measurementsObject(MEASUREMENTS).describe(
-  "Body measurements in the size_chart's units (assumed cm): chest, waist, hips, optionally height, weight; " +
-    "at least one",
+  "Body measurements in the size_chart's units (assumed cm, weight kg); at least one",
 );
 export const tryOnMeasurements = measurementsObject(BODY_MEASUREMENTS).describe(
-  "Body measurements in the size_chart's units (assumed cm): chest, waist, hips (at least one)",
+  "Body measurements in the size_chart's units (assumed cm); at least one",
 );
 
 export const clothingItemId = z

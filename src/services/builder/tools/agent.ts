@@ -63,7 +63,7 @@ export function agentTools() {
         "Send a prompt to a project's AI build agent (5-40 min; 10 credits at start, the rest at " +
         "the end, at most 60). 409 while another run, deployment or recovery is active. " +
         "multiPrompt runs a batch unsupervised for hours, each prompt billed as a run: only " +
-        "when the user accepts that. wait: true blocks with progress until it ends.",
+        "when the user accepts that.",
       toolset: "build",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
@@ -181,9 +181,7 @@ export function agentTools() {
       name: "build_get_conversation",
       upstream: "GET …/agent/full-conversation",
       title: "Agent conversation",
-      description:
-        "Full conversation between the user and the build agent of a project (newest last). Use " +
-        "limit to read only the latest messages.",
+      description: "Full conversation between the user and the build agent of a project (newest last).",
       toolset: "build",
       kind: "read",
       input: {
@@ -236,9 +234,7 @@ export function agentTools() {
       longRunning: {},
       input: {
         projectId: s.projectId,
-        until: z
-          .enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"])
-          .describe("Which work to wait for"),
+        until: z.enum(["agent", "deployment", "versionRecovery", "import", "server", "rebuild", "githubPull"]),
         timeoutSeconds: waitInput.timeoutSeconds,
         // A refinement, not z.iso.datetime(): its published pattern alone costs ~150 tokens a conversation.
         since: z

@@ -341,9 +341,7 @@ export function fileTools() {
       name: "build_rebuild",
       upstream: "POST …/rebuild",
       title: "Rebuild project",
-      description:
-        "Rebuild the dev app so written files go live (1-4 min). Spends REBUILD_PROJECT credits. " +
-        "wait: true blocks with progress.",
+      description: "Rebuild the dev app so written files go live (1-4 min). Spends REBUILD_PROJECT credits.",
       toolset: "build_files",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },

@@ -160,9 +160,7 @@ export function githubTools() {
       name: "build_pull_github",
       upstream: "POST …/github/pull",
       title: "Pull from GitHub",
-      description:
-        "Pull GitHub's develop branch into the project; changed files are rebuilt in the background. " +
-        "wait: true blocks until it ends.",
+      description: "Pull GitHub's develop branch into the project; changed files are rebuilt in the background.",
       toolset: "build_github",
       kind: "write",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },

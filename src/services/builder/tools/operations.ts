@@ -80,7 +80,7 @@ export function operationTools() {
         "Deploy the project's latest version to production (2-5 min). Spends CREATE_DEPLOYMENT " +
         "credits. On a sleeping server the service starts it, charges START_SERVER and answers " +
         '409 SERVER_NOT_READY: follow it with build_wait until "server" (2-4 min), then deploy ' +
-        "once more; never re-issue blindly. wait: true blocks with progress.",
+        "once more; never re-issue blindly.",
       toolset: "build",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },

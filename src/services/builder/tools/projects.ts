@@ -174,8 +174,7 @@ export function projectTools() {
       title: "Launch project",
       description:
         "Create a project and start its first AI build from a prompt. Costs CREATE_PROJECT + " +
-        "UPLOAD_FILE per content file + the run (10-60). 5-40 min: wait: true blocks with " +
-        "progress, or follow with build_wait.",
+        "UPLOAD_FILE per content file + the run (10-60). 5-40 min: set wait or follow with build_wait.",
       toolset: "build",
       kind: "spend",
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },

@@ -110,10 +110,7 @@ export function fleetTools() {
       toolset: "drones",
       kind: "read",
       input: {
-        lowBatteryThreshold: s
-          .percent("lowBatteryThreshold")
-          .optional()
-          .describe("Percent; drones strictly below it are listed as low (default 20)"),
+        lowBatteryThreshold: s.percent("lowBatteryThreshold").optional().describe("Percent; strictly below it is low"),
       },
       output: s.fleetSummary,
       run: async ({ lowBatteryThreshold }, ctx) =>

@@ -25,10 +25,9 @@ export function keyTools() {
       upstream: "GET /api/api-keys",
       title: "List API keys",
       description:
-        "List the drone service's API keys, with whatever fields it sends (their shape is not " +
-        "shown; the text names key, scopes, last use and webhook when present). Key values and " +
-        "other secrets are masked to a prefix and the last four characters (dfk_live_…a1b2); " +
-        "full values are never returned.",
+        "The drone service's API keys, with whatever fields it sends (shape not shown; the text " +
+        "names key, scopes, last use and webhook when present). Key values and other secrets are " +
+        "masked to a prefix and the last four characters (dfk_live_…a1b2), never returned whole.",
       toolset: "drones",
       kind: "read",
       input: {},

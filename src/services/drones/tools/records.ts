@@ -115,8 +115,7 @@ export function recordTools() {
           .refine(
             (c) => Object.keys(c).length > 0,
             'changes must set at least one field, e.g. {"status": "acknowledged"}',
-          )
-          .describe("Fields to set on the alert, sent as the request body"),
+          ),
       },
       output: s.record,
       verify: ({ id }) => `call drones_get_alert for "${id}"`,

@@ -23,8 +23,8 @@ export function sizingTools() {
       title: "Clothing catalog",
       description:
         "List the retailer's clothing items (_id, name, brand, price, category, gender, " +
-        "available_sizes, size_chart). category and gender filter upstream; search and paging " +
-        "(limit, offset) are done here on the whole list (the service shows no paging).",
+        "available_sizes, size_chart). Paging (limit, offset) is done here on the whole list (the " +
+        "service shows no paging).",
       toolset: "sizing",
       kind: "read",
       input: {
