@@ -104,8 +104,8 @@ export function serverEnv(services: readonly ServiceDeclaration<any>[] = SERVICE
     {
       name: "MCP_UNAUTH_RATE",
       description:
-        "HTTP with MCP_HTTP_TOKEN: requests without a valid token answered per second (bursts of twice that), " +
-        "each 401 and closed; past it 429",
+        "HTTP with MCP_HTTP_TOKEN or MCP_AUTH=oauth: requests without a valid token answered per second " +
+        "(bursts of twice that), each 401 and closed; past it 429, without checking the token",
       default: "50",
     },
     {

@@ -10,8 +10,13 @@ import { exportJWK, generateKeyPair } from "jose";
 export const CLIENT_ID = "switchboard-e2e";
 export const ALL_SCOPES = "switchboard:read switchboard:write switchboard:spend";
 
+/** The confidential client of `startIdp({ serviceClient: true })`: client credentials, and introspection. */
+export const SERVICE_CLIENT = { id: "switchboard-service", secret: "service-client-secret-for-tests-only" };
+
 export interface Idp {
   issuer: string;
+  /** Requests the provider received so far whose path starts with `prefix` (e.g. "/token/introspection"). */
+  requests(prefix: string): number;
   close(): Promise<void>;
 }
 
@@ -24,8 +29,16 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** `resources`: the resource indicators the provider mints tokens for (audience = the indicator). */
-export async function startIdp(options: { redirectUri: string; resources: string[] }): Promise<Idp> {
+/**
+ * `resources`: the resource indicators the provider mints tokens for (audience = the indicator).
+ * `serviceClient`: also a confidential client (SERVICE_CLIENT) that gets tokens by client
+ * credentials (no browser) and may introspect (RFC 7662, at /token/introspection).
+ */
+export async function startIdp(options: {
+  redirectUri: string;
+  resources: string[];
+  serviceClient?: boolean;
+}): Promise<Idp> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
@@ -40,12 +53,30 @@ export async function startIdp(options: { redirectUri: string; resources: string
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
       },
+      ...(options.serviceClient
+        ? [
+            {
+              client_id: SERVICE_CLIENT.id,
+              client_secret: SERVICE_CLIENT.secret,
+              token_endpoint_auth_method: "client_secret_basic",
+              redirect_uris: [],
+              grant_types: ["client_credentials"],
+              response_types: [],
+            },
+          ]
+        : []),
     ],
     scopes: ["openid", "offline_access", ...ALL_SCOPES.split(" ")],
     pkce: { required: () => true },
     findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id }) }),
     features: {
       devInteractions: { enabled: true },
+      ...(options.serviceClient
+        ? {
+            clientCredentials: { enabled: true },
+            introspection: { enabled: true, allowedPolicy: async () => true },
+          }
+        : {}),
       resourceIndicators: {
         enabled: true,
         defaultResource: async () => undefined,
@@ -65,13 +96,32 @@ export async function startIdp(options: { redirectUri: string; resources: string
     ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600 },
   } as never);
   provider.proxy = false;
-  const server: Server = createServer(provider.callback());
+  const seen: string[] = [];
+  const handle = provider.callback();
+  const server: Server = createServer((req, res) => {
+    seen.push(req.url ?? "");
+    handle(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   return {
     issuer,
+    requests: (prefix) => seen.filter((path) => path.startsWith(prefix)).length,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** An access token for `resource` by client credentials (startIdp with `serviceClient`): a real JWT of the provider. */
+export async function serviceToken(idp: Idp, resource: string, scope = ALL_SCOPES): Promise<string> {
+  const basic = Buffer.from(`${SERVICE_CLIENT.id}:${SERVICE_CLIENT.secret}`).toString("base64");
+  const res = await fetch(`${idp.issuer}/token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "client_credentials", resource, scope }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`no access token from the provider: ${JSON.stringify(body)}`);
+  return body.access_token;
 }

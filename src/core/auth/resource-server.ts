@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { decodeJwt } from "jose";
 import { Introspection, type IntrospectionOptions } from "./introspect.js";
 import { InvalidToken, TrustedIssuer } from "./issuer.js";
@@ -30,6 +31,18 @@ export interface Refusal {
   body: { error: string; error_description: string };
 }
 
+/**
+ * How long a verified token is taken as verified without a new check (a signature, an
+ * introspection): its requests skip the cost and MCP_UNAUTH_RATE. Never past the token's expiry;
+ * a token revoked at an introspecting authorization server stops working within this.
+ */
+const VERIFIED_MS = 30_000;
+/** Verified tokens remembered at once (each a hash and an identity); past it the oldest goes. */
+const MAX_VERIFIED = 10_000;
+
+const bearerToken = (authorization: string | undefined) =>
+  /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization ?? "")?.[1];
+
 const quoted = (value: string) => `"${value.replace(/[\\"]/g, "\\$&").replace(/[^\x20-\x7e]/g, " ")}"`;
 
 /**
@@ -47,6 +60,10 @@ export class ResourceServer {
   private readonly issuers: Map<string, TrustedIssuer>;
   private readonly audiences: string[];
   private readonly introspection?: Introspection;
+  /** Verified tokens by their SHA-256 (never the token itself), until when they are taken as verified. */
+  private readonly verified = new Map<string, { until: number; identity: Identity }>();
+  /** Tokens checked at a cost (a signature verified, an introspection asked), for tests and diagnostics. */
+  checks = 0;
 
   constructor(private readonly settings: OAuthSettings) {
     const url = new URL(settings.publicUrl);
@@ -87,12 +104,36 @@ export class ResourceServer {
     );
   }
 
+  /** The caller behind a token verified within VERIFIED_MS, without checking it again; else undefined. */
+  known(authorization: string | undefined): Identity | undefined {
+    const token = bearerToken(authorization);
+    if (!token) return undefined;
+    const key = tokenHash(token);
+    const hit = this.verified.get(key);
+    if (hit && hit.until > Date.now()) return hit.identity;
+    if (hit) this.verified.delete(key);
+    return undefined;
+  }
+
   /** The caller behind an Authorization header; throws InvalidToken (401) or another Error (503). */
   async authenticate(authorization: string | undefined): Promise<Identity> {
-    const token = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization ?? "")?.[1];
+    const token = bearerToken(authorization);
     if (!token) throw new InvalidToken(authorization ? "The Authorization header is not a bearer token" : "");
+    const identity = await this.check(token);
+    const until = Math.min(Date.now() + VERIFIED_MS, identity.expiresAt * 1000);
+    if (until > Date.now()) {
+      if (this.verified.size >= MAX_VERIFIED) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(tokenHash(token), { until, identity });
+    }
+    return identity;
+  }
+
+  private check(token: string): Promise<Identity> {
     if (token.split(".").length === 3) return this.fromJwt(token);
-    if (this.introspection) return this.fromIntrospection(token);
+    if (this.introspection) {
+      this.checks++;
+      return this.fromIntrospection(token);
+    }
     throw new InvalidToken("The access token is not a JWT and this server has no introspection endpoint");
   }
 
@@ -105,6 +146,7 @@ export class ResourceServer {
     }
     const issuer = typeof iss === "string" ? this.issuers.get(iss) : undefined;
     if (!issuer) throw new InvalidToken("The access token comes from an issuer this server does not trust");
+    this.checks++;
     const claims = await issuer.verify(token, this.audiences);
     return {
       issuer: issuer.issuer,
@@ -189,3 +231,5 @@ export class ResourceServer {
     };
   }
 }
+
+const tokenHash = (token: string) => createHash("sha256").update(token).digest("base64url");

@@ -16,8 +16,9 @@ export interface HttpLimitOptions {
   /** A request body not received in full by then is dropped with 408. */
   bodyDeadlineMs?: number;
   /**
-   * With a token: requests without a valid one answered per second (MCP_UNAUTH_RATE), 401 each;
-   * past it (after a burst of `unauthBurst`, default twice the rate) 429 with Retry-After. Both close the connection.
+   * With a token or OAuth: requests without a valid one answered per second (MCP_UNAUTH_RATE), 401
+   * each; past it (after a burst of `unauthBurst`, default twice the rate) 429 with Retry-After.
+   * Both close the connection.
    */
   unauthRatePerSec?: number;
   unauthBurst?: number;
@@ -40,6 +41,7 @@ export interface HttpLimitStats {
   droppedConnections: number;
   /** Request-body bytes counted in the budget now (0 when no upload is in progress). */
   bodyBytes: number;
+  /** Requests answered 401 (with OAuth also 503: the issuer could not be reached). */
   unauthorized: number;
   /** Unauthenticated requests answered 429 (over MCP_UNAUTH_RATE). */
   throttled: number;
@@ -54,7 +56,21 @@ export interface HttpLimits {
   track(req: IncomingMessage, res: ServerResponse): void;
   /** Answers a request without a valid token at almost no cost: 401 (or 429 over the rate), then close. */
   refuseUnauthenticated(req: IncomingMessage, res: ServerResponse): void;
+  /** The same rate for a gate that checks credentials itself, at a cost (OAuth: a signature, an introspection). */
+  readonly unauthenticated: UnauthThrottle;
   stats(): HttpLimitStats;
+}
+
+/**
+ * MCP_UNAUTH_RATE for credentials whose check costs something: every request not known to be
+ * authorized takes its share before the check, so a flood of bad tokens past the rate is answered
+ * 429 without being checked; a request whose credentials turn out valid gives its share back.
+ */
+export interface UnauthThrottle {
+  /** Takes one request's share; false once 429 (naming `retryWith`) has been sent, closing the connection. */
+  take(req: IncomingMessage, res: ServerResponse, retryWith: string): boolean;
+  /** The credentials were valid: authorized requests never draw on the rate. */
+  refund(): void;
 }
 
 const attached = new WeakMap<Server, HttpLimits>();
@@ -85,6 +101,11 @@ export class TokenBucket {
     return true;
   }
 
+  /** Gives back one token taken (never past the burst). */
+  refund(): void {
+    this.tokens = Math.min(this.burst, this.tokens + 1);
+  }
+
   /** Whole seconds until the next token. */
   retryAfterSeconds(): number {
     return Math.max(1, Math.ceil((1 - this.tokens) / this.rate));
@@ -105,6 +126,20 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
     if (Date.now() - lastWarning < 10_000) return;
     lastWarning = Date.now();
     logger.warn(message, fields);
+  };
+
+  /** One request's share of the rate, or 429 (and a connection that closes after it). */
+  const take = (req: IncomingMessage, res: ServerResponse, retryWith: string): boolean => {
+    if (bucket.take()) return true;
+    counts.throttled++;
+    warn("HTTP: requests without a valid token over the rate are answered 429", {
+      ratePerSecond: rate,
+      variable: "MCP_UNAUTH_RATE",
+      throttled: counts.throttled,
+    });
+    closeAfterAnswer(req, { "retry-after": String(bucket.retryAfterSeconds()) });
+    rpcError(res, 429, -32000, `Too many requests without a valid token; retry later with ${retryWith}`);
+    return false;
   };
 
   const limits: HttpLimits = {
@@ -140,26 +175,23 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
       });
     },
     refuseUnauthenticated(req, res) {
-      if (!bucket.take()) {
-        counts.throttled++;
-        warn("HTTP: requests without a valid token over the rate are answered 429", {
-          ratePerSecond: rate,
-          variable: "MCP_UNAUTH_RATE",
-          throttled: counts.throttled,
-        });
-        closeAfterAnswer(req, { "retry-after": String(bucket.retryAfterSeconds()) });
-        return rpcError(
-          res,
-          429,
-          -32000,
-          "Too many requests without a valid token; retry later with Authorization: Bearer <MCP_HTTP_TOKEN>",
-        );
-      }
+      if (!take(req, res, "Authorization: Bearer <MCP_HTTP_TOKEN>")) return;
       counts.unauthorized++;
       closeAfterAnswer(req);
       return rpcError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <MCP_HTTP_TOKEN>", {
         "www-authenticate": 'Bearer realm="switchboard-mcp"',
       });
+    },
+    unauthenticated: {
+      take: (req, res, retryWith) => {
+        if (!take(req, res, retryWith)) return false;
+        counts.unauthorized++;
+        return true;
+      },
+      refund: () => {
+        counts.unauthorized--;
+        bucket.refund();
+      },
     },
     stats: () => ({ ...counts, bodyBytes: bodyBudget.inUse }),
   };

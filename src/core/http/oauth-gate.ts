@@ -3,13 +3,17 @@ import type { Logger } from "../base/logger.js";
 import type { Identity, Refusal, ResourceServer } from "../auth/resource-server.js";
 import { scopeForRequest, scopesForBody } from "../auth/scopes.js";
 import { closeAfterAnswer, plain } from "./guards.js";
+import type { UnauthThrottle } from "./limits.js";
 
 /** MCP_AUTH=oauth at the HTTP layer: the metadata documents, the bearer check, and scopes per request. */
 export interface OAuthGate {
   /** Answers GET/HEAD/OPTIONS of the protected resource metadata; false for any other request. */
   serveMetadata(req: IncomingMessage, res: ServerResponse, pathname: string): boolean;
-  /** The caller, or undefined once a 401/403/503 has been sent. */
-  authenticate(req: IncomingMessage, res: ServerResponse): Promise<Identity | undefined>;
+  /**
+   * The caller, or undefined once a 401/403/429/503 has been sent. A token not verified lately
+   * takes its share of MCP_UNAUTH_RATE (`throttle`) before it is checked, and gives it back if valid.
+   */
+  authenticate(req: IncomingMessage, res: ServerResponse, throttle: UnauthThrottle): Promise<Identity | undefined>;
   /** After the body is read: false once a 403 insufficient_scope has been sent. */
   authorize(identity: Identity, req: IncomingMessage, res: ServerResponse, body: unknown): boolean;
 }
@@ -56,9 +60,15 @@ export function createOAuthGate(
       }
       return true;
     },
-    async authenticate(req, res) {
+    async authenticate(req, res, throttle) {
+      const authorization = header(req, "authorization");
       try {
-        const identity = await server.authenticate(header(req, "authorization"));
+        let identity = server.known(authorization);
+        if (!identity) {
+          if (!throttle.take(req, res, "a valid OAuth access token (Authorization: Bearer <token>)")) return;
+          identity = await server.authenticate(authorization);
+          throttle.refund();
+        }
         const refusal = server.authorize(identity, headerScopes(req));
         if (refusal) return void refuse(req, res, refusal);
         return identity;

@@ -199,7 +199,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });
     // 401 (429 over MCP_UNAUTH_RATE) before any byte of the body is read, then the connection closes.
     if (tokenOk && !tokenOk(req.headers.authorization)) return limits.refuseUnauthenticated(req, res);
-    const identity = options.oauth && (await options.oauth.authenticate(req, res));
+    const identity = options.oauth && (await options.oauth.authenticate(req, res, limits.unauthenticated));
     if (options.oauth && !identity) return;
 
     let body: unknown;
