@@ -73,30 +73,45 @@ const zodLocalesIndex = fileURLToPath(import.meta.resolve("zod/v4/locales")).rep
 
 /**
  * The SDK's node shims export its default JSON Schema validator, built on Ajv (about 210 KiB that
- * take ~10 ms to evaluate). The server uses it only to check a 2025 client's answer to a
- * confirmation form, yet every McpServer makes one. This stand-in has the same name and method and
- * evaluates the Ajv module on the first getValidator() call (esbuild defers a require()d ESM
- * module's body until then). It reads the real shims file, so an SDK upgrade that renames the
- * chunk still builds, and one that changes the shims' exports fails the build here.
+ * take ~10 ms to evaluate), which every McpServer made without a `jsonSchemaValidator` creates.
+ * Ours are all made with one (core/mcp/shell.ts), which core/mcp/form-validator.ts provides from
+ * the tools' side: so the shims' stand-in has no Ajv (a server made without one fails on its first
+ * form answer, saying why), and Ajv is read with the tools' chunk, after a stdio start's first
+ * answer. There, `@modelcontextprotocol/server/validators/ajv` is a stand-in too, with the same
+ * class name and method, that evaluates the Ajv module on the first getValidator() call (esbuild
+ * defers a require()d ESM module's body until then). Both read the real files, so an SDK upgrade
+ * that renames the chunk still builds, and one that changes their exports fails the build here.
  */
 const sdkShims = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server/_shims"));
-async function lazyValidatorShims() {
+const sdkAjv = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server/validators/ajv"));
+const sdkShapeError = (file) =>
+  new Error(`scripts/build.mjs: ${file} no longer has the shape expected here; update it after the SDK upgrade`);
+
+async function shimsWithoutAjv() {
   const text = await readFile(sdkShims, "utf8");
-  const ajv = /import \{ (\w+) as AjvJsonSchemaValidator \} from "(\.\/ajvProvider-[\w-]+\.mjs)";/.exec(text);
-  const exported = /export \{ AjvJsonSchemaValidator as DefaultJsonSchemaValidator, process \};/.test(text);
-  if (!ajv || !exported)
-    throw new Error(
-      `scripts/build.mjs: ${sdkShims} no longer has the shape lazyValidatorShims() expects; ` +
-        "update it after the SDK upgrade",
-    );
-  const provider = JSON.stringify(resolve(sdkShims, "..", ajv[2]));
+  if (!/export \{ AjvJsonSchemaValidator as DefaultJsonSchemaValidator, process \};/.test(text))
+    throw sdkShapeError(sdkShims);
   return [
     'import process from "node:process";',
     "export class DefaultJsonSchemaValidator {",
+    "  getValidator() {",
+    '    throw new Error("switchboard-mcp bundles no default JSON Schema validator: pass jsonSchemaValidator");',
+    "  }",
+    "}",
+    "export { process };",
+  ].join("\n");
+}
+
+async function lazyAjvValidator() {
+  const text = await readFile(sdkAjv, "utf8");
+  const ajv = /import \{ (\w+) as AjvJsonSchemaValidator, .*\} from "(\.\.\/ajvProvider-[\w-]+\.mjs)";/.exec(text);
+  if (!ajv || !/export \{[^}]*\bAjvJsonSchemaValidator\b/.test(text)) throw sdkShapeError(sdkAjv);
+  const provider = JSON.stringify(resolve(sdkAjv, "..", ajv[2]));
+  return [
+    "export class AjvJsonSchemaValidator {",
     "  #inner;",
     `  getValidator(schema) { return (this.#inner ??= new (require(${provider}).${ajv[1]})()).getValidator(schema); }`,
     "}",
-    "export { process };",
   ].join("\n");
 }
 
@@ -116,7 +131,16 @@ const slimDependencies = {
       namespace: "slim",
     }));
     b.onLoad({ filter: /^sdk-shims$/, namespace: "slim" }, async () => ({
-      contents: await lazyValidatorShims(),
+      contents: await shimsWithoutAjv(),
+      loader: "js",
+      resolveDir: root,
+    }));
+    b.onResolve({ filter: /^@modelcontextprotocol\/server\/validators\/ajv$/ }, () => ({
+      path: "sdk-ajv",
+      namespace: "slim",
+    }));
+    b.onLoad({ filter: /^sdk-ajv$/, namespace: "slim" }, async () => ({
+      contents: await lazyAjvValidator(),
       loader: "js",
       resolveDir: root,
     }));

@@ -33,22 +33,14 @@ export async function launch(
   onStdinEnd: () => void = () => undefined,
 ): Promise<Launched> {
   const services = registry.services ?? SERVICES;
+  const simulators = initial.sandbox ? (registry.simulators ?? (await import("./sandbox/registry.js")).SIMULATORS) : [];
+  if (initial.transport === "stdio") return serveStdio(initial, services, simulators, onStdinEnd);
   let config = initial;
   let sandbox: Sandbox | undefined;
   if (config.sandbox) {
-    const { startSandbox } = await import("./sandbox/index.js");
-    const { sandboxTimeScale: timeScale, sandboxFaults: faults, sandboxAccounts: accounts } = config;
-    const { simulators } = registry;
-    const started = await startSandbox({ timeScale, faults: faults as never, accounts, simulators });
-    sandbox = started as unknown as Sandbox;
-    const env = { ...process.env, ...sandboxEnv(sandbox, services) };
-    config = { ...config, services: configuredServices(env, "operator", services) };
-    // Per-user mode: each caller sends keys; these are the ones the simulators accept (demo keys, not secrets).
-    if (config.credentials === "caller") {
-      process.stderr.write(`switchboard-mcp: sandbox keys for callers: ${callerKeysLine(sandbox, services)}\n`);
-    }
+    sandbox = await startSimulators(config, simulators, services);
+    config = pointedAt(sandbox, config, services);
   }
-  if (config.transport === "stdio") return serveStdio(config, services, sandbox, onStdinEnd);
 
   const redis = config.stateUrl ? await import("./core/state/redis.js") : undefined;
   const app = await buildApp(config, services, redis);
@@ -115,43 +107,96 @@ export async function launch(
 
 /** The services' implementations and the app: what every request after the first answer needs. */
 async function buildApp(
-  config: Config,
+  config: Config | Promise<Config>,
   services: readonly ServiceDeclaration<any>[],
   redis?: RedisModule,
 ): Promise<App> {
-  const [{ createApp }, { setUpstreamBodyBudget }, modules] = await Promise.all([
+  const [{ createApp }, { setUpstreamBodyBudget }, modules, ready] = await Promise.all([
     import("./server.js"),
     import("./core/upstream/upstream.js"),
     loadServices(services),
+    config,
   ]);
-  if (config.upstreamBodyBudgetBytes) setUpstreamBodyBudget(config.upstreamBodyBudgetBytes);
-  return createApp(config, redis, modules);
+  if (ready.upstreamBodyBudgetBytes) setUpstreamBodyBudget(ready.upstreamBodyBudgetBytes);
+  return createApp(ready, redis, modules);
+}
+
+/** --sandbox: loads the simulators and starts them on one loopback listener. */
+async function startSimulators(
+  config: Config,
+  simulators: readonly AnySimulator[],
+  services: readonly ServiceDeclaration<any>[],
+): Promise<Sandbox> {
+  const { startSandbox } = await import("./sandbox/index.js");
+  const { sandboxTimeScale: timeScale, sandboxFaults: faults, sandboxAccounts: accounts } = config;
+  const started = await startSandbox({ timeScale, faults: faults as never, accounts, simulators });
+  const sandbox = started as unknown as Sandbox;
+  // Per-user mode: each caller sends keys; these are the ones the simulators accept (demo keys, not secrets).
+  if (config.credentials === "caller") {
+    process.stderr.write(`switchboard-mcp: sandbox keys for callers: ${callerKeysLine(sandbox, services)}\n`);
+  }
+  return sandbox;
+}
+
+/** `config` with every service that has a simulator pointed at it (and no other). */
+function pointedAt(
+  sandbox: Pick<Sandbox, "urls" | "keys">,
+  config: Config,
+  services: readonly ServiceDeclaration<any>[],
+): Config {
+  const env = { ...process.env, ...sandboxEnv(sandbox, services) };
+  return { ...config, services: configuredServices(env, "operator", services) };
 }
 
 /**
- * stdio: the opening is answered from the declarations (instructions, capabilities); the services'
- * tools and clients load right after it (core/stdio/serve.ts).
+ * The sandbox as the simulators' declarations describe it before it listens: the same keys, and
+ * loopback URLs with the same paths, without a port. Which services it configures (hence the
+ * instructions and capabilities) depends only on which simulators exist.
+ */
+function declaredSandbox(simulators: readonly AnySimulator[]): Pick<Sandbox, "urls" | "keys"> {
+  return {
+    urls: Object.fromEntries(simulators.map((s) => [s.name, `http://127.0.0.1${s.prefix}`])),
+    keys: Object.fromEntries(simulators.map((s) => [s.name, s.demoKey])),
+  } as Pick<Sandbox, "urls" | "keys">;
+}
+
+/**
+ * stdio: the opening is answered from the declarations (instructions, capabilities); the
+ * simulators (--sandbox) and the services' tools and clients load right after it, and
+ * core/stdio/serve.ts holds every later message until they are ready.
  */
 async function serveStdio(
   config: Config,
   services: readonly ServiceDeclaration<any>[],
-  sandbox: Sandbox | undefined,
+  simulators: readonly AnySimulator[],
   onStdinEnd: () => void,
 ): Promise<Launched> {
   const { serveStdioApp } = await import("./core/stdio/serve.js");
-  const declared = declaredServer(config, services);
+  const declared = declaredServer(
+    config.sandbox ? pointedAt(declaredSandbox(simulators), config, services) : config,
+    services,
+  );
   let app: App | undefined;
   let building: Promise<App> | undefined;
-  const built = () =>
-    (building ??= buildApp({ ...config, stateUrl: undefined }, services).then((made) => {
+  let sandbox: Promise<Sandbox> | undefined;
+  const built = () => {
+    if (building) return building;
+    sandbox = config.sandbox ? startSimulators(config, simulators, services) : undefined;
+    const ready = sandbox ? sandbox.then((started) => pointedAt(started, config, services)) : config;
+    building = buildApp(
+      Promise.resolve(ready).then((c) => ({ ...c, stateUrl: undefined })),
+      services,
+    ).then(async (made) => {
       app = made;
       made.runtime.logger.info("switchboard-mcp ready on stdio", {
         version: VERSION,
         toolsets: made.toolsets,
-        sandbox: sandbox?.url,
+        sandbox: (await sandbox)?.url,
       });
       return made;
-    }));
+    });
+    return building;
+  };
   serveStdioApp(
     {
       shell: {
@@ -173,7 +218,7 @@ async function serveStdio(
     graceMs: 5000,
     shutdown: async () => {
       await (await building?.catch(() => undefined))?.close();
-      await sandbox?.close();
+      await (await sandbox?.catch(() => undefined))?.close();
     },
   };
 }

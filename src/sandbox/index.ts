@@ -47,7 +47,7 @@ export type Sandbox<T extends Simulators = typeof SIMULATORS> = {
 export const DEFAULT_TIME_SCALE = 20;
 
 /**
- * Starts every simulator of the registry on one loopback HTTP server. Each lives under its own
+ * Loads and starts every simulator of the registry on one loopback HTTP server. Each lives under its own
  * prefix (`/build`, `/sizing/v1`, ...) so its base URL is distinct, as in production.
  */
 export async function startSandbox<T extends Simulators = typeof SIMULATORS>(
@@ -61,11 +61,12 @@ export async function startSandbox<T extends Simulators = typeof SIMULATORS>(
   const accounts: Record<string, Array<{ key: string; simulator: SimulatorInstance }>> = {};
   const routers: Record<string, Router> = {};
   const mounts: Array<[string, Router]> = [];
-  for (const sim of simulators) {
+  const starts = await Promise.all(simulators.map((sim) => sim.load()));
+  for (const [i, sim] of simulators.entries()) {
     keys[sim.name] = (options.keys as Record<string, string> | undefined)?.[sim.name] ?? sim.demoKey;
-    accounts[sim.name] = Array.from({ length: accountCount }, (_, i) => {
-      const key = accountKey(i + 1, keys[sim.name]);
-      return { key, simulator: sim.start(key, timeScale, (settings[sim.name] ?? {}) as object) };
+    accounts[sim.name] = Array.from({ length: accountCount }, (_, n) => {
+      const key = accountKey(n + 1, keys[sim.name]);
+      return { key, simulator: starts[i](key, timeScale, (settings[sim.name] ?? {}) as object) };
     });
     const mine = accounts[sim.name];
     const router = mine.length === 1 ? mine[0].simulator.router : accountRouter(mine);

@@ -6,10 +6,19 @@ export interface SimulatorInstance {
   dispose?(): void;
 }
 
+/** Starts one instance (one account) answering for `apiKey`; `options` are the test's or the sandbox's settings. */
+export type StartSimulator<I extends SimulatorInstance = SimulatorInstance, O extends object = object> = (
+  apiKey: string,
+  timeScale: number,
+  options: O,
+) => I;
+
 /**
- * What a folder under sandbox/simulators/ exports so the sandbox can serve it: the sandbox derives
- * its mounts, keys, URLs, fault targets and accounts from these, and `--sandbox` points the service
- * of the same `name` at it. A simulator knows nothing of the service's code (it follows the spec).
+ * What a folder under sandbox/simulators/ declares (its declaration.ts) so the sandbox can serve
+ * it: the sandbox derives its mounts, keys, URLs, fault targets and accounts from these, and
+ * `--sandbox` points the service of the same `name` at it. The declaration is all a stdio start
+ * reads before its first answer; `load()` imports the simulator's code (its index.ts) after it.
+ * A simulator knows nothing of the service's code (it follows the spec).
  */
 export interface SimulatorDecl<
   N extends string = string,
@@ -22,12 +31,12 @@ export interface SimulatorDecl<
   prefix: string;
   /** The key it accepts. Public on purpose: it unlocks only simulated data. */
   demoKey: string;
-  /** One instance (one account) answering for `apiKey`; `options` are the test's or the sandbox's settings. */
-  start(apiKey: string, timeScale: number, options: O): I;
+  /** Imports the simulator's code. */
+  load(): Promise<StartSimulator<I, O>>;
 }
 
 /** A declaration with its name's literal type kept, so the sandbox can offer `sandbox.<name>` typed. */
-export function defineSimulator<const N extends string, I extends SimulatorInstance, O extends object = object>(
+export function declareSimulator<const N extends string, I extends SimulatorInstance, O extends object = object>(
   decl: SimulatorDecl<N, I, O>,
 ): SimulatorDecl<N, I, O> {
   return decl;

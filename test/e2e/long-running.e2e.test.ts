@@ -162,6 +162,24 @@ describe("credit guard", () => {
     await conn.close();
   });
 
+  it('takes an answer that does not match the form (confirm: "yes") as a no, with nothing spent', async () => {
+    // The SDK's 2025 shim passes a form's answer on unvalidated (its Ajv check is for elicitInput):
+    // core/tools/confirm.ts approves only `confirm: true`, in both eras.
+    const conn = await connectStdio(sandboxEnv(sandbox), [], { capabilities: { elicitation: {} } });
+    conn.client.setRequestHandler("elicitation/create", async () => ({
+      action: "accept",
+      content: { confirm: "yes" },
+    }));
+    const creates = sandbox.build.router.count(`POST ${API}/projects`);
+    const before = sandbox.build.balance().credits;
+    const r = await call(conn.client, "build_create_project", { projectId: "malformed-answer" });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/the user did not approve spending 1 credit on Create project malformed-answer/);
+    expect(sandbox.build.router.count(`POST ${API}/projects`)).toBe(creates);
+    expect(sandbox.build.balance().credits).toBe(before);
+    await conn.close();
+  });
+
   it("proceeds without asking when the client cannot be asked", async () => {
     const conn = await connectStdio(sandboxEnv(sandbox));
     expect(await ok(conn.client, "build_create_project", { projectId: "no-elicitation" })).toMatchObject({

@@ -2,33 +2,33 @@
 // services' tools load, and holds every later request until they are registered, without telling
 // the client its lists changed (core/stdio/serve.ts). The fixture's service loads its tools only
 // when the process gets SIGUSR2: an opening that waited for them would never be answered, and a
-// tools/list served before them would list nothing.
+// tools/list served before them would list nothing. Under --sandbox the simulators and their
+// listener start after that answer too, and a tool call sent right after it waits for them.
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { MODERN, sleep } from "../harness.js";
+import { CLI, MODERN, sleep } from "../harness.js";
 
 type Json = Record<string, any>;
 
 const SERVE = fileURLToPath(new URL("../fixtures/held-start/serve.ts", import.meta.url));
+const START_ORDER = fileURLToPath(new URL("../fixtures/start-order.cjs", import.meta.url));
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
   "io.modelcontextprotocol/clientCapabilities": {},
 };
 
-describe("a stdio start", () => {
-  const child = spawn(process.execPath, ["--import", "tsx", SERVE], {
-    env: { PATH: process.env.PATH ?? "", QUOTES_API_BASE_URL: "http://127.0.0.1:9", QUOTES_API_KEY: "held-start" },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+/** A child process spoken to in raw JSON-RPC lines, in the suite's era. */
+function rawChild(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? "", ...env }, stdio: "pipe" });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  afterAll(() => {
-    child.kill();
-  });
 
   const lines = () =>
     stdout
@@ -48,8 +48,7 @@ describe("a stdio start", () => {
       await sleep(25);
     }
   }
-
-  it("answers its opening before the tools load, and lists them once they have", { timeout: 120_000 }, async () => {
+  const open = () => {
     if (MODERN) request(0, "server/discover");
     else
       request(0, "initialize", {
@@ -57,10 +56,28 @@ describe("a stdio start", () => {
         capabilities: {},
         clientInfo: { name: "raw", version: "1" },
       });
+  };
+  const initialized = () => {
+    if (!MODERN) child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+  };
+  return { child, lines, request, answer, open, initialized };
+}
+
+describe("a stdio start", () => {
+  const { child, lines, request, answer, open, initialized } = rawChild(["--import", "tsx", SERVE], {
+    QUOTES_API_BASE_URL: "http://127.0.0.1:9",
+    QUOTES_API_KEY: "held-start",
+  });
+  afterAll(() => {
+    child.kill();
+  });
+
+  it("answers its opening before the tools load, and lists them once they have", { timeout: 120_000 }, async () => {
+    open();
     const opened = (await answer(0)).result;
     expect(opened.instructions).toContain("Quotes: quotes_get_quote");
     expect(opened.capabilities.tools).toEqual({ listChanged: true });
-    if (!MODERN) child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    initialized();
     request(1, "tools/list");
     request(2, "prompts/list");
     child.kill("SIGUSR2");
@@ -69,5 +86,37 @@ describe("a stdio start", () => {
     expect((await answer(2)).result.prompts).toEqual([]);
     // Held requests are answered in order, and the late registration announced nothing.
     expect(lines().map((l) => l.id ?? l.method)).toEqual([0, 1, 2]);
+  });
+});
+
+describe("a --sandbox stdio start", () => {
+  const dir = mkdtempSync(join(tmpdir(), "switchboard-start-order-"));
+  const log = join(dir, "order.log");
+  const { child, request, answer, open, initialized } = rawChild(["--require", START_ORDER, CLI, "--sandbox"], {
+    START_ORDER_LOG: log,
+    SANDBOX_TIME_SCALE: "3000",
+  });
+  afterAll(() => {
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("answers before the simulators listen, and a call sent right after the answer works", {
+    timeout: 120_000,
+  }, async () => {
+    open();
+    const opened = (await answer(0)).result;
+    // Configured from the simulators' declarations: every service's instructions, completions.
+    for (const service of ["Build service:", "Sizing:", "Drones:"]) expect(opened.instructions).toContain(service);
+    expect(opened.capabilities.completions).toEqual({});
+    initialized();
+    request(1, "tools/call", { name: "drones_list_drones", arguments: {} });
+    const called = (await answer(1)).result;
+    expect(called.isError, JSON.stringify(called)).toBeFalsy();
+    expect(called.structuredContent.drones.length).toBeGreaterThan(0);
+    // In this process: the opening's answer went out before the sandbox's one listen() (the dist
+    // bundle, preloaded with test/fixtures/start-order.cjs).
+    const order = readFileSync(log, "utf8").trim().split("\n");
+    expect(order).toEqual(["answer 0", "listen", "answer 1"]);
   });
 });

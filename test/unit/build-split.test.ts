@@ -2,7 +2,9 @@
 // the HTTP transport, the hosted-mode modules with ioredis, OAuth) lives in chunks that are read
 // only when used, and dist/cli.js is a small entry that turns the compile cache on first. A stdio
 // start answers `initialize` from the services' declarations: their tools, clients and undici are
-// chunks it loads after that answer (core/stdio/serve.ts).
+// chunks it loads after that answer (core/stdio/serve.ts), and so are Ajv (the SDK's validator)
+// and, under --sandbox, the simulators' code and their listener: a --sandbox start reads only the
+// simulators' declarations before it answers.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,11 +64,40 @@ describe("the published build", () => {
       /^src\/core\/tools\//,
       /^src\/core\/upstream\//,
       /node_modules\/undici\//,
+      // Ajv (the SDK's JSON Schema validator, for answers to elicitInput): with the tools (core/mcp/form-validator.ts).
+      /node_modules\/@modelcontextprotocol\/server\/dist\/ajvProvider-/,
+      /^src\/core\/mcp\/form-validator\.ts$/,
     ]) {
       expect(
         answering.filter((i) => later.test(i)),
         `${later} is loaded before the first answer`,
       ).toEqual([]);
+      expect(
+        Object.keys(metafile.inputs).some((i) => later.test(i)),
+        `${later} is bundled`,
+      ).toBe(true);
+    }
+    // --sandbox adds the simulators' declarations (which services the sandbox configures); their
+    // code and the sandbox's listener load after the answer.
+    const registryChunk = Object.keys(metafile.outputs).find((f) =>
+      Object.keys(metafile.outputs[f].inputs).includes("src/sandbox/registry.ts"),
+    )!;
+    const sandboxStart = new Set(start);
+    const visitSandbox = (file: string) => {
+      if (sandboxStart.has(file)) return;
+      sandboxStart.add(file);
+      for (const i of metafile.outputs[file].imports)
+        if (i.kind === "import-statement" && metafile.outputs[i.path]) visitSandbox(i.path);
+    };
+    visitSandbox(registryChunk);
+    const sandboxAnswering = [...sandboxStart].flatMap((f) => Object.keys(metafile.outputs[f].inputs));
+    expect(sandboxAnswering.filter((i) => i.startsWith("src/sandbox/")).sort()).toEqual([
+      "src/sandbox/registry.ts",
+      "src/sandbox/simulators/builder/declaration.ts",
+      "src/sandbox/simulators/drones/declaration.ts",
+      "src/sandbox/simulators/sizing/declaration.ts",
+    ]);
+    for (const later of [/^src\/sandbox\/index\.ts$/, /^src\/sandbox\/simulators\/[^/]+\/index\.ts$/]) {
       expect(
         Object.keys(metafile.inputs).some((i) => later.test(i)),
         `${later} is bundled`,

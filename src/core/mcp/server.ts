@@ -1,16 +1,19 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import type { ToolDef } from "../tools/tool.js";
 import type { Era } from "./era.js";
+import { ajvFormValidator } from "./form-validator.js";
 import { followLogLevel } from "./log-level.js";
 import { registerPrompt } from "./prompts.js";
 import { registerResource, shapeResourceList } from "./resources.js";
 import type { TenantRuntime } from "./runtime.js";
 import { wrapEveryRequestHandler } from "./sdk-internals.js";
 import { enableLegacySubscriptions } from "./subscriptions.js";
-import { newMcpServer } from "./shell.js";
+import { newMcpServer, provideFormValidator } from "./shell.js";
 import { registerTaskMethods } from "./task-protocol.js";
 import { interceptToolCalls, registerTool } from "./tool-call.js";
 import { shapeToolList } from "./tool-list.js";
+
+provideFormValidator(ajvFormValidator);
 
 /**
  * What one 2026-07-28 HTTP request asks (its Mcp-Method and Mcp-Name headers, which the SDK checks

@@ -1,4 +1,6 @@
 import {
+  type JsonSchemaType,
+  type jsonSchemaValidator,
   McpServer,
   SUPPORTED_PROTOCOL_VERSIONS,
   type ServerCapabilities,
@@ -39,12 +41,31 @@ export function serverCapabilities(facts: CapabilityFacts, era: Era): ServerCapa
   } as ServerCapabilities;
 }
 
+let formValidator: jsonSchemaValidator | undefined;
+
+/**
+ * Sets what checks a 2025 client's answer to a confirmation form against the form's schema (the
+ * SDK asks for it synchronously). core/mcp/form-validator.ts provides Ajv from the tools' side, so
+ * that a stdio start answers before Ajv is read: only a tool sends a form, by then it is there.
+ */
+export function provideFormValidator(validator: jsonSchemaValidator): void {
+  formValidator = validator;
+}
+
+const lateFormValidator: jsonSchemaValidator = {
+  getValidator<T>(schema: JsonSchemaType) {
+    if (!formValidator) throw new Error("no JSON Schema validator yet: the server's tools are not loaded");
+    return formValidator.getValidator<T>(schema);
+  },
+};
+
 /** An instance with its identity, instructions and capabilities, and nothing registered yet. */
 export function newMcpServer(shell: ServerShell, era: Era): McpServer {
   return new McpServer(shell.info, {
     instructions: shell.instructions,
     capabilities: serverCapabilities(shell, era),
     cacheHints: CACHE_HINTS,
+    jsonSchemaValidator: lateFormValidator,
     requestState: { verify: (state, ctx) => shell.verifyRequestState(state, ctx) as never },
     // A 2026-07-28 instance lists the revision itself, so that connecting it to the SDK's per-request
     // transport binds it (the lean path, http/modern.ts); createMcpHandler adds it the same way.

@@ -176,7 +176,7 @@ import type { SimProject } from "./state.js";
 import { registerTransferRoutes } from "./transfer.js";
 import { registerVersionRoutes } from "./versions.js";
 import { registerWebhookRoutes, webhookDeliveries, type Delivery } from "./webhooks.js";
-import { defineSimulator } from "../../simulator.js";
+import type { StartSimulator } from "../../simulator.js";
 
 export type { BuildSimulatorOptions } from "./context.js";
 export { CREDIT_COSTS } from "./credits.js";
@@ -318,11 +318,8 @@ export class BuildSimulator {
   }
 }
 
-/** The build service's simulator as the sandbox mounts it (sandbox/registry.ts). */
-export const buildSimulator = defineSimulator({
-  name: "build",
-  prefix: "/build",
-  demoKey: "tlm_sk_sandbox_demo_key_0000000000",
-  start: (apiKey, timeScale, options: Omit<BuildSimulatorOptions, "apiKey" | "timeScale">) =>
-    new BuildSimulator({ ...options, apiKey, timeScale }),
-});
+/** One account of this simulator, as the sandbox starts it (declaration.ts). */
+export const startBuildSimulator: StartSimulator<
+  BuildSimulator,
+  Omit<BuildSimulatorOptions, "apiKey" | "timeScale">
+> = (apiKey, timeScale, options) => new BuildSimulator({ ...options, apiKey, timeScale });

@@ -1,5 +1,5 @@
 import { Router, bearerToken, type SimRequest, type SimResponse } from "../../router.js";
-import { defineSimulator } from "../../simulator.js";
+import type { StartSimulator } from "../../simulator.js";
 
 /**
  * In-memory simulator of the Drone Fleet Data API (docs/openapi/drones.yaml).
@@ -511,10 +511,6 @@ export class DronesSimulator {
   }
 }
 
-/** The drone fleet API's simulator as the sandbox mounts it (sandbox/registry.ts). */
-export const dronesSimulator = defineSimulator({
-  name: "drones",
-  prefix: "/drones",
-  demoKey: "dfk_live_sandbox_demo_key_000000",
-  start: (apiKey) => new DronesSimulator({ apiKey }),
-});
+/** One account of this simulator, as the sandbox starts it (declaration.ts). */
+export const startDronesSimulator: StartSimulator<DronesSimulator, object> = (apiKey) =>
+  new DronesSimulator({ apiKey });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Router, bearerToken, type SimRequest, type SimResponse } from "../../router.js";
-import { defineSimulator } from "../../simulator.js";
+import type { StartSimulator } from "../../simulator.js";
 import { CATALOG, type CatalogItem } from "./catalog.js";
 import { ApiError, failure, guarded, success } from "./errors.js";
 import { PLAN_LIMITS, SlidingWindow, monthKey, secondsToNextMonth, type Plan } from "./limits.js";
@@ -166,11 +166,9 @@ export class SizingSimulator {
   }
 }
 
-/** The sizing API's simulator as the sandbox mounts it (sandbox/registry.ts): the v1 segment is in its URL. */
-export const sizingSimulator = defineSimulator({
-  name: "sizing",
-  prefix: "/sizing/v1",
-  demoKey: "sz_sandbox_demo_key_0000000000",
-  start: (apiKey, _timeScale, options: Omit<SizingSimulatorOptions, "apiKey">) =>
-    new SizingSimulator({ ...options, apiKey }),
-});
+/** One account of this simulator, as the sandbox starts it (declaration.ts). */
+export const startSizingSimulator: StartSimulator<SizingSimulator, Omit<SizingSimulatorOptions, "apiKey">> = (
+  apiKey,
+  _timeScale,
+  options,
+) => new SizingSimulator({ ...options, apiKey });
