@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { isLoopbackHost } from "./core/base/loopback.js";
-import { LOOPBACK_ORIGINS } from "./core/http/guards.js";
+import { LOOPBACK_ORIGINS } from "./core/base/loopback.js";
 import type { EnvVarDecl, ServiceDeclaration } from "./core/service/service.js";
 import { positiveInt } from "./core/service/settings.js";
 import { SERVICES } from "./services/registry.js";

@@ -2,15 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isLoopbackHost } from "../base/loopback.js";
 
-/** The origins a browser on this machine sends, for a server bound to loopback. */
-export const LOOPBACK_ORIGINS = [
-  "http://localhost",
-  "http://127.0.0.1",
-  "http://[::1]",
-  "https://localhost",
-  "https://127.0.0.1",
-  "https://[::1]",
-];
+export { LOOPBACK_ORIGINS } from "../base/loopback.js";
 
 /**
  * Host header check against DNS rebinding: a loopback bind answers loopback names, and the names the
