@@ -120,3 +120,22 @@ describe("a --sandbox stdio start", () => {
     expect(order).toEqual(["answer 0", "listen", "answer 1"]);
   });
 });
+
+describe("a start where the compile cache cannot be written", () => {
+  // dist/cli.js turns on Node's compile cache (22.1+) in the OS temp directory or NODE_COMPILE_CACHE;
+  // a user whose temp directory cannot hold it (here: a path under a file) still gets a server.
+  const { child, answer, open } = rawChild([CLI], {
+    NODE_COMPILE_CACHE: "/dev/null/compile-cache",
+    TMPDIR: "/dev/null/tmp",
+    DRONES_API_BASE_URL: "http://127.0.0.1:9",
+    DRONES_API_KEY: "unused",
+  });
+  afterAll(() => {
+    child.kill();
+  });
+
+  it("answers its opening", { timeout: 60_000 }, async () => {
+    open();
+    expect((await answer(0)).result.instructions).toContain("Drones:");
+  });
+});

@@ -16,7 +16,7 @@ type Metafile = {
   inputs: Record<string, unknown>;
   outputs: Record<
     string,
-    { bytes: number; inputs: Record<string, unknown>; imports: { path: string; kind: string }[] }
+    { bytes: number; inputs: Record<string, unknown>; imports: { path: string; kind: string; external?: boolean }[] }
   >;
 };
 
@@ -77,6 +77,12 @@ describe("the published build", () => {
         `${later} is bundled`,
       ).toBe(true);
     }
+    // node:crypto (17 of node's modules) is for HTTP, tokens and confirmations, all after the answer.
+    const builtins = [...start].flatMap((f) =>
+      metafile.outputs[f].imports.filter((i) => i.external).map((i) => i.path),
+    );
+    expect(builtins).toContain("node:fs");
+    expect(builtins.filter((b) => /^(node:)?crypto$/.test(b))).toEqual([]);
     // --sandbox adds the simulators' declarations (which services the sandbox configures); their
     // code and the sandbox's listener load after the answer.
     const registryChunk = Object.keys(metafile.outputs).find((f) =>
