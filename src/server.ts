@@ -3,6 +3,7 @@ import { configuredEgress } from "./app/secrets.js";
 import { LinkedKeys } from "./app/linked.js";
 import { instanceMaker } from "./app/service-instances.js";
 import { type RedisModule, sharedState } from "./app/state.js";
+import { sharedResources } from "./app/resources.js";
 import { taskRunner } from "./app/tasks.js";
 import type { Tenant } from "./app/tenant.js";
 import { Tenants } from "./app/tenants.js";
@@ -123,6 +124,7 @@ export function createApp(
       logger,
       enabled,
       instance,
+      ...sharedResources(enabled, config),
       relayFor: state.relayFor,
       linked,
       serviceOf: serviceOfToolset(enabled),

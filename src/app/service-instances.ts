@@ -44,7 +44,7 @@ export function instanceMaker(
       createPoller: (namespace, fetch, options) => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options),
     });
     // Without the caller's key nothing can be read: a subscription starts no poller (issue 18 item 6).
-    return missingKey ? { ...instance, watch: undefined } : instance;
+    return missingKey ? { ...instance, keyless: true } : instance;
   };
 }
 

@@ -10,7 +10,8 @@ import type { TaskRunner } from "../core/tasks/runner.js";
 import type { Confirmations } from "../core/tools/confirm.js";
 import type { ServiceAdvice } from "../core/tools/errors.js";
 import type { SpendOnce } from "../core/tools/idempotency.js";
-import type { ToolDef } from "../core/tools/tool.js";
+import type { ServiceWatcher } from "../core/service/resources.js";
+import type { ToolDef, ToolHost } from "../core/tools/tool.js";
 import { LiveInstances } from "../core/vault/live-instances.js";
 import { ISSUER, SUBJECT, upstreamKeys } from "./credentials.js";
 import type { LinkedKeys } from "./linked.js";
@@ -34,6 +35,10 @@ export interface TenantShared {
   logger: TenantRuntime["logger"];
   enabled: readonly ServiceModule<any>[];
   instance: InstanceMaker;
+  /** Every enabled service's resources, prompts and watchers, defined once (server.ts sharedResources). */
+  resources: TenantRuntime["resources"];
+  prompts: TenantRuntime["prompts"];
+  watchers: TenantRuntime["watchers"];
   relayFor?: (tenantId: string) => ChangeRelay;
   linked?: LinkedKeys;
   /** The service of each toolset: a tool's hooks get that service's deps (tools.ts). */
@@ -53,88 +58,194 @@ export interface TenantShared {
 }
 
 /**
- * One tenant's runtime: its service instances (with its keys), a derived egress that knows them,
- * pollers namespaced by tenant, its change hub; in linked mode its live instances and link gate.
+ * One tenant's runtime: its keys and what it made of them. Everything every tenant shares (tools,
+ * resources, prompts, watchers) comes from `shared`; what a tenant makes with its keys (a service's
+ * instance, its egress and logger, its change hub, its tool host) is made on first use, so a tenant
+ * that only lists tools holds little more than its keys. In linked mode its live instances and link
+ * gate are made at once (its keys change while it runs).
  */
 export function buildTenant(
   shared: TenantShared,
   tenantId: string,
   credentials: Readonly<Record<string, string>> | undefined,
 ): Tenant {
-  const { config, caller, perTenant, sealer, egress, logger, enabled, linked, serviceOf } = shared;
+  const { sealer, linked } = shared;
   // With OAuth, tasks belong to the signed-in user whatever keys they act with.
   const owner = credentials?.[ISSUER]
     ? sealer.tenantId({ [ISSUER]: credentials[ISSUER], [SUBJECT]: credentials[SUBJECT] ?? "" })
     : tenantId;
-  const tenantEgress = caller ? egress.derive(Object.values(upstreamKeys(credentials))) : egress;
-  const tenantLogger = caller ? createLogger(config.logLevel, tenantEgress) : logger;
-  const instances: Array<[ServiceModule<any>, ServiceInstance]> = enabled.map((module) => [
-    module,
-    shared.instance(module, credentials?.[module.name], tenantId, tenantEgress, tenantLogger),
-  ]);
-  const changes = new ChangeHub(shared.relayFor?.(tenantId));
-  const scope = new Map<string, object>(instances.map(([module, i]) => [module.name, i.deps]));
+  const tenant = new TenantObject(shared, tenantId, owner, credentials);
+  if (!linked) return tenant;
   // Linked keys can change while the tenant runs: its instances are replaced as they do.
-  const live =
-    linked &&
-    new LiveInstances(
-      new Map(instances.map(([m, i]) => [m.name, i])),
-      scope,
-      upstreamKeys(credentials),
-      (service, key) =>
-        shared.instance(enabled.find((m) => m.name === service)!, key, tenantId, tenantEgress, tenantLogger),
-    );
-  const mine = live && linked.forTenant(owner, credentials?.[SUBJECT] ?? "you", live, tenantEgress);
-  if (mine) scope.set("account", mine.account);
-  // Sealed into a task for takeover: the user, and (linked) the keys in use now.
-  const currentCredentials = mine ? () => ({ ...credentials, ...mine.keys() }) : () => credentials;
-  return Object.assign(new TenantObject(shared.tasks, currentCredentials), {
-    info: shared.info,
-    instructions: shared.instructions,
-    tools: shared.tools,
-    resources: live ? live.resources() : instances.flatMap(([, i]) => i.resources ?? []),
-    prompts: instances.flatMap(([, i]) => i.prompts ?? []),
-    watchers: live ? live.watchers() : instances.flatMap(([, i]) => (i.watch ? [i.watch] : [])),
-    egress: tenantEgress,
-    logger: tenantLogger,
-    logLevel: config.logLevel,
-    toolHost: {
-      egress: tenantEgress,
-      advice: shared.advice,
-      deps: (def: ToolDef<any, any, any>) => scope.get(serviceOf.get(def.toolset) ?? def.toolset),
-    },
-    taskPollIntervalMs: Math.max(...instances.map(([, i]) => i.taskPollIntervalMs ?? 0), 0) || DEFAULT_TASK_POLL_MS,
-    confirmations: shared.confirmations,
-    changes,
-    owner: () => owner,
-    linking: mine?.linking,
-    pin: () => (perTenant ? shared.pin(tenantId) : () => undefined),
-    listKey: shared.listKey,
-    watchBudget: shared.watchBudget,
-    blockingWaitMs: (config.maxBlockingWaitSeconds ?? 45) * 1000,
-    spendOnce: shared.spendOnce,
-    close: async () => {
-      changes.close();
-      await (live ? live.close() : Promise.allSettled(instances.map(([, i]) => i.close())));
-    },
-  });
+  const { enabled } = shared;
+  const instances = new Map(enabled.map((module) => [module.name, tenant.instanceOf(module)]));
+  const live = new LiveInstances(instances, upstreamKeys(credentials), (service, key) =>
+    tenant.make(enabled.find((m) => m.name === service)!, key),
+  );
+  tenant.linkedTo(live, linked.forTenant(owner, credentials?.[SUBJECT] ?? "you", live, tenant.egress));
+  return tenant;
 }
 
+type Linked = ReturnType<LinkedKeys["forTenant"]>;
+
 /**
- * What a tenant reads late, as getters on a shared prototype: the task runner (made after the
- * first tenant) and its credentials (linked keys change). An object literal with getters is kept
- * in dictionary mode by V8 (a 1.9 KB property store per tenant); plain fields added in one order
- * to a class instance share one hidden class.
+ * A tenant's runtime. What all tenants share are getters on the prototype (no field per tenant);
+ * what a tenant makes is made when first asked for. V8 keeps one hidden class for all of them
+ * (an object literal with getters was kept in dictionary mode: a 1.9 KB property store each).
  */
-class TenantObject {
+class TenantObject implements Tenant {
+  /** This tenant's instance of each enabled service (by its index in `shared.enabled`), once made. */
+  private readonly made: Array<ServiceInstance | undefined> = [];
+  private derived?: { egress: Egress; logger: Tenant["logger"] };
+  private hub?: ChangeHub;
+  private host?: ToolHost;
+  private live?: LiveInstances;
+  private mine?: Linked;
+
   constructor(
-    private readonly taskRunner: () => TaskRunner,
-    private readonly currentCredentials: () => Readonly<Record<string, string>> | undefined,
+    private readonly shared: TenantShared,
+    private readonly tenantId: string,
+    private readonly ownerId: string,
+    private readonly given: Readonly<Record<string, string>> | undefined,
   ) {}
-  get tasks(): TaskRunner {
-    return this.taskRunner();
+
+  /** Linked mode: its instances follow its linked keys. */
+  linkedTo(live: LiveInstances, mine: Linked): void {
+    this.live = live;
+    this.mine = mine;
   }
+
+  /** This tenant's instance of a service, made with its key on first use. */
+  instanceOf(module: ServiceModule<any>): ServiceInstance {
+    const index = this.shared.enabled.indexOf(module);
+    this.made[index] ??= this.make(module, this.given?.[module.name]);
+    return this.made[index];
+  }
+
+  make(module: ServiceModule<any>, key: string | undefined): ServiceInstance {
+    return this.shared.instance(module, key, this.tenantId, this.egress, this.logger);
+  }
+
+  serviceDeps(service: string): unknown {
+    if (this.live) return service === "account" ? this.mine?.account : this.live.current(service)?.deps;
+    const module = this.shared.enabled.find((m) => m.name === service);
+    return module && this.instanceOf(module).deps;
+  }
+
+  /** A service without this tenant's key follows nothing (its calls answer the missing-key message). */
+  private keyless(service: string): boolean {
+    if (this.live) return this.live.current(service)?.keyless ?? true;
+    return this.shared.caller && !this.given?.[service];
+  }
+
+  get watchers(): readonly ServiceWatcher[] {
+    const all = this.shared.watchers;
+    return all.some((w) => this.keyless(w.service)) ? all.filter((w) => !this.keyless(w.service)) : all;
+  }
+
+  get refreshKeys(): (() => Promise<unknown>) | undefined {
+    return this.live?.refresh;
+  }
+
+  get egress(): Egress {
+    return this.derive().egress;
+  }
+
+  get logger(): Tenant["logger"] {
+    return this.derive().logger;
+  }
+
+  private derive(): { egress: Egress; logger: Tenant["logger"] } {
+    const { caller, egress, config } = this.shared;
+    if (!caller) return this.shared;
+    if (!this.derived) {
+      const mine = egress.derive(Object.values(upstreamKeys(this.given)));
+      this.derived = { egress: mine, logger: createLogger(config.logLevel, mine) };
+    }
+    return this.derived;
+  }
+
+  get changes(): ChangeHub {
+    this.hub ??= new ChangeHub(this.shared.relayFor?.(this.tenantId));
+    return this.hub;
+  }
+
+  get toolHost(): ToolHost {
+    const { serviceOf, advice } = this.shared;
+    // Its own `deps`, not a method: callHost copies the host's fields for each call.
+    this.host ??= {
+      egress: this.egress,
+      advice,
+      deps: (def) => this.serviceDeps(serviceOf.get(def.toolset) ?? def.toolset),
+    };
+    return this.host;
+  }
+
+  get tasks(): TaskRunner {
+    return this.shared.tasks();
+  }
+
+  /** Sealed into a task for takeover: the user, and (linked) the keys in use now. */
   get credentials(): Readonly<Record<string, string>> | undefined {
-    return this.currentCredentials();
+    return this.mine ? { ...this.given, ...this.mine.keys() } : this.given;
+  }
+
+  get linking(): Tenant["linking"] {
+    return this.mine?.linking;
+  }
+
+  owner(): string {
+    return this.ownerId;
+  }
+
+  pin(): () => void {
+    return this.shared.perTenant ? this.shared.pin(this.tenantId) : noRelease;
+  }
+
+  get taskPollIntervalMs(): number {
+    const intervals = this.shared.enabled.map((m) => this.instanceOf(m).taskPollIntervalMs ?? 0);
+    return Math.max(...intervals, 0) || DEFAULT_TASK_POLL_MS;
+  }
+
+  get info(): Tenant["info"] {
+    return this.shared.info;
+  }
+  get instructions(): string {
+    return this.shared.instructions;
+  }
+  get tools(): Tenant["tools"] {
+    return this.shared.tools;
+  }
+  get resources(): Tenant["resources"] {
+    return this.shared.resources;
+  }
+  get prompts(): Tenant["prompts"] {
+    return this.shared.prompts;
+  }
+  get logLevel(): Tenant["logLevel"] {
+    return this.shared.config.logLevel;
+  }
+  get confirmations(): Tenant["confirmations"] {
+    return this.shared.confirmations;
+  }
+  get listKey(): object {
+    return this.shared.listKey;
+  }
+  get watchBudget(): Tenant["watchBudget"] {
+    return this.shared.watchBudget;
+  }
+  get blockingWaitMs(): number {
+    return (this.shared.config.maxBlockingWaitSeconds ?? 45) * 1000;
+  }
+  get spendOnce(): Tenant["spendOnce"] {
+    return this.shared.spendOnce;
+  }
+
+  async close(): Promise<void> {
+    this.hub?.close();
+    if (this.live) await this.live.close();
+    else await Promise.allSettled(this.made.map((i) => i?.close()));
   }
 }
+
+const noRelease = () => undefined;

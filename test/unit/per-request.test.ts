@@ -107,7 +107,7 @@ describe("a server instance per request", () => {
       render: (r) => r.word,
     });
     const rt = app().runtime;
-    const client = await instance({ ...rt, tools: [counted] } as TenantRuntime);
+    const client = await instance(Object.create(rt, { tools: { value: [counted] } }) as TenantRuntime);
     const done = await client.callTool({ name: "count_parses", arguments: { word: "hello" } });
     expect(done.structuredContent).toEqual({ word: "HELLO" });
     expect(parses).toBe(1);

@@ -11,6 +11,7 @@ import { loadServices } from "../../src/services/registry.js";
 const services = await loadServices();
 import { allServicesConfig } from "../../scripts/manifest.js";
 import { rpc2026 } from "../harness.js";
+import type { ServiceHost } from "../../src/core/service/service.js";
 
 class Closable {
   closed = 0;
@@ -82,7 +83,61 @@ describe("tool definitions shared by tenants", () => {
     expect(one.toolHost.deps(account)).toBe(depsOne);
     void app.close();
   });
+
+  it("defines resources, prompts and watchers once: two tenants share the very same objects", () => {
+    const app = createApp(callerConfig(), undefined, services);
+    const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
+    expect(one.resources.length).toBeGreaterThan(3);
+    expect(one.resources).toBe(two.resources);
+    expect(one.prompts.length).toBeGreaterThan(0);
+    expect(one.prompts).toBe(two.prompts);
+    expect(one.watchers.map((w) => w.watch)).toEqual(two.watchers.map((w) => w.watch));
+    // Each reads with its own tenant's deps of the resource's service.
+    const project = one.resources.find((r) => r.uri === "build://projects/{projectId}")!;
+    expect(one.serviceDeps(project.service)).toHaveProperty("client");
+    expect(one.serviceDeps(project.service)).not.toBe(two.serviceDeps(project.service));
+    void app.close();
+  });
+
+  it("a tenant makes no service instance (client, pollers) until one is used, and only that service's", async () => {
+    let instances = 0;
+    let pollers = 0;
+    const counted = services.map((m) => ({
+      ...m,
+      create: (settings: any, host: ServiceHost) => {
+        instances++;
+        return m.create(settings, {
+          ...host,
+          createPoller: ((...args: Parameters<ServiceHost["createPoller"]>) => {
+            pollers++;
+            return host.createPoller(...args);
+          }) as ServiceHost["createPoller"],
+        });
+      },
+    }));
+    const app = createApp(callerConfig(), undefined, counted);
+    // The keyless runtime the app builds at start (it asks it the task poll interval) is not counted.
+    [instances, pollers] = [0, 0];
+    const tenant = app.runtimeFor({ build: "tlm_sk_idle" });
+    expect(tenant.tools.length).toBeGreaterThan(0);
+    expect(tenant.resources.length).toBeGreaterThan(0);
+    expect([instances, pollers]).toEqual([0, 0]);
+    const account = tenant.tools.find((t) => t.name === "build_get_account")!;
+    expect(tenant.toolHost.deps(account)).toHaveProperty("client");
+    expect(instances).toBe(1); // the build service's, not the drones' or sizing's
+    expect(pollers).toBeGreaterThan(0);
+    await app.close();
+  });
 });
+
+function callerConfig() {
+  return {
+    ...allServicesConfig(),
+    transport: "http" as const,
+    credentials: "caller" as const,
+    stateKey: "tenants-test-state-key-0123456789abcdef",
+  };
+}
 
 describe("HTTP transport and closing tenants", () => {
   let running: RunningHttp | undefined;
@@ -91,12 +146,12 @@ describe("HTTP transport and closing tenants", () => {
     running = undefined;
   });
 
-  it("lets a tenant's 2026-07-28 handler go when the tenant's runtime closes, and builds a new one on its next request", async () => {
+  it("makes a tenant's 2026-07-28 listen handler on its first listen only, and lets it go when the tenant closes", async () => {
     const app = createApp({ ...allServicesConfig(), transport: "http" }, undefined, services);
     // Each tenant: the app's runtime with its own change hub, as createApp builds them in caller mode.
     const runtimes = new Map<string, TenantRuntime>();
     const tenantFor = (key: string): TenantRuntime => {
-      if (!runtimes.has(key)) runtimes.set(key, { ...app.runtime, changes: new ChangeHub() });
+      if (!runtimes.has(key)) runtimes.set(key, Object.create(app.runtime, { changes: { value: new ChangeHub() } }));
       return runtimes.get(key)!;
     };
     running = await startHttpTransport({
@@ -109,20 +164,49 @@ describe("HTTP transport and closing tenants", () => {
       health: () => ({}),
     });
     const url = `http://127.0.0.1:${(running.server.address() as { port: number }).port}/mcp`;
-    const tenantsLive = async () =>
-      ((await (await fetch(url.replace("/mcp", "/healthz"))).json()) as { tenants: number }).tenants;
+    const listening = async () =>
+      ((await (await fetch(url.replace("/mcp", "/healthz"))).json()) as { listening: number }).listening;
+    const streams: AbortController[] = [];
+    /** Opens a listen stream for the tenant and returns once its answer's headers came. */
+    const listen = async (key: string) => {
+      const abort = new AbortController();
+      streams.push(abort);
+      const meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "tenants-test", version: "1.0.0" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+      };
+      const params = { notifications: { resourcesListChanged: true }, _meta: meta };
+      const res = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "subscriptions/listen",
+          "x-tenant": key,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "subscriptions/listen", params }),
+        signal: abort.signal,
+      });
+      expect(res.status).toBe(200);
+    };
 
+    // Tenants that only ask (tools/list) share one handler: none is made for them.
     for (const key of ["one", "two", "three"])
       expect((await rpc2026(url, "tools/list", {}, { headers: { "x-tenant": key } })).status).toBe(200);
-    expect(await tenantsLive()).toBe(3);
+    expect(await listening()).toBe(0);
+
+    for (const key of ["one", "two", "three"]) await listen(key);
+    expect(await listening()).toBe(3);
 
     runtimes.get("two")!.changes.close(); // what closing an idle tenant does
     runtimes.delete("two");
-    expect(await tenantsLive()).toBe(2);
+    expect(await listening()).toBe(2);
 
-    const again = await rpc2026(url, "tools/list", {}, { headers: { "x-tenant": "two" } });
-    expect(again.status).toBe(200);
-    expect(await tenantsLive()).toBe(3);
+    await listen("two");
+    expect(await listening()).toBe(3);
+    for (const abort of streams) abort.abort();
     await app.close();
   });
 });

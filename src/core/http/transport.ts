@@ -118,17 +118,29 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const tokenOk = tokenChecker(options.token);
   const loopbackOnly = isLoopbackHost(options.host);
   const runtimeFor = options.runtimeFor ?? (() => rt);
-  // One 2026-07-28 handler per tenant: its listen streams hear that tenant's changes, nobody else's.
-  // A tenant's handler goes with it: when its runtime closes (idle), nothing here keeps it alive.
+  const handlerOptions = {
+    legacy: "reject" as const,
+    maxRequestBodySize: maxBody,
+    onerror: (err: Error) => options.logger.debug("mcp handler error", { error: err.message }),
+  };
+  // 2026-07-28 requests other than listen: one handler for every tenant, each request's instance
+  // built for the tenant the request was found to act for (the SDK hands the factory that Request).
+  const tenantOf = new WeakMap<Request, TenantRuntime>();
+  const shared = createMcpHandler(({ requestInfo }) => {
+    const tenant = requestInfo && tenantOf.get(requestInfo);
+    if (!tenant) throw new Error("a request reached the shared handler without its tenant");
+    return createMcpServer(tenant, "modern", oneRequest(requestInfo));
+  }, handlerOptions);
+  // Listen streams: a handler per tenant that listens, so a stream hears only its tenant's changes.
+  // It is made on the tenant's first listen and goes with the tenant (when its runtime closes).
   const handlers = new Map<TenantRuntime, { handler: McpHttpHandler; stop: () => void }>();
-  const modernFor = (tenant: TenantRuntime): McpHttpHandler => {
+  const listenFor = (tenant: TenantRuntime): McpHttpHandler => {
     const known = handlers.get(tenant);
     if (known) return known.handler;
-    const handler = createMcpHandler(({ requestInfo }) => createMcpServer(tenant, "modern", oneRequest(requestInfo)), {
-      legacy: "reject",
-      maxRequestBodySize: maxBody,
-      onerror: (err) => options.logger.debug("mcp handler error", { error: err.message }),
-    });
+    const handler = createMcpHandler(
+      ({ requestInfo }) => createMcpServer(tenant, "modern", oneRequest(requestInfo)),
+      handlerOptions,
+    );
     const unhear = tenant.changes.add(() => handler.notify.resourcesChanged());
     const stop = () => {
       handlers.delete(tenant);
@@ -193,7 +205,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       // Liveness is open; what runs here (version, toolsets, sessions) only for the token's holder.
       // With OAuth every user holds a token: liveness only, the details stay out of reach.
       if ((tokenOk && !tokenOk(req.headers.authorization)) || options.oauth) return plain(res, 200, { status: "ok" });
-      const body = { status: "ok", sessions: sessions.size, tenants: handlers.size, instances: instances.stats() };
+      const body = { status: "ok", sessions: sessions.size, listening: handlers.size, instances: instances.stats() };
       return plain(res, 200, { ...body, ...options.health() });
     }
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });
@@ -284,7 +296,12 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       if (answer instanceof Response) return send(answer, res);
       return void res.writeHead(200, { "content-type": "application/json" }).end(answer.json);
     }
-    const handler = modernFor(tenant);
+    const request = toWebRequest(req, body, abort.signal);
+    if ((body as { method?: unknown } | undefined)?.method !== "subscriptions/listen") {
+      tenantOf.set(request, tenant);
+      return send(await shared.fetch(request, { parsedBody: body }), res);
+    }
+    const handler = listenFor(tenant);
     let stopWatching: () => void;
     try {
       stopWatching = watchListened(tenant, handler, body);
@@ -293,7 +310,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       throw err;
     }
     res.once("close", stopWatching);
-    return send(await handler.fetch(toWebRequest(req, body, abort.signal), { parsedBody: body }), res);
+    return send(await handler.fetch(request, { parsedBody: body }), res);
   };
 
   const openSession = async (tenant: TenantRuntime, request: Request, body: unknown): Promise<Response> => {
@@ -384,6 +401,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       draining = true;
       clearInterval(sweep);
       for (const { stop } of [...handlers.values()]) stop();
+      void shared.close().catch(() => undefined);
       instances.clear();
       await Promise.all([...sessions.keys()].map(closeSession));
       http.closeAllConnections();

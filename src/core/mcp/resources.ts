@@ -15,11 +15,16 @@ import { wrapRequestHandler } from "./sdk-internals.js";
 export function registerResource(server: McpServer, rt: TenantRuntime, def: TenantRuntime["resources"][number]): void {
   const mimeType = def.mimeType ?? "application/json";
   const describe = (err: unknown) => rt.egress.text(describeError(err, rt.toolHost.advice));
+  // The definition is shared by every tenant: it reads with this runtime's deps of its service.
+  const deps = async () => {
+    await rt.refreshKeys?.();
+    return rt.serviceDeps(def.service);
+  };
   const read = async (uri: URL, variables: Record<string, string>, ctx: ServerContext) => {
     const egress = rt.egress.forCall(def.secretRecord?.(variables));
     let data: unknown;
     try {
-      data = await def.read(uri, variables, ctx.mcpReq.signal);
+      data = await def.read(uri, variables, ctx.mcpReq.signal, await deps());
     } catch (err) {
       throw resourceError(uri, err, describe);
     }
@@ -45,7 +50,8 @@ export function registerResource(server: McpServer, rt: TenantRuntime, def: Tena
     list: list
       ? async (ctx) => {
           try {
-            return { resources: rt.egress.json(await list(ctx.mcpReq.signal)).map((r) => ({ ...r, mimeType })) };
+            const listed = await list(ctx.mcpReq.signal, await deps());
+            return { resources: rt.egress.json(listed).map((r) => ({ ...r, mimeType })) };
           } catch (err) {
             // One service that cannot list (no key from this caller, an outage) must not empty the list.
             const skipped = skippedLists.get(ctx);
@@ -60,7 +66,7 @@ export function registerResource(server: McpServer, rt: TenantRuntime, def: Tena
       ? Object.fromEntries(
           Object.entries(def.complete).map(([name, fn]) => [
             name,
-            async (value: string) => rt.egress.json(await fn(value)).slice(0, 100),
+            async (value: string) => rt.egress.json(await fn(value, await deps())).slice(0, 100),
           ]),
         )
       : undefined,

@@ -4,7 +4,7 @@ import type { Egress } from "../base/egress.js";
 import type { SpendOnce } from "../tools/idempotency.js";
 import type { Logger, LogLevel, LogEcho } from "../base/logger.js";
 import type { PromptDef } from "../service/prompts.js";
-import type { ResourceDef, ResourceWatcher } from "../service/resources.js";
+import type { ServiceResource, ServiceWatcher } from "../service/resources.js";
 import type { TaskTool, TaskRunner } from "../tasks/runner.js";
 import type { ToolDef, ToolHost } from "../tools/tool.js";
 import type { ChangeHub } from "./changes.js";
@@ -20,9 +20,15 @@ export interface TenantRuntime {
   instructions: string;
   /** Already filtered by toolset and read-only mode. */
   tools: readonly ToolDef<any, any>[];
-  resources: readonly ResourceDef[];
+  /** Shared by every tenant; each reads with its own deps (`serviceDeps`). */
+  resources: readonly ServiceResource[];
   prompts: readonly PromptDef<any>[];
-  watchers: readonly ResourceWatcher[];
+  /** The watchers of the services this tenant has a key for (shared definitions). */
+  watchers: readonly ServiceWatcher[];
+  /** This tenant's deps of a service (its `ServiceInstance.deps`): what its resources and watchers act with. */
+  serviceDeps(service: string): unknown;
+  /** MCP_CREDENTIALS=linked: brings the tenant's keys up to date before a resource is read. */
+  refreshKeys?(): Promise<unknown>;
   egress: Egress;
   logger: Logger & { withEcho(echo: LogEcho): Logger };
   logLevel: LogLevel;

@@ -61,8 +61,8 @@ export function watchResources(
 
 /** Starts following a resource for one subscriber; the first watcher that knows the URI wins. */
 export function watchResource(rt: TenantRuntime, uri: string, onChange: () => void): () => void {
-  for (const watch of rt.watchers) {
-    const stop = watch(uri, onChange);
+  for (const { service, watch } of rt.watchers) {
+    const stop = watch(uri, onChange, rt.serviceDeps(service));
     if (stop) return stop;
   }
   // MCP allows subscribing to anything; a resource nobody watches simply never updates.

@@ -11,17 +11,19 @@ export interface ListedResource {
 /**
  * A resource as a service declares it: no SDK types. `uri` is a fixed URI or an RFC 6570
  * template (`build://projects/{projectId}`); `read` returns JSON data (or, with `mimeType` set to
- * a text type, a string). Registration, error codes and scrubbing are core's job.
+ * a text type, a string). Registration, error codes and scrubbing are core's job. Defined once per
+ * process and shared by every tenant, like a tool: `read`, `list` and `complete` get the calling
+ * tenant's deps of the service (its `ServiceInstance.deps`) as their last argument.
  */
-export interface ResourceDef {
+export interface ResourceDef<D = any> {
   name: string;
   title: string;
   description: string;
   uri: string;
   mimeType?: string;
-  list?(signal: AbortSignal): Promise<ListedResource[]>;
-  complete?: Record<string, (value: string) => Promise<string[]>>;
-  read(uri: URL, variables: Record<string, string>, signal: AbortSignal): Promise<unknown>;
+  list?(signal: AbortSignal, deps: D): Promise<ListedResource[]>;
+  complete?: Record<string, (value: string, deps: D) => Promise<string[]>>;
+  read(uri: URL, variables: Record<string, string>, signal: AbortSignal, deps: D): Promise<unknown>;
   /** Extra fields of the resource's metadata (MCP Apps views declare their CSP here). */
   meta?: Record<string, unknown>;
   /**
@@ -33,8 +35,23 @@ export interface ResourceDef {
   secretRecord?(variables: Record<string, string>): string | undefined;
 }
 
-/** Something that calls `onChange` whenever the resource behind a URI changes, until stopped. */
-export type ResourceWatcher = (uri: string, onChange: () => void) => (() => void) | undefined;
+/**
+ * A resource of the process's: a service's definition with the service whose deps it reads with
+ * (set once by the app when it collects the enabled services' resources).
+ */
+export type ServiceResource = ResourceDef & { service: string };
+
+/**
+ * Calls `onChange` whenever the resource behind a URI changes, until stopped; undefined for a URI
+ * it does not know. Shared by every tenant: `deps` are the subscribing tenant's.
+ */
+export type ResourceWatcher<D = any> = (uri: string, onChange: () => void, deps: D) => (() => void) | undefined;
+
+/** A service's watcher as the process shares it: with the service whose deps it follows with. */
+export interface ServiceWatcher {
+  service: string;
+  watch: ResourceWatcher;
+}
 
 /** A read failed because the thing does not exist. */
 export function notFound(uri: URL, message: string): ProtocolError {

@@ -94,6 +94,14 @@ export interface ServiceImplementation<
    * toolset must be returned (test/unit/lazy-toolsets.test.ts checks it).
    */
   tools(enabled?: (toolset: string) => boolean): readonly ToolDef<any, any, D>[];
+  /**
+   * Its resources, built once per process from its settings (a caller's key is not among what they
+   * read) and shared like the tools: each gets the calling tenant's deps as its last argument.
+   */
+  resources?(settings: S): readonly ResourceDef<D>[];
+  prompts?: readonly PromptDef<any>[];
+  /** Follows resources that change on their own (subscriptions), with the subscribing tenant's deps. */
+  watch?: ResourceWatcher<D>;
   create(settings: S, host: ServiceHost): ServiceInstance<D>;
 }
 
@@ -118,12 +126,13 @@ export interface ServiceHost {
 
 /** A service built for one tenant (the process's one account, or one caller's keys): shared by all its sessions. */
 export interface ServiceInstance<D extends object = object> {
-  /** What this tenant's tool calls act with: its upstream client, pollers, guards. */
+  /** What this tenant's tools, resources and watchers act with: its upstream client, pollers, guards. */
   deps: D;
-  resources?: readonly ResourceDef[];
-  prompts?: readonly PromptDef<any>[];
-  /** Resources that change on their own and can be subscribed to. */
-  watch?: ResourceWatcher;
+  /**
+   * Built without the caller's key (per-user modes): every call answers the missing-key message and
+   * a subscription starts no poller (issue 18 item 6).
+   */
+  keyless?: boolean;
   /** How often a client should poll this service's tasks (tasks/get's pollInterval). */
   taskPollIntervalMs?: number;
   close(): Promise<void>;
@@ -141,7 +150,14 @@ export function loadService(service: ServiceDeclaration<any>): Promise<ServiceMo
   if (!load) return Promise.reject(new Error(`service ${service.name} declares neither its tools nor load()`));
   let loaded = loadedServices.get(service);
   if (!loaded) {
-    loaded = load().then(({ tools, create }) => ({ ...service, tools, create }));
+    loaded = load().then(({ tools, resources, prompts, watch, create }) => ({
+      ...service,
+      tools,
+      resources,
+      prompts,
+      watch,
+      create,
+    }));
     loadedServices.set(service, loaded);
   }
   return loaded;

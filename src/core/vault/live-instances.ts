@@ -1,4 +1,3 @@
-import type { ResourceDef, ResourceWatcher } from "../service/resources.js";
 import type { ServiceInstance } from "../service/service.js";
 
 /** How long a replaced instance (a key rotated or unlinked) stays open for the calls still using it. */
@@ -6,9 +5,9 @@ const RETIRE_AFTER_MS = 10 * 60_000;
 
 /**
  * One tenant's service instances when its keys can change while it runs (MCP_CREDENTIALS=linked):
- * a key linked, rotated or unlinked replaces that service's instance. Tools reach the current one
- * through the tenant's scope map (updated here); resources and watchers are delegates that ask
- * for the current instance on every read, so a 2025 session opened before the link sees the key.
+ * a key linked, rotated or unlinked replaces that service's instance. Tools, resources and watchers
+ * ask for the current one (`current`) on every call, read and subscription, so a 2025 session
+ * opened before the link sees the key.
  */
 export class LiveInstances {
   private readonly retired = new Set<ServiceInstance>();
@@ -21,7 +20,6 @@ export class LiveInstances {
 
   constructor(
     private readonly instances: Map<string, ServiceInstance>,
-    private readonly scope: Map<string, object>,
     initialKeys: Record<string, string | undefined>,
     private readonly create: (service: string, key: string | undefined) => ServiceInstance,
   ) {
@@ -35,7 +33,6 @@ export class LiveInstances {
       const previous = this.instances.get(service)!;
       const next = this.create(service, keys[service]);
       this.instances.set(service, next);
-      this.scope.set(service, next.deps);
       this.retired.add(previous);
       setTimeout(
         () => this.retired.delete(previous) && void previous.close().catch(() => undefined),
@@ -45,40 +42,9 @@ export class LiveInstances {
     this.keys = { ...keys };
   }
 
-  /** Resource definitions that read through whichever instance is current. */
-  resources(): ResourceDef[] {
-    return [...this.instances.entries()].flatMap(([service, first]) =>
-      (first.resources ?? []).map((def, index) => {
-        const now = () => this.instances.get(service)!.resources![index];
-        const fresh = async () => {
-          await this.refresh();
-          return now();
-        };
-        return {
-          ...def,
-          read: async (uri, variables, signal) => (await fresh()).read(uri, variables, signal),
-          list: def.list && (async (signal: AbortSignal) => (await fresh()).list!(signal)),
-          complete:
-            def.complete &&
-            Object.fromEntries(
-              Object.keys(def.complete).map((name) => [
-                name,
-                async (value: string) => (await fresh()).complete![name](value),
-              ]),
-            ),
-        } satisfies ResourceDef;
-      }),
-    );
-  }
-
-  watchers(): ResourceWatcher[] {
-    return [...this.instances.entries()]
-      .filter(([, i]) => i.watch)
-      .map(
-        ([service]) =>
-          (uri, onChange) =>
-            this.instances.get(service)!.watch?.(uri, onChange),
-      );
+  /** The service's instance in use now (resources and watchers read with its deps). */
+  current(service: string): ServiceInstance | undefined {
+    return this.instances.get(service);
   }
 
   async close(): Promise<void> {

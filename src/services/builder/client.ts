@@ -31,31 +31,62 @@ export interface ListProjectsQuery {
 /**
  * One typed method per build-service operation (paths per the two build spec files): the projects,
  * the agent, deployments, versions, secrets, domain and database reads here; every other area in
- * its own client under api/, reached as a property (`client.groups.createGroup(...)`).
+ * its own client under api/, reached as a property (`client.groups.createGroup(...)`), made on first use.
  */
 export class BuildClient {
-  readonly billing: BillingClient;
-  readonly database: DatabaseClient;
-  readonly figma: FigmaClient;
-  readonly files: FilesClient;
-  readonly github: GithubClient;
-  readonly groups: GroupsClient;
-  readonly logsAndDiff: LogsAndDiffClient;
-  readonly projectAdmin: ProjectAdminClient;
-  readonly transfer: TransferClient;
-  readonly webhooks: WebhooksClient;
+  private _billing?: BillingClient;
+  private _database?: DatabaseClient;
+  private _figma?: FigmaClient;
+  private _files?: FilesClient;
+  private _github?: GithubClient;
+  private _groups?: GroupsClient;
+  private _logsAndDiff?: LogsAndDiffClient;
+  private _projectAdmin?: ProjectAdminClient;
+  private _transfer?: TransferClient;
+  private _webhooks?: WebhooksClient;
 
-  constructor(readonly http: UpstreamClient) {
-    this.billing = new BillingClient(http);
-    this.database = new DatabaseClient(http);
-    this.figma = new FigmaClient(http);
-    this.files = new FilesClient(http);
-    this.github = new GithubClient(http);
-    this.groups = new GroupsClient(http);
-    this.logsAndDiff = new LogsAndDiffClient(http);
-    this.projectAdmin = new ProjectAdminClient(http);
-    this.transfer = new TransferClient(http);
-    this.webhooks = new WebhooksClient(http);
+  constructor(readonly http: UpstreamClient) {}
+
+  // Each area's client is made on its first call: most tenants never reach most areas.
+  get billing(): BillingClient {
+    this._billing ??= new BillingClient(this.http);
+    return this._billing;
+  }
+  get database(): DatabaseClient {
+    this._database ??= new DatabaseClient(this.http);
+    return this._database;
+  }
+  get figma(): FigmaClient {
+    this._figma ??= new FigmaClient(this.http);
+    return this._figma;
+  }
+  get files(): FilesClient {
+    this._files ??= new FilesClient(this.http);
+    return this._files;
+  }
+  get github(): GithubClient {
+    this._github ??= new GithubClient(this.http);
+    return this._github;
+  }
+  get groups(): GroupsClient {
+    this._groups ??= new GroupsClient(this.http);
+    return this._groups;
+  }
+  get logsAndDiff(): LogsAndDiffClient {
+    this._logsAndDiff ??= new LogsAndDiffClient(this.http);
+    return this._logsAndDiff;
+  }
+  get projectAdmin(): ProjectAdminClient {
+    this._projectAdmin ??= new ProjectAdminClient(this.http);
+    return this._projectAdmin;
+  }
+  get transfer(): TransferClient {
+    this._transfer ??= new TransferClient(this.http);
+    return this._transfer;
+  }
+  get webhooks(): WebhooksClient {
+    this._webhooks ??= new WebhooksClient(this.http);
+    return this._webhooks;
   }
 
   getAccount(signal?: AbortSignal) {

@@ -66,6 +66,9 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
       ...(on("build_groups") ? groupTools() : []),
       ...(on("build_admin") ? projectAdminTools() : []),
     ]),
+  resources: (s) => [...builderResources(), viewResource(buildConsole(s.BUILD_API_BASE_URL))],
+  prompts: builderPrompts,
+  watch: projectWatcher,
   create(s, host) {
     const keyHeader = s.BUILD_API_KEY_HEADER;
     const header =
@@ -97,9 +100,6 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
     };
     return {
       deps,
-      resources: [...builderResources(client), viewResource(buildConsole(s.BUILD_API_BASE_URL))],
-      prompts: builderPrompts,
-      watch: projectWatcher(deps.projectPoller),
       taskPollIntervalMs: s.BUILD_POLL_INTERVAL_MS,
       close: () => http.close(),
     };

@@ -1,5 +1,5 @@
-import type { Poller } from "../../core/upstream/poller.js";
 import type { ResourceWatcher } from "../../core/service/resources.js";
+import type { BuildDeps } from "./deps.js";
 import type { ProjectDetails } from "./schemas.js";
 
 /** Any id create or launch returned: a suffixed one can be longer than the 35 characters a new id may have. */
@@ -19,23 +19,21 @@ function fingerprint(p: ProjectDetails): string {
   ]);
 }
 
-/** Watches build://projects/{projectId} through the shared project poller. */
-export function projectWatcher(poller: Poller<ProjectDetails>): ResourceWatcher {
-  return (uri, onChange) => {
-    const m = PROJECT_URI.exec(uri);
-    if (!m) return undefined;
-    let last: string | undefined;
-    let projectId: string;
-    try {
-      projectId = decodeURIComponent(m[1]);
-    } catch {
-      return undefined;
-    }
-    return poller.follow(projectId, (result) => {
-      if (result.value === undefined) return;
-      const now = fingerprint(result.value);
-      if (last !== undefined && now !== last) onChange();
-      last = now;
-    });
-  };
-}
+/** Watches build://projects/{projectId} through the subscribing tenant's shared project poller. */
+export const projectWatcher: ResourceWatcher<BuildDeps> = (uri, onChange, { projectPoller }) => {
+  const m = PROJECT_URI.exec(uri);
+  if (!m) return undefined;
+  let last: string | undefined;
+  let projectId: string;
+  try {
+    projectId = decodeURIComponent(m[1]);
+  } catch {
+    return undefined;
+  }
+  return projectPoller.follow(projectId, (result) => {
+    if (result.value === undefined) return;
+    const now = fingerprint(result.value);
+    if (last !== undefined && now !== last) onChange();
+    last = now;
+  });
+};

@@ -13,21 +13,20 @@ import type { DronesSettings } from "./index.js";
 /** The drones service's tools and client (index.ts declares the service). */
 export const dronesImplementation: ServiceImplementation<DronesSettings, DronesDeps> = {
   tools: () => [...fleetTools(), ...recordTools(), ...keyTools()],
+  resources: () => [
+    ...dronesResources(),
+    viewResource({
+      file: "fleet-map",
+      title: "Fleet map",
+      description:
+        "Every drone on a map, coloured by status, sized by battery; the nearest ones and open alerts marked",
+    }),
+  ],
+  prompts: dronesPrompts,
   create(s, host) {
     const http = host.upstream({ baseUrl: s.DRONES_API_BASE_URL, ...bearerAuth(s.DRONES_API_KEY) });
-    const client = new DronesClient(http);
     return {
-      deps: { client },
-      resources: [
-        ...dronesResources(client),
-        viewResource({
-          file: "fleet-map",
-          title: "Fleet map",
-          description:
-            "Every drone on a map, coloured by status, sized by battery; the nearest ones and open alerts marked",
-        }),
-      ],
-      prompts: dronesPrompts,
+      deps: { client: new DronesClient(http) },
       close: () => http.close(),
     };
   },

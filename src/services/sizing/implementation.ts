@@ -11,21 +11,19 @@ import type { SizingSettings } from "./index.js";
 /** The sizing service's tools and client (index.ts declares the service). */
 export const sizingImplementation: ServiceImplementation<SizingSettings, SizingDeps> = {
   tools: () => sizingTools(),
+  resources: () => [
+    ...sizingResources(),
+    viewResource({
+      file: "fit-card",
+      title: "Fit card",
+      description: "The item's size chart with the person's measurements on it, the recommended and alternative sizes",
+    }),
+  ],
+  prompts: sizingPrompts,
   create(s, host) {
     const http = host.upstream({ baseUrl: s.SIZING_API_BASE_URL, ...bearerAuth(s.SIZING_API_KEY) });
-    const client = new SizingClient(http);
     return {
-      deps: { client },
-      resources: [
-        ...sizingResources(client),
-        viewResource({
-          file: "fit-card",
-          title: "Fit card",
-          description:
-            "The item's size chart with the person's measurements on it, the recommended and alternative sizes",
-        }),
-      ],
-      prompts: sizingPrompts,
+      deps: { client: new SizingClient(http) },
       close: () => http.close(),
     };
   },
