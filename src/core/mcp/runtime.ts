@@ -60,7 +60,7 @@ export function taskTool(rt: TenantRuntime, def: ToolDef<any, any>): TaskTool {
     def,
     toolHost: rt.toolHost,
     logger: rt.logger,
-    pin: rt.pin,
+    pin: () => rt.pin(),
     resourcesChanged: () => rt.changes.resourcesChanged(),
   };
 }
