@@ -694,17 +694,26 @@ function render(r) {
           "n/a (no goal)",
         ],
         [
-          `RSS growth per new tenant (KB; ${tn.tenantsBuilt} built, ${fmt(tn.rssMb.before, 0)} -> ` +
-            `${fmt(tn.rssMb.after, 0)} MB)`,
+          `RSS growth per new tenant, at the cap (KB; ${tn.tenantsBuilt} built, ${tn.tenantsLive} kept, ` +
+            `${fmt(tn.rssMb.before, 0)} -> ${fmt(tn.rssMb.atCap, 0)} MB after 5 s idle)`,
           fmt(tn.kbPerTenant, 0),
           "",
           "",
           "<= 40",
           tn.goals.memory.met ? "yes" : "NO",
         ],
+        [
+          `  first method: over the A B B A blocks alone (KB; ${tn.blocks.tenants} built, ` +
+            `${fmt(tn.rssMb.before, 0)} -> ${fmt(tn.rssMb.afterBlocks, 0)} MB)`,
+          fmt(tn.blocks.kbPerTenant, 0),
+          "",
+          "",
+          "-",
+          "n/a (see README)",
+        ],
       ],
     );
-    const errors = tn.newTenant.errors + tn.known.errors;
+    const errors = tn.newTenant.errors + tn.known.errors + (tn.fillErrors ?? 0);
     if (errors) out += `   errors: ${errors}\n`;
   } else if (tn) out += `\n8. Tenants: ERROR ${tn.error}\n`;
 
