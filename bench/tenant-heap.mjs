@@ -1,7 +1,9 @@
 // What an idle tenant keeps on the heap (bench/README.md row 8): one replica as in bench/tenants.mjs,
 // a heap snapshot (`--heapsnapshot-signal`, which collects garbage first) after FROM new tenants
 // and another after TO, and the live heap's growth per tenant between them, grouped by constructor.
-//   node bench/tenant-heap.mjs [--cli dist/cli.js] [--from 200] [--to 1200] [--top 20]
+// Each new tenant sends one tools/list, or with --call one tools/call of that tool (its upstream is a
+// closed port: the call fails, having made the tenant's service instance).
+//   node bench/tenant-heap.mjs [--cli dist/cli.js] [--from 200] [--to 1200] [--top 20] [--call build_get_account]
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +12,13 @@ import { serviceVariables } from "../scripts/from-src.mjs";
 import { CLI, modernRequest, sleep, spawnUntil, stopChild } from "./lib.mjs";
 
 const { values } = parseArgs({
-  options: { cli: { type: "string" }, from: { type: "string" }, to: { type: "string" }, top: { type: "string" } },
+  options: {
+    cli: { type: "string" },
+    from: { type: "string" },
+    to: { type: "string" },
+    top: { type: "string" },
+    call: { type: "string" },
+  },
 });
 const cli = values.cli ?? CLI;
 const from = Number(values.from ?? 200);
@@ -40,7 +48,9 @@ const { child, match } = await spawnUntil(
   },
 );
 const url = match[1];
-const list = modernRequest("tools/list", {});
+const list = values.call
+  ? modernRequest("tools/call", { name: values.call, arguments: {} })
+  : modernRequest("tools/list", {});
 let built = 0;
 async function newTenants(until) {
   await Promise.all(
@@ -52,7 +62,7 @@ async function newTenants(until) {
           body: list.body,
         });
         await res.text();
-        if (res.status !== 200) throw new Error(`tools/list answered ${res.status}`);
+        if (res.status !== 200) throw new Error(`${values.call ?? "tools/list"} answered ${res.status}`);
       }
     }),
   );
@@ -106,7 +116,10 @@ try {
   const b = await snapshot();
   const health = await (await fetch(`${url}/healthz`)).json();
   const n = to - from;
-  console.log(`${cli}: ${health.tenants} tenants live; heap kept per tenant ${((b.total - a.total) / n).toFixed(0)} B`);
+  const kept = ((b.total - a.total) / n).toFixed(0);
+  console.log(
+    `${cli} (${values.call ?? "tools/list"}): ${health.tenants} tenants live; heap kept per tenant ${kept} B`,
+  );
   const rows = [...b.groups]
     .map(([key, g]) => {
       const old = a.groups.get(key) ?? { size: 0, count: 0 };

@@ -2,7 +2,7 @@ import { credentialHeader, type Config } from "../config.js";
 import type { Egress } from "../core/base/egress.js";
 import type { Logger } from "../core/base/logger.js";
 import type { ServiceInstance, ServiceModule } from "../core/service/service.js";
-import type { PollerFactory } from "../core/upstream/poller.js";
+import type { Poller, PollerFactory } from "../core/upstream/poller.js";
 import { type PoolCache, UpstreamClient } from "../core/upstream/upstream.js";
 
 /** Builds a service for one tenant: with its key (per-user modes) or the configured one. */
@@ -41,11 +41,18 @@ export function instanceMaker(
           pools,
           missingKey,
         }),
-      createPoller: (namespace, fetch, options) => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options),
+      createPoller: (namespace, fetch, options) =>
+        firstFollow(() => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options)),
     });
     // Without the caller's key nothing can be read: a subscription starts no poller (issue 18 item 6).
     return missingKey ? { ...instance, keyless: true } : instance;
   };
+}
+
+/** A poller made when first followed: most tenants never wait on, nor subscribe to, anything. */
+function firstFollow<T>(make: () => Poller<T>): Poller<T> {
+  let poller: Poller<T> | undefined;
+  return { follow: (key, listener) => (poller ??= make()).follow(key, listener) };
 }
 
 function missingKeyMessage(module: ServiceModule<any>, config: Config): string {
