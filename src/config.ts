@@ -604,10 +604,16 @@ export function configuredServices(
 /** Stands in for the key in caller mode's settings; each tenant's runtime replaces it with the caller's. */
 export const CALLER_KEY = "(supplied by each caller)";
 
+/**
+ * The configuration is parsed once per start, before the first answer: zod's JIT (a parser compiled
+ * with `new Function` per object schema, which pays off over many parses) would be made for one use.
+ */
+const ONCE = { jitless: true } as const;
+
 /** Parses one service's variables; an error names the variable. */
 export function serviceSettings(service: ServiceDeclaration<any>, env: NodeJS.ProcessEnv): Record<string, unknown> {
   const values = Object.fromEntries(service.env.map((v) => [v.name, nonEmpty(env[v.name])]));
-  const result = service.settings.safeParse(values);
+  const result = service.settings.safeParse(values, ONCE);
   if (result.success) return result.data as Record<string, unknown>;
   const issue = result.error.issues[0];
   const name = String(issue.path[0] ?? service.apiKeyVar);
@@ -692,7 +698,7 @@ function httpUrlSetting(name: string) {
 }
 
 function check<T extends z.ZodType>(schema: T, raw: unknown, names: Record<string, string>): z.infer<T> {
-  const result = schema.safeParse(raw);
+  const result = schema.safeParse(raw, ONCE);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = String(issue.path[0] ?? "");
