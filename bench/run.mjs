@@ -503,6 +503,10 @@ function render(r) {
           "churn RSS growth: 2 s later / peak / from 1,000 to the end (MB)",
           `${fmt(h.churn.growthMb)} / ${fmt(h.churn.peakGrowthMb)} / ${fmt(h.churn.growthAfterFirstThousandMb)}`,
         ],
+        [
+          "churn RSS growth counted from 1,000 warm-up cycles (the row's method before 2026-11-26 16:50 UTC)",
+          fmt(h.churn.growthFromFirstThousandWarmupMb),
+        ],
         ["sessions still open afterwards (/healthz)", h.churn.openSessionsAfter ?? "-"],
       ],
     );
