@@ -54,8 +54,11 @@ const startTask = async (url: string, name: string, args: Json, headers: Record<
 
 /**
  * Starts `build_launch_project {wait: true}` as a task through the balancer and waits until the
- * upstream confirmed the launch (the task's status line says so): the replica following it, and
- * the launch count before, for a test that then stops that replica.
+ * task follows the agent run (its status line is the wait's "Agent running · …"): the launch was
+ * confirmed and its checkpoint saved before that line. "Project … created" comes just before the
+ * checkpoint is written; a replica stopped in between leaves a task without one, which another
+ * replica rightly does not adopt before the request's deadline. Returns the replica following
+ * it, and the launch count before, for a test that then stops that replica.
  */
 async function launchConfirmed(cluster: TestCluster, projectId: string) {
   const before = await hitsOf(cluster, `POST ${API}/projects/launch`);
@@ -70,7 +73,7 @@ async function launchConfirmed(cluster: TestCluster, projectId: string) {
     async () =>
       (await rpc2026(cluster.url, "tasks/get", { taskId: task.taskId }, { capabilities: TASKS })).body.result
         ?.statusMessage ?? "",
-    (m) => /Agent|created/.test(m),
+    (m) => /^Agent running/.test(m),
   );
   return { before, task, follower };
 }
