@@ -214,19 +214,19 @@ export async function retryStart<T>(start: () => Promise<T>, attempts = 3): Prom
 type Json = Record<string, any>;
 
 /**
- * One raw 2026-07-28 request over HTTP (envelope in `_meta`, the standard headers), answered as
- * JSON or SSE: for what an SDK client does not expose, such as one task's tasks/get from anywhere.
+ * A raw 2026-07-28 request: the envelope in `_meta` (after any `_meta` the params bring), the
+ * standard headers with `Mcp-Name` from the params' name, uri or task id, then `options.headers`.
  */
-export async function rpc2026(
-  url: string,
+export function request2026(
   method: string,
   params: Json = {},
   options: { capabilities?: Json; headers?: Record<string, string> } = {},
-): Promise<{ status: number; body: Json }> {
+): { id: number; headers: Record<string, string>; body: string } {
   const name = params.name ?? params.uri ?? params.taskId;
+  const id = Math.floor(Math.random() * 1e9);
   const message = {
     jsonrpc: "2.0",
-    id: Math.floor(Math.random() * 1e9),
+    id,
     method,
     params: {
       ...params,
@@ -238,24 +238,35 @@ export async function rpc2026(
       },
     },
   };
-  const res = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": method,
-      ...(name !== undefined ? { "mcp-name": String(name) } : {}),
-      ...options.headers,
-    },
-    body: JSON.stringify(message),
-  });
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": method,
+    ...(name !== undefined ? { "mcp-name": String(name) } : {}),
+    ...options.headers,
+  };
+  return { id, headers, body: JSON.stringify(message) };
+}
+
+/**
+ * One raw 2026-07-28 request over HTTP (`request2026`), answered as JSON or SSE: for what an SDK
+ * client does not expose, such as one task's tasks/get from anywhere.
+ */
+export async function rpc2026(
+  url: string,
+  method: string,
+  params: Json = {},
+  options: { capabilities?: Json; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: Json }> {
+  const { id, headers, body } = request2026(method, params, options);
+  const res = await fetch(url, { method: "POST", headers, body });
   const text = await res.text();
   if (res.headers.get("content-type")?.includes("text/event-stream")) {
     for (const line of text.split("\n")) {
       if (!line.startsWith("data:")) continue;
       const data = JSON.parse(line.slice(5)) as Json;
-      if (data.id === message.id) return { status: res.status, body: data };
+      if (data.id === id) return { status: res.status, body: data };
     }
     throw new Error(`no answer in the stream: ${text}`);
   }

@@ -4,7 +4,7 @@
 // could take every 2025 session slot. Two replicas on Redis (requests go to the first unless a test
 // says otherwise), per-user keys, small caps. Issue 18 item 9: one pattern subscription per replica.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { connectHttp, ok, rpc2026, sleep, until } from "../harness.js";
+import { connectHttp, ok, request2026, rpc2026, sleep, until } from "../harness.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
 
 const INTERVAL = 200;
@@ -23,29 +23,12 @@ const uris = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => 
 /** A raw 2026-07-28 subscriptions/listen: its status and, when refused, the JSON-RPC error. A stream is cut at once. */
 async function listenRaw(url: string, resourceSubscriptions: string[], headers: Record<string, string> = {}) {
   const controller = new AbortController();
+  const listen = request2026("subscriptions/listen", { notifications: { resourceSubscriptions } }, { headers });
   const res = await fetch(url, {
     method: "POST",
     signal: controller.signal,
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "subscriptions/listen",
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "subscriptions/listen",
-      params: {
-        notifications: { resourceSubscriptions },
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientInfo": { name: "flood", version: "1.0.0" },
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
+    headers: listen.headers,
+    body: listen.body,
   });
   if (res.headers.get("content-type")?.includes("event-stream")) {
     controller.abort();

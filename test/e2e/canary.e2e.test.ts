@@ -19,6 +19,7 @@ import {
   connectHttp,
   connectStdio,
   MODERN,
+  request2026,
   sandboxEnv,
   sleep,
   spawnHttpServer,
@@ -198,34 +199,13 @@ async function rpc(
   col: Collector,
   label: string,
 ): Promise<Json> {
-  const id = Math.floor(Math.random() * 1e9);
-  const message = {
-    jsonrpc: "2.0",
-    id,
+  const request = request2026(
     method,
-    params: {
-      ...params,
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "canary-raw", version: "1.0.0" },
-        "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS]: {} } },
-        [LOG_LEVEL_META_KEY]: "debug",
-      },
-    },
-  };
-  const name = params.name ?? params.taskId;
-  const res = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      authorization: `Bearer ${token}`,
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": method,
-      ...(name !== undefined ? { "mcp-name": String(name) } : {}),
-    },
-    body: JSON.stringify(message),
-  });
+    { ...params, _meta: { [LOG_LEVEL_META_KEY]: "debug" } },
+    { capabilities: { extensions: { [TASKS]: {} } }, headers: { authorization: `Bearer ${token}` } },
+  );
+  const { id } = request;
+  const res = await fetch(url, { method: "POST", headers: request.headers, body: request.body });
   const body = await res.text();
   col.record(`${label} ${method} raw answer`, body);
   const messages = res.headers.get("content-type")?.includes("text/event-stream")

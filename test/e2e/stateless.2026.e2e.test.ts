@@ -4,7 +4,7 @@
 // instance that registers nothing still answers with the server's whole description.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { rpc2026, sandboxEnv, spawnHttpServer, testSandbox, type HttpServerProcess } from "../harness.js";
+import { request2026, rpc2026, sandboxEnv, spawnHttpServer, testSandbox, type HttpServerProcess } from "../harness.js";
 
 type Json = Record<string, any>;
 
@@ -18,24 +18,9 @@ async function exchange(
   capabilities: Json,
   logLevel?: string,
 ): Promise<Json[]> {
-  const id = Math.floor(Math.random() * 1e9);
-  const meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": { name: "stateless-test", version: "1.0.0" },
-    "io.modelcontextprotocol/clientCapabilities": capabilities,
-    ...(logLevel ? { "io.modelcontextprotocol/logLevel": logLevel } : {}),
-  };
-  const res = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": method,
-      ...(params.name ? { "mcp-name": params.name } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } }),
-  });
+  const meta = logLevel ? { "io.modelcontextprotocol/logLevel": logLevel } : undefined;
+  const { headers, body } = request2026(method, { ...params, _meta: meta }, { capabilities });
+  const res = await fetch(url, { method: "POST", headers, body });
   const text = await res.text();
   expect(res.status, text).toBe(200);
   if (!res.headers.get("content-type")?.includes("text/event-stream")) return [JSON.parse(text) as Json];

@@ -10,7 +10,7 @@ import { loadServices } from "../../src/services/registry.js";
 
 const services = await loadServices();
 import { allServicesConfig } from "../../scripts/manifest.js";
-import { rpc2026 } from "../harness.js";
+import { request2026, rpc2026 } from "../harness.js";
 import type { ServiceHost } from "../../src/core/service/service.js";
 
 class Closable {
@@ -171,24 +171,12 @@ describe("HTTP transport and closing tenants", () => {
     const listen = async (key: string) => {
       const abort = new AbortController();
       streams.push(abort);
-      const meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "tenants-test", version: "1.0.0" },
-        "io.modelcontextprotocol/clientCapabilities": {},
-      };
-      const params = { notifications: { resourcesListChanged: true }, _meta: meta };
-      const res = await fetch(url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2026-07-28",
-          "mcp-method": "subscriptions/listen",
-          "x-tenant": key,
-        },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "subscriptions/listen", params }),
-        signal: abort.signal,
-      });
+      const { headers, body } = request2026(
+        "subscriptions/listen",
+        { notifications: { resourcesListChanged: true } },
+        { headers: { "x-tenant": key } },
+      );
+      const res = await fetch(url, { method: "POST", headers, body, signal: abort.signal });
       expect(res.status).toBe(200);
     };
 

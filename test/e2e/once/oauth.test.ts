@@ -10,6 +10,7 @@ import type { Sandbox } from "../../../src/sandbox/index.js";
 import {
   call,
   ok,
+  request2026,
   sandboxEnv,
   spawnHttpServer,
   testSandbox,
@@ -179,25 +180,8 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
 
   /** One raw 2026-07-28 request with a bearer token (what the SDK client would send, minus its retries). */
   async function fetchWith(token: string, method: string, name?: string, args: Record<string, unknown> = {}) {
-    const params = {
-      ...(name ? { name, arguments: args } : {}),
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": {},
-      },
-    };
-    return fetch(publicUrl, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${token}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(name ? { "mcp-name": name } : {}),
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    });
+    const params = name ? { name, arguments: args } : {};
+    const { headers, body } = request2026(method, params, { headers: { authorization: `Bearer ${token}` } });
+    return fetch(publicUrl, { method: "POST", headers, body });
   }
 });
