@@ -134,7 +134,7 @@ describe("build service over stdio", () => {
 
     const status = await call(conn.client, "build_get_agent_status", { projectId: "e2e-launch" });
     expect(status.structuredContent).toMatchObject({ status: "done" });
-    expect(text(status)).toMatch(/The agent needs secrets that are not set: STRIPE_API_KEY/);
+    expect(text(status)).toMatch(/The agent asked for secrets the project.s details do not list: STRIPE_API_KEY/);
 
     const convo = await ok<{ conversation: Array<{ author: string; message: string }>; total: number }>(
       conn.client,

@@ -181,7 +181,7 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     });
     const set = await call(conn.client, "build_get_agent_status", { projectId: "keys-set" });
     expect(set.structuredContent).toMatchObject({ secretsMissing: [] });
-    expect(text(set)).not.toMatch(/needs secrets/);
+    expect(text(set)).not.toMatch(/asked for secrets/);
     const waited = await ok<{ message: string }>(conn.client, "build_wait", { projectId: "keys-set", until: "agent" });
     expect(waited.message).not.toMatch(/asked for secrets/);
 
@@ -191,11 +191,11 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
       wait: true,
     });
     expect(text(await call(conn.client, "build_get_agent_status", { projectId: "keys-unset" }))).toMatch(
-      /needs secrets that are not set: STRIPE_API_KEY/,
+      /asked for secrets the project.s details do not list: STRIPE_API_KEY/,
     );
     expect(
       (await ok<{ message: string }>(conn.client, "build_wait", { projectId: "keys-unset", until: "agent" })).message,
-    ).toMatch(/asked for secrets that are not set: STRIPE_API_KEY/);
+    ).toMatch(/asked for secrets the project.s details do not list: STRIPE_API_KEY/);
   });
 
   // Item 15: stopping nothing was "correct the argument".

@@ -1,7 +1,10 @@
-import { UpstreamError } from "../upstream/upstream.js";
+import { type RequestInfo, UpstreamError } from "../upstream/upstream.js";
 
-/** Per-service advice keyed by errorCode: what the caller should do next. */
-export type HintTable = Record<string, string>;
+/**
+ * Per-service advice keyed by errorCode: what the caller should do next. A function answers for
+ * the request that failed, when one code means different things on different endpoints.
+ */
+export type HintTable = Record<string, string | ((request: RequestInfo) => string)>;
 
 /** What errors.ts needs to know about each service to advise on its failures. */
 export interface ServiceAdvice {
@@ -47,7 +50,8 @@ function describeUpstream(err: UpstreamError, advice: ServiceAdvice | undefined,
 }
 
 function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?: string): string | undefined {
-  const specific = advice?.hints[err.code];
+  const hint = advice?.hints[err.code];
+  const specific = typeof hint === "function" ? hint(err.request) : hint;
   if (specific) return specific;
   const write = !err.request.idempotent;
   if (err.code === "CANCELLED") return "none; the call was cancelled.";

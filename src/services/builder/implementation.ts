@@ -5,6 +5,7 @@ import { viewResource, type ViewDecl } from "../../core/service/views.js";
 import { BuildClient } from "./client.js";
 import { CreditGuard } from "./credits.js";
 import type { BuildDeps } from "./deps.js";
+import { WrittenSecrets } from "./written-secrets.js";
 import type { BuildSettings } from "./index.js";
 import { builderPrompts } from "./prompts.js";
 import { builderResources } from "./resources.js";
@@ -97,6 +98,7 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
       ),
       pullPoller: host.createPoller("pull", (id, signal) => client.github.getPullStatus(id, signal), pollOptions),
       guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
+      writtenSecrets: new WrittenSecrets(),
     };
     return {
       deps,

@@ -43,6 +43,24 @@ const settings = z
     return { ...s, BUILD_POLL_INTERVAL_MS: poll };
   });
 
+/**
+ * §1.6: deploy and recover on a sleeping server charge START_SERVER (3) before this answer; for
+ * github/connect and github/pull the charge is not stated, nor for import ([RC] only handles the
+ * answer there; the simulator's charge is assumed, as for deploy).
+ */
+function serverNotReadyHint({ path }: { path: string }): string {
+  const unstated = /\/(github\/connect|github\/pull|import)$/.test(path);
+  const charge = unstated
+    ? "whether this answer charged START_SERVER (3 credits) is not stated for this endpoint " +
+      "(build_get_account shows the balance)"
+    : "START_SERVER (3 credits) is already spent";
+  return (
+    `the project's server was asleep and is being started: ${charge}. Do not retry blindly: follow the ` +
+    'start with build_wait { until: "server" } (or build_get_project until agentServerStatus Active, ' +
+    "2-4 min), then call again once (that call charges the operation itself, if it has a price)."
+  );
+}
+
 export const BUILD_HINTS: HintTable = {
   INSUFFICIENT_CREDITS:
     "the balance is too low: check build_get_account and build_get_credit_costs, and top up before retrying.",
@@ -87,10 +105,7 @@ export const BUILD_HINTS: HintTable = {
     'an agent run is active: wait for it with build_wait { until: "agent" } or stop it with build_stop_agent.',
   DEPLOYMENT_RUNNING: 'a deployment is running: wait for it with build_wait { until: "deployment" }.',
   RECOVERY_RUNNING: 'a version recovery is running: wait for it with build_wait { until: "versionRecovery" }.',
-  SERVER_NOT_READY:
-    "the project's server was asleep and is being started: START_SERVER (3 credits) is already spent. " +
-    'Do not retry blindly: follow the start with build_wait { until: "server" } (or build_get_project until ' +
-    "agentServerStatus Active, 2-4 min), then call again once (that call charges the operation itself).",
+  SERVER_NOT_READY: serverNotReadyHint,
   SANDBOX_NOT_REACHABLE:
     'the project\'s app did not answer. If Details say reason "starting", wait a minute and call again; ' +
     'if "app_error", the app is broken and waiting will not help: send the agent a prompt to fix it ' +

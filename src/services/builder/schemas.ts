@@ -243,17 +243,22 @@ export const launchResult = z.looseObject({
       message: z.string().optional(),
     })
     .optional(),
+  // §3: [C] documents {step, errorCode, errorMessage}; [RC] types items {step?, message?, endpoint?}.
   warnings: z
     .array(
       z.looseObject({
         step: z.string().optional(),
         errorCode: z.string().optional(),
         errorMessage: z.string().optional(),
+        message: z.string().optional(),
+        endpoint: z.string().optional(),
       }),
     )
     .optional(),
   wait: waitResult.optional().describe("present with wait: true"),
 });
+
+export type LaunchResult = z.infer<typeof launchResult>;
 
 /** §7: `_id` is for recover, `commitSha` for version-diff; no lookup exists between them. */
 export const version = z.looseObject({

@@ -18,6 +18,7 @@ import {
 import { githubPullTracker, rebuildTracker } from "./trackers.js";
 import type { RebuildStatus } from "./api/files.js";
 import type { PullStatus } from "./api/github.js";
+import type { WrittenSecrets } from "./written-secrets.js";
 
 export { latestAgentMessage };
 
@@ -25,6 +26,8 @@ export type Until = WaitResult["until"];
 
 export interface WaitDeps {
   client: BuildClient;
+  /** What build_set_secret just wrote, which the cached details may not show yet. */
+  writtenSecrets: WrittenSecrets;
   /** Shared per-project pollers: one upstream request per project and interval, whoever waits. */
   agentPoller: Poller<AgentStatus>;
   projectPoller: Poller<ProjectDetails>;
@@ -50,8 +53,23 @@ export function secretsNeeded(
     .map(([name, v]) => ({ name, description: v.description }));
 }
 
-export function secretNames(p: Pick<ProjectDetails, "secrets">): Set<string> {
-  return new Set((p.secrets ?? []).map((x) => x.secretName));
+/** The project's secret names: those its details list, and those this server just wrote to it. */
+export function secretNames(p: Pick<ProjectDetails, "secrets" | "projectId">, written: WrittenSecrets): Set<string> {
+  const names = written.of(p.projectId);
+  for (const x of p.secrets ?? []) names.add(x.secretName);
+  return names;
+}
+
+/**
+ * What to do about secrets a run asked for that the details do not list. Never a plain "set it":
+ * the details can lag behind a write made elsewhere, and a second secret of one name is not stated.
+ */
+export function missingSecretsAdvice(names: string[]): string {
+  return (
+    `The agent asked for secrets the project's details do not list: ${names.join(", ")}. If one was set ` +
+    "in the last few seconds (the details are cached briefly), do not set it again: a second secret of " +
+    "one name is not defined. Otherwise set it with build_set_secret; it reaches the next run (prompt again)."
+  );
 }
 
 function agentLine(status: AgentStatus, elapsedMs: number, line: string): string {
@@ -223,7 +241,7 @@ export async function waitFor(
     polls: outcome.polls,
     message:
       summarize(until, outcome.outcome, outcome.failureMessage, timeoutSeconds, follow) +
-      (until === "agent" ? missingSecretsLine(outcome.state as AgentStatus, project) : ""),
+      (until === "agent" ? missingSecretsLine(outcome.state as AgentStatus, project, deps.writtenSecrets) : ""),
     ...(creditsSpent !== undefined ? { creditsSpent } : {}),
     ...(lastStatus ? { lastStatus } : {}),
     // A long build is followed by a call a minute for up to 40 minutes: each answer stays short.
@@ -245,12 +263,9 @@ function finishedLine(p: ProjectDetails, elapsedMs: number, credits: number | un
 }
 
 /** §4: the secrets the run asked for, checked against the details' secrets (isProvided is not reliable). */
-function missingSecretsLine(status: AgentStatus | undefined, p: ProjectDetails): string {
-  const missing = secretsNeeded(status?.realtimeConversation, secretNames(p));
-  return missing.length
-    ? ` The agent asked for secrets that are not set: ${missing.map((m) => m.name).join(", ")} (set them with ` +
-        "build_set_secret, then prompt again)."
-    : "";
+function missingSecretsLine(status: AgentStatus | undefined, p: ProjectDetails, written: WrittenSecrets): string {
+  const missing = secretsNeeded(status?.realtimeConversation, secretNames(p, written));
+  return missing.length ? ` ${missingSecretsAdvice(missing.map((m) => m.name))}` : "";
 }
 
 /**

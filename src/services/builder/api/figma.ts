@@ -33,12 +33,16 @@ export class FigmaClient {
     });
   }
 
-  /** verify=true makes a live Figma call that counts against the account's 10 checks per minute. */
+  /**
+   * verify=true makes a live Figma call that counts against the account's 10 checks per minute
+   * (§13): never retried, so one call is one check.
+   */
   getStatus(projectId: string, verify: boolean | undefined, signal?: AbortSignal) {
     return this.http.request<FigmaStatus>({
       method: "GET",
       path: `${project(projectId)}/figma/status`,
       query: verify === undefined ? undefined : { verify },
+      ...(verify ? { retries: 0 } : {}),
       signal,
     });
   }

@@ -24,6 +24,7 @@ import { isObject } from "../../../core/base/json.js";
 import {
   followHint,
   latestAgentMessage,
+  missingSecretsAdvice,
   resumeWait,
   secretNames,
   secretsNeeded,
@@ -146,7 +147,10 @@ export function agentTools() {
         // §4: isProvided is practically always false: a name asked for is missing unless the details list it.
         const asked = secretsNeeded(messages);
         const secretsMissing = asked.length
-          ? secretsNeeded(messages, secretNames(await ctx.deps.client.getProject(projectId, ctx.signal)))
+          ? secretsNeeded(
+              messages,
+              secretNames(await ctx.deps.client.getProject(projectId, ctx.signal), ctx.deps.writtenSecrets),
+            )
           : undefined;
         const withSecrets = { ...status, ...(secretsMissing ? { secretsMissing } : {}) };
         if (messages.length <= MAX_MESSAGES) return withSecrets;
@@ -165,14 +169,12 @@ export function agentTools() {
         if (last?.message)
           lines.push(`Latest agent message (${last.messageType ?? "regular"}): "${trimLine(last.message, 300)}"`);
         const needed = st.secretsMissing ?? [];
-        if (needed.length) {
-          const list = needed
-            .map((n) => `${n.name}${n.description ? ` ("${trimLine(n.description, 80)}")` : ""}`)
-            .join(", ");
+        if (needed.length)
           lines.push(
-            `The agent needs secrets that are not set: ${list}. Set them with build_set_secret, then prompt again.`,
+            missingSecretsAdvice(
+              needed.map((n) => `${n.name}${n.description ? ` ("${trimLine(n.description, 80)}")` : ""}`),
+            ),
           );
-        }
         return lines.join("\n");
       },
     }),

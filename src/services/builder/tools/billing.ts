@@ -58,6 +58,8 @@ export function billingTools() {
         "a cap that spending is refused until the 1st.",
       toolset: "build_billing",
       kind: "write",
+      // §1.5: the same caps again leave the same end state.
+      idempotent: true,
       input: {
         projectId: s.projectId,
         maxDevelopmentCreditsPerMonth: cap("maxDevelopmentCreditsPerMonth"),

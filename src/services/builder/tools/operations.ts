@@ -272,6 +272,7 @@ export function operationTools() {
             ctx.signal,
           ),
         );
+        ctx.deps.writtenSecrets.add(projectId, secretName);
         return { ...data, projectId, secretName, environment: environment ?? "both" };
       },
       render: (r) => `Secret ${r.secretName} set on ${r.projectId} (${r.environment}); the value is not shown.`,

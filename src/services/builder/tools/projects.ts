@@ -19,14 +19,46 @@ export const AGENT_RUN_COST = {
   upTo: 60,
 };
 
-/** §3: each launch warning names the endpoint that retries its step; these are the tools for them. */
-const STEP_RETRY: Record<string, string> = {
-  agent: "build_start_agent (the same prompt)",
-  secrets: "build_set_secret",
-  creditLimits: "build_set_credit_limits",
-  figma: "build_connect_figma",
-  files: "build_upload_file, then build_start_agent's inputFiles",
+/**
+ * §3: each launch warning names the endpoint that retries its step; these are the tools for them,
+ * and what a retry after the run started cannot undo (secrets are written into the .env when a
+ * run starts, Figma must be connected before it, caps set later do not cover it).
+ */
+const STEP_RETRY: Record<string, { tool: string; late?: string }> = {
+  agent: { tool: "build_start_agent (the same prompt)" },
+  secrets: {
+    tool: "build_set_secret",
+    late: "a secret added now is not in the .env of the run already started; it reaches the next run only",
+  },
+  creditLimits: {
+    tool: "build_set_credit_limits",
+    late: "caps set now do not cover the run already started, which can spend up to 60 credits uncapped",
+  },
+  figma: {
+    tool: "build_connect_figma",
+    late: "Figma must be connected before a run: the run already started goes on without it",
+  },
+  files: {
+    tool: "build_upload_file, then build_start_agent's inputFiles",
+    late: "the run already started has no attachments; files reach only a run started with them",
+  },
 };
+
+type LaunchWarning = NonNullable<s.LaunchResult["warnings"]>[number];
+
+/** A launch warning in words, read defensively: [RC] shapes lack errorCode and errorMessage. */
+function warningLine(w: LaunchWarning, agentStarted: boolean): string {
+  const text = w.errorMessage ?? w.message;
+  const head =
+    `Step ${w.step ?? "(not named)"} did not happen${w.errorCode ? ` (${w.errorCode})` : ""}` +
+    `${text ? `: "${trimLine(text, 300)}"` : ""}${w.endpoint ? ` (the service names ${w.endpoint})` : ""}.`;
+  const retry = w.step ? STEP_RETRY[w.step] : undefined;
+  if (!retry) return head;
+  if (w.step !== "agent" && !agentStarted)
+    return `${head} Fix it with ${retry.tool} before build_start_agent, so the run gets it.`;
+  const late = agentStarted && retry.late ? ` Note: ${retry.late}.` : "";
+  return `${head} Retry only this step with ${retry.tool}.${late}`;
+}
 
 const listed = (projectId: string) => `call build_list_projects with search "${projectId}"`;
 /** A launch whose id is taken creates `<id>-` plus 2-6 letters or digits (reference §3): the check covers those. */
@@ -58,7 +90,8 @@ export function projectTools() {
       title: "Credit costs",
       description:
         "Price in credits of each paid build-service operation (CREATE_PROJECT, CREATE_DEPLOYMENT, " +
-        "...). Agent runs cost 10-40 credits as they run.",
+        "...). Agent runs are metered, not listed: typically 10-40 credits; a run that reaches its " +
+        "time budget costs a flat 50, or 60 on a healthy balance.",
       toolset: "build",
       kind: "read",
       input: {},
@@ -218,20 +251,15 @@ export function projectTools() {
         ];
         const agentStep = r.warnings?.find((w) => w.step === "agent");
         if (r.agent?.started === false) {
-          const reason = agentStep?.errorCode ? ` (${agentStep.errorCode})` : "";
+          const why = agentStep?.errorCode ?? agentStep?.errorMessage ?? agentStep?.message;
+          const reason = why ? ` (${trimLine(why, 200)})` : "";
           lines.push(
             `Agent NOT started${reason}. Next step: once the cause is fixed, call build_start_agent ` +
               `{ projectId: "${r.projectId}" } with the same prompt.`,
           );
         } else if (r.agent) lines.push(`Agent started (${r.agent.status ?? "init"}).`);
         for (const w of r.agent?.warnings ?? []) lines.push(`Agent warning: ${w}`);
-        for (const w of r.warnings ?? []) {
-          const retry = STEP_RETRY[w.step ?? ""];
-          lines.push(
-            `Step ${w.step} did not happen (${w.errorCode}): ` +
-              `"${trimLine(w.errorMessage, 300)}"${retry ? ` Retry only this step with ${retry}.` : ""}`,
-          );
-        }
+        for (const w of r.warnings ?? []) lines.push(warningLine(w, r.agent?.started === true));
         if (r.wait) lines.push(waitSummary(r.wait));
         else if (r.agent?.started)
           lines.push(`Follow it with ${followHint(String(r.projectId), "agent", String(r.startedAt))}.`);
