@@ -10,7 +10,7 @@ import { UpstreamError } from "../core/upstream/upstream.js";
 import { accountTools, type AccountDeps } from "../core/vault/account-tools.js";
 import type { Linking } from "../core/mcp/link-gate.js";
 import type { LiveInstances } from "../core/vault/live-instances.js";
-import { TicketSigner } from "../core/vault/tickets.js";
+import { type AttemptCounter, MemoryAttemptCounter, TicketSigner } from "../core/vault/tickets.js";
 import { MemoryVaultStore, Vault } from "../core/vault/vault.js";
 
 type RedisModule = typeof import("../core/state/redis.js");
@@ -22,6 +22,7 @@ type RedisModule = typeof import("../core/state/redis.js");
 export class LinkedKeys {
   readonly vault: Vault;
   readonly tickets: TicketSigner;
+  private readonly attempts: AttemptCounter;
   private readonly toolsetService: Map<string, ServiceModule<any>>;
 
   constructor(
@@ -41,8 +42,10 @@ export class LinkedKeys {
     const { redis, sealer } = options;
     this.vault = new Vault(redis ? new redis.module.RedisVaultStore(redis.state) : new MemoryVaultStore(), sealer);
     this.tickets = new TicketSigner(sealer.linkKey);
+    this.attempts = redis ? new redis.module.RedisAttemptCounter(redis.state) : new MemoryAttemptCounter();
     this.toolsetService = new Map(options.enabled.flatMap((m) => m.toolsets.map((t) => [t.id, m] as const)));
-    if (!redis)
+    if (redis) void warnWithoutAof(redis.state, options.logger);
+    else
       options.logger.warn(
         "MCP_CREDENTIALS=linked without MCP_STATE_URL: linked keys are kept in this process only " +
           "and are lost at restart (users link again)",
@@ -62,8 +65,22 @@ export class LinkedKeys {
     egress: Egress,
   ): { linking: Linking; account: AccountDeps; keys(): Record<string, string> } {
     let current: Record<string, string> = {};
+    // The store generation this replica first saw a key of this tenant in, and the services whose key
+    // vanished since under another generation: Redis restarted and lost them (docs/deployment.md).
+    let seenIn: string | undefined;
+    const lost = new Set<string>();
+    const generation = () => this.options.nonces.generation().catch(() => undefined);
     const refresh = async () => {
-      current = await this.vault.keys(owner);
+      const next = await this.vault.keys(owner);
+      const gone = Object.keys(current).filter((service) => !next[service]);
+      if (gone.length > 0) {
+        const now = await generation();
+        if (seenIn && now && now !== seenIn) for (const service of gone) lost.add(service);
+        seenIn = undefined;
+      }
+      if (Object.keys(next).length > 0 && !seenIn) seenIn = await generation();
+      for (const service of Object.keys(next)) lost.delete(service);
+      current = next;
       for (const key of Object.values(current)) egress.addConfigured(key);
       live.use(current);
       return current;
@@ -76,8 +93,10 @@ export class LinkedKeys {
           return module && { name: module.name, title: module.title };
         },
         ensure: async (service) => Boolean((await refresh())[service]),
-        link: (service, elicitationId) => {
-          const ticket = this.tickets.mint({ tenant: owner, service, elicitationId, who });
+        lost: (service) => lost.has(service),
+        link: async (service, elicitationId) => {
+          const generation = await this.options.nonces.generation();
+          const ticket = this.tickets.mint({ tenant: owner, service, elicitationId, who, generation });
           const url = new URL(`connect/${service}`, this.options.publicUrl);
           url.searchParams.set("ticket", ticket);
           return url.href;
@@ -102,6 +121,7 @@ export class LinkedKeys {
       services: this.options.enabled.map((m) => ({ name: m.name, title: m.title })),
       tickets: this.tickets,
       nonces: this.options.nonces,
+      attempts: this.attempts,
       vault: this.vault,
       verifyKey: (service, key, signal) => this.verifyKey(service, key, signal),
       logger,
@@ -138,4 +158,17 @@ export class LinkedKeys {
       await instance.close().catch(() => undefined);
     }
   }
+}
+
+/**
+ * Linked keys live in Redis only: without AOF a restart loses those linked since the last snapshot
+ * (all of them without one). Said at start; users whose key was lost are told on their next call.
+ */
+async function warnWithoutAof(state: RedisState, logger: Logger): Promise<void> {
+  const info = await state.cmd.info("persistence").catch(() => undefined);
+  if (info !== undefined && !/^aof_enabled:1/m.test(info))
+    logger.warn(
+      "MCP_CREDENTIALS=linked with a Redis that has no AOF (appendonly yes): a Redis restart loses the keys " +
+        "linked since its last snapshot, and their users are asked to link again (docs/deployment.md)",
+    );
 }

@@ -7,7 +7,7 @@ import { haveChromium, launchChromium } from "../browser.js";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort } from "../../scripts/cluster.mjs";
-import { call, rpc2026, text } from "../harness.js";
+import { call, rpc2026, text, until } from "../harness.js";
 import { connectWithOAuth, linkKeyInBrowser, REDIRECT_URI, TestOAuthProvider } from "../oauth/client.js";
 import { startIdp, type Idp } from "../oauth/idp.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
@@ -156,6 +156,47 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     expect(read.result.contents[0].text).toMatch(/credits/);
   });
 
+  it("refuses a used connect link after a Redis restart, keeps tickets out of nginx's log, says the key was lost", async ({
+    skip,
+  }) => {
+    if (!haveChromium) skip();
+    const [keyA, keyB] = cluster.sandbox!.accountKeys.build;
+    const alice = await user("alice-replay", "modern", keyA);
+    expect((await call(alice.client, "build_get_account")).isError).toBeFalsy();
+    const [link] = alice.links;
+    const headers = { authorization: `Bearer ${alice.provider.accessToken}` };
+    const account = (url: string) =>
+      rpc2026(url, "tools/call", { name: "build_get_account", arguments: {} }, { headers });
+    // Both replicas act with her key before the restart (so each knows she had one).
+    for (const replica of cluster.replicas) expect((await account(replica.url)).body.result?.isError).toBeFalsy();
+    // Mallory holds Alice's used link (a browser history, a log) and opens it with a fresh cookie.
+    const before = await openForm(link);
+    expect(before.status).toBe(200);
+    await cluster.redis.restart("SIGKILL");
+    for (const replica of cluster.replicas)
+      await until(
+        async () => (await replica.readyz()).status,
+        (s) => s === 200,
+        20_000,
+      );
+    // The form she opened before the restart, sent after it with another key: refused, nothing linked.
+    const posted = await postForm(link, before, keyB);
+    expect(posted.text).toMatch(/made before the server restarted its store/);
+    expect(posted.status).toBe(400);
+    // Opened again after the restart: refused at once.
+    const after = await openForm(link);
+    expect(after.status).toBe(400);
+    expect(after.text).toMatch(/made before the server restarted its store/);
+    const linked = await call(alice.client, "account_linked_services");
+    expect(JSON.stringify(linked.structuredContent)).not.toContain(keyB.slice(-4));
+    // Her next call (no URL mode here): her key was lost with Redis, and she is told to link it again.
+    const next = (await account(cluster.replicas[0].url)).body.result;
+    expect(next?.isError).toBe(true);
+    expect(next.content[0].text).toMatch(/no longer linked: the server's store restarted and lost it/);
+    expect(cluster.nginxLog!()).toMatch(/GET \/connect\/build /);
+    expect(cluster.nginxLog!()).not.toMatch(/ticket=/);
+  });
+
   it("keeps a linked key through a restart of every replica", async ({ skip }) => {
     if (!haveChromium) skip();
     const [keyA] = cluster.sandbox!.accountKeys.build;
@@ -176,3 +217,22 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
       for (const key of cluster.sandbox!.accountKeys.build) expect(replica.output()).not.toContain(key);
   });
 });
+
+/** A connect page opened with plain HTTP, as anyone holding the link can: its status, text, cookie and CSRF token. */
+async function openForm(link: string) {
+  const res = await fetch(link);
+  const text = await res.text();
+  const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
+  const csrf = /name="csrf" value="([^"]+)"/.exec(text)?.[1] ?? "";
+  return { status: res.status, text, cookie, csrf };
+}
+
+async function postForm(link: string, form: { cookie: string; csrf: string }, key: string) {
+  const url = new URL(link);
+  const res = await fetch(`${url.origin}${url.pathname}`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: form.cookie },
+    body: new URLSearchParams({ ticket: url.searchParams.get("ticket")!, csrf: form.csrf, key }),
+  });
+  return { status: res.status, text: await res.text() };
+}

@@ -39,7 +39,7 @@ describe("vault of linked keys", () => {
 
 describe("connect tickets", () => {
   const signer = new TicketSigner(new Sealer("s".repeat(32)).linkKey);
-  const fields = { tenant: "t_alice", service: "build", elicitationId: "e1", who: "alice" };
+  const fields = { tenant: "t_alice", service: "build", elicitationId: "e1", who: "alice", generation: "g1" };
 
   it("opens its own ticket, for its service, until it expires", () => {
     const now = Date.now();

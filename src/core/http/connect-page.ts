@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NonceStore } from "../tools/confirm.js";
 import type { Logger } from "../base/logger.js";
-import { TICKET_TTL_MS, type Ticket, type TicketSigner } from "../vault/tickets.js";
+import { type AttemptCounter, STALE_TICKET, TICKET_TTL_MS, type Ticket, type TicketSigner } from "../vault/tickets.js";
 import type { Vault } from "../vault/vault.js";
 
 export interface ConnectService {
@@ -16,6 +16,8 @@ export interface ConnectPageOptions {
   services: readonly ConnectService[];
   tickets: TicketSigner;
   nonces: NonceStore;
+  /** Keys tried per link, counted across replicas (at most MAX_ATTEMPTS checked upstream per link). */
+  attempts: AttemptCounter;
   vault: Vault;
   /** A cheap upstream read with the key: undefined when it works, else what to tell the user. */
   verifyKey(service: string, key: string, signal: AbortSignal): Promise<string | undefined>;
@@ -41,7 +43,6 @@ export function connectPages(
   const byName = new Map(options.services.map((s) => [s.name, s]));
   const secure = new URL(options.publicUrl).protocol === "https:";
   const publicOrigin = new URL(options.publicUrl).origin;
-  const attempts = new Map<string, number>();
 
   return async (req, res, url) => {
     const m = /^\/connect\/([a-z][a-z0-9_-]{0,31})$/.exec(url.pathname);
@@ -52,7 +53,7 @@ export function connectPages(
       return true;
     }
     if (req.method === "GET") {
-      const ticket = options.tickets.open(url.searchParams.get("ticket"), service.name);
+      const ticket = await current(options.tickets.open(url.searchParams.get("ticket"), service.name));
       if ("refused" in ticket) {
         send(res, 400, page("Link not valid", `<p role="alert">${esc(ticket.refused)}</p>`));
         return true;
@@ -77,6 +78,15 @@ export function connectPages(
     return true;
   };
 
+  /**
+   * The ticket while its store generation is the current one. Checked on the page and before the key
+   * is checked upstream; the single-use consume below is the authoritative check.
+   */
+  async function current(ticket: Ticket | { refused: string }): Promise<Ticket | { refused: string }> {
+    if ("refused" in ticket) return ticket;
+    return ticket.generation === (await options.nonces.generation()) ? ticket : { refused: STALE_TICKET };
+  }
+
   async function submit(req: IncomingMessage, res: ServerResponse, service: ConnectService): Promise<void> {
     // A form posted from anywhere but this server's own page is refused (with the CSRF token below).
     const origin = req.headers.origin;
@@ -85,7 +95,7 @@ export function connectPages(
     const body = await readForm(req);
     if (!body) return send(res, 413, page("Too large", '<p role="alert">The form was too large.</p>'));
     const raw = body.get("ticket");
-    const ticket = options.tickets.open(raw, service.name);
+    const ticket = await current(options.tickets.open(raw, service.name));
     if ("refused" in ticket)
       return send(res, 400, page("Link not valid", `<p role="alert">${esc(ticket.refused)}</p>`));
     const cookie = cookieOf(req);
@@ -100,10 +110,7 @@ export function connectPages(
         ),
       );
     }
-    const tries = (attempts.get(ticket.nonce) ?? 0) + 1;
-    attempts.set(ticket.nonce, tries);
-    if (attempts.size > 10_000) attempts.delete(attempts.keys().next().value!);
-    if (tries > MAX_ATTEMPTS)
+    if ((await options.attempts.add(`link-try:${ticket.nonce}`, TICKET_TTL_MS)) > MAX_ATTEMPTS)
       return send(
         res,
         429,
@@ -130,10 +137,9 @@ export function connectPages(
       .verifyKey(service.name, key, AbortSignal.timeout(15_000))
       .catch(() => `The ${service.title} could not be reached to check the key; try again in a moment.`);
     if (problem) return send(res, 400, form(service, ticket, raw!, body.get("csrf")!, problem));
-    if (
-      (await options.nonces.consume(`link:${ticket.nonce}`, await options.nonces.generation(), TICKET_TTL_MS)) !==
-      "first"
-    ) {
+    const use = await options.nonces.consume(`link:${ticket.nonce}`, ticket.generation, TICKET_TTL_MS);
+    if (use === "stale") return send(res, 400, page("Link not valid", `<p role="alert">${esc(STALE_TICKET)}</p>`));
+    if (use !== "first") {
       return send(
         res,
         409,

@@ -20,7 +20,9 @@ export interface Linking {
   /** Reads the tenant's linked keys, puts them to use, and says whether `service` has one. */
   ensure(service: string): Promise<boolean>;
   /** A fresh single-use link to the connect page, bound to this tenant, the service and the elicitation. */
-  link(service: string, elicitationId: string): string;
+  link(service: string, elicitationId: string): Promise<string>;
+  /** The service's key was linked, and the store lost it since (Redis restarted without it). */
+  lost?(service: string): boolean;
 }
 
 /** What a link round trip carries in its signed requestState. */
@@ -82,8 +84,11 @@ export async function linkGate(
   }
 
   const elicitationId = randomUUID();
-  const url = linking.link(service.name, elicitationId);
+  const url = await linking.link(service.name, elicitationId);
   const message =
+    (linking.lost?.(service.name)
+      ? `Your ${service.title} key is no longer linked: the server's store restarted and lost it. `
+      : "") +
     `${def.title} needs your ${service.title} API key. Open this page to link it: ` +
     "you paste it there, so it never passes through this chat. The call goes on once it is linked.";
   if (canOpenUrls(server, ctx, modern)) {

@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import type { NonceStore, NonceUse } from "../tools/confirm.js";
 import type { RepeatStore } from "../tools/idempotency.js";
 import type { Logger } from "../base/logger.js";
+import type { AttemptCounter } from "../vault/tickets.js";
 import type { VaultStore } from "../vault/vault.js";
 import {
   afterCursor,
@@ -294,6 +295,20 @@ export class RedisNonceStore implements NonceStore {
     this.state.roundTrips++;
     const answer = await this.state.scripts.sbConsume(`${P}nonce:${nonce}`, generation, ttlMs);
     return answer === 1 ? "first" : answer === 0 ? "used" : "stale";
+  }
+}
+
+/** Attempts counted across replicas (keys tried with one connect link): one MULTI, the count expires with its name. */
+export class RedisAttemptCounter implements AttemptCounter {
+  constructor(private readonly state: RedisState) {}
+
+  async add(name: string, ttlMs: number): Promise<number> {
+    const key = `${P}attempts:${name}`;
+    this.state.roundTrips++;
+    const answers = await this.state.cmd.multi().set(key, "0", "PX", ttlMs, "NX").incr(key).exec();
+    const [error, count] = answers?.[1] ?? [new Error("no answer from Redis")];
+    if (error) throw error;
+    return Number(count);
   }
 }
 

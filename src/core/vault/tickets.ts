@@ -12,6 +12,39 @@ export interface Ticket {
   nonce: string;
   /** Shown on the page so the user can tell whose account they link to (the token's subject). */
   who: string;
+  /**
+   * The nonce store's generation when it was minted: a store that restarted since may have lost the
+   * marker of its use, so the link is refused rather than trusted (as confirmations are).
+   */
+  generation: string;
+}
+
+/** A ticket of another store generation: the store restarted since it was minted. */
+export const STALE_TICKET =
+  "This link was made before the server restarted its store, so it no longer works: " +
+  "call the tool again in your chat app for a new one.";
+
+/** Counts attempts per name for a while (wrong keys tried with one link), on every replica at once. */
+export interface AttemptCounter {
+  /** Counts one more attempt of `name` and answers how many were made within `ttlMs` of the first. */
+  add(name: string, ttlMs: number): Promise<number>;
+}
+
+/** In process (one replica, or no Redis): bounded, the oldest name forgotten first. */
+export class MemoryAttemptCounter implements AttemptCounter {
+  private readonly counts = new Map<string, { n: number; until: number }>();
+
+  constructor(private readonly max = 10_000) {}
+
+  async add(name: string, ttlMs: number): Promise<number> {
+    const now = Date.now();
+    const entry = this.counts.get(name);
+    const next = entry && entry.until > now ? { n: entry.n + 1, until: entry.until } : { n: 1, until: now + ttlMs };
+    this.counts.delete(name);
+    if (this.counts.size >= this.max) this.counts.delete(this.counts.keys().next().value!);
+    this.counts.set(name, next);
+    return next.n;
+  }
 }
 
 /** How long a link stays good: long enough to find a key in another tab, short enough to be useless later. */
@@ -43,6 +76,7 @@ export class TicketSigner {
     if (ticket.service !== service) return { refused: "This link is for another service." };
     if (ticket.expires < now)
       return { refused: "This link expired: call the tool again in your chat app for a new one." };
+    if (typeof ticket.generation !== "string") return { refused: STALE_TICKET };
     return ticket;
   }
 
