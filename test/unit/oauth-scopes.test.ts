@@ -23,6 +23,7 @@ describe("OAuth scopes and challenges", () => {
       "switchboard:read",
     ]);
     expect(scopesForBody({ method: "prompts/get", params: { name: "x" } }, toolScope)).toEqual(["switchboard:read"]);
+    expect(scopesForBody({ method: "subscriptions/listen", params: {} }, toolScope)).toEqual(["switchboard:read"]);
     for (const method of ["initialize", "tools/list", "tasks/get", "notifications/initialized", "ping"])
       expect(scopesForBody({ method }, toolScope)).toEqual([]);
     // A 2025 batch needs every scope any of its messages needs.

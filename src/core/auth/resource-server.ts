@@ -148,9 +148,12 @@ export class ResourceServer {
     if (!issuer) throw new InvalidToken("The access token comes from an issuer this server does not trust");
     this.checks++;
     const claims = await issuer.verify(token, this.audiences);
+    // An empty subject would make every such token one tenant: (issuer, "").
+    if (typeof claims.sub !== "string" || claims.sub === "")
+      throw new InvalidToken("The access token names no subject (its sub claim is empty)");
     return {
       issuer: issuer.issuer,
-      subject: claims.sub!,
+      subject: claims.sub,
       scopes: grantedScopes(claims as { scope?: unknown; scp?: unknown }),
       clientId:
         typeof claims.client_id === "string"

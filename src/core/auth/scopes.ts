@@ -17,6 +17,8 @@ const READ_METHODS = new Set([
   "resources/read",
   "resources/templates/list",
   "resources/subscribe",
+  // 2026-07-28: a listen stream carries resource and list changes, so it reads too.
+  "subscriptions/listen",
   "prompts/list",
   "prompts/get",
   "completion/complete",
