@@ -60,7 +60,7 @@ export default defineConfig({
       {
         test: {
           name: "e2e-once",
-          include: ["test/e2e/once/*.test.ts"],
+          include: ["test/e2e/once/*.test.ts", "test/clients/*.test.ts"],
           ...e2e,
           testTimeout: 120_000,
           hookTimeout: 120_000,

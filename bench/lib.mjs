@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CLIENTS_MODULES, clientsMissing } from "../scripts/clients.mjs";
 import { importFromSrc } from "../scripts/from-src.mjs";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -140,9 +141,11 @@ export async function timeToInitialize(node, args, env = {}) {
 
 // --- peers -------------------------------------------------------------------------------------
 
-/** Entry script of an installed package's bin, started with node (never npx). */
+/** Entry script of a bin of the client package (test/clients/), started with node (never npx). */
 export function binEntry(pkg, bin) {
-  const dir = join(ROOT, "node_modules", pkg);
+  const missing = clientsMissing();
+  if (missing) throw new Error(`bench: the peers are in test/clients: ${missing}`);
+  const dir = join(CLIENTS_MODULES, pkg);
   const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   const rel = typeof manifest.bin === "string" ? manifest.bin : manifest.bin[bin ?? Object.keys(manifest.bin)[0]];
   return { path: join(dir, rel), version: manifest.version };

@@ -29,9 +29,18 @@ import { tenantCost } from "./tenants.mjs";
 import { nodeVersions } from "./node-versions.mjs";
 import { listenFlood } from "./listen.mjs";
 import { httpLoad } from "./http-load.mjs";
+import { clientsMissing } from "../scripts/clients.mjs";
 import { ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
 import { packageFootprint } from "./package-footprint.mjs";
 import { polling } from "./polling.mjs";
+
+const missingPeers = clientsMissing();
+if (missingPeers) {
+  process.stderr.write(
+    `bench: the peers (server-everything, the OpenAPI bridge) are in test/clients: ${missingPeers}\n`,
+  );
+  process.exit(1);
+}
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");

@@ -3,7 +3,6 @@
 // translates: list tools, call a tool, read a resource, get a prompt, close. Whatever the library
 // does not offer stays undefined, and the matrix says so.
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client as Sdk2Client, StreamableHTTPClientTransport as Sdk2Http } from "@modelcontextprotocol/client";
@@ -12,10 +11,11 @@ import { Client as Sdk1Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport as Sdk1Stdio } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as Sdk1Http } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CLIENTS_MODULES, clientVersion as version } from "./installed.js";
 
-const ROOT = fileURLToPath(new URL("../../../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI = join(ROOT, "dist", "cli.js");
-const BIN = join(ROOT, "node_modules", ".bin");
+const BIN = join(CLIENTS_MODULES, ".bin");
 
 /** Where the server is: a command the client starts over stdio, or a Streamable HTTP URL. */
 export type Target = { kind: "stdio"; args: string[]; env: Record<string, string> } | { kind: "http"; url: string };
@@ -48,8 +48,6 @@ export interface ClientSpec {
 }
 
 const accept = { action: "accept" as const, content: { confirm: true } };
-const version = (pkg: string) =>
-  (JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
 
 /** The text of a CallToolResult-like answer, joined. */
 function joinText(content: unknown): string {
@@ -346,7 +344,7 @@ const aiSdk: ClientSpec = {
  * types it. Over stdio every call starts a new server, so its stdio target points the server at a
  * sandbox that outlives the calls, as a real account's upstream would.
  */
-const INSPECTOR_PKG = join(ROOT, "node_modules", "@modelcontextprotocol", "inspector-cli");
+const INSPECTOR_PKG = join(CLIENTS_MODULES, "@modelcontextprotocol", "inspector-cli");
 const inspectorCli: ClientSpec = {
   id: "inspector-cli",
   label: `@modelcontextprotocol/inspector-cli ${version("@modelcontextprotocol/inspector-cli")}`,

@@ -3,21 +3,22 @@
 //   mcp-inspector-cli --cli node dist/cli.js --sandbox --method tools/list
 //   mcp-inspector-cli --cli http://127.0.0.1:PORT/mcp --method tools/call --tool-name ...
 // The inspector exits 0 even when a tool returns isError, so every call checks the JSON it prints.
-// Needs `npm run build` first.
+// Needs `npm run build` first, and the client package (test/clients/installed.ts).
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONTRACT_TOOLS } from "../../contract.js";
+import { CONTRACT_TOOLS } from "../contract.js";
+import { CLIENTS_MODULES, clientsMissing, describeClients } from "./installed.js";
 
-const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI = join(ROOT, "dist", "cli.js");
-const INSPECTOR_PKG = join(ROOT, "node_modules", "@modelcontextprotocol", "inspector-cli");
+const INSPECTOR_PKG = join(CLIENTS_MODULES, "@modelcontextprotocol", "inspector-cli");
 // The `mcp-inspector-cli` bin (build/cli.js) prints a deprecation banner and re-spawns build/index.js
 // with the same arguments; most checks call build/index.js directly to save one Node start per call
 // on slow CI machines, and one check goes through the bin itself.
-const INSPECTOR_BIN = join(ROOT, "node_modules", ".bin", "mcp-inspector-cli");
+const INSPECTOR_BIN = join(CLIENTS_MODULES, ".bin", "mcp-inspector-cli");
 const INSPECTOR_MAIN = join(INSPECTOR_PKG, "build", "index.js");
 // inspector-cli 1.0.3 decides where its own package.json is with a check relative to the working
 // directory (upstream issue modelcontextprotocol/inspector#1334), so it crashes with "Cannot find
@@ -98,7 +99,7 @@ function textOf(result: ToolResult): string {
 
 beforeAll(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
-  if (!existsSync(INSPECTOR_MAIN)) throw new Error(`${INSPECTOR_MAIN} is missing: run \`npm ci\``);
+  if (!clientsMissing() && !existsSync(INSPECTOR_MAIN)) throw new Error(`${INSPECTOR_MAIN} is missing`);
 });
 
 function checkToolList(tools: any[]): void {
@@ -122,7 +123,7 @@ function checkToolList(tools: any[]): void {
 const RUN_DEADLINE_MS = 180_000;
 const CHECK_TIMEOUT_MS = 2 * RUN_DEADLINE_MS + 10_000;
 
-describe("MCP Inspector CLI over stdio", { concurrent: true, timeout: CHECK_TIMEOUT_MS }, () => {
+describeClients("MCP Inspector CLI over stdio", { concurrent: true, timeout: CHECK_TIMEOUT_MS }, () => {
   const target = () => ["node", CLI, "--sandbox", "--toolsets", "all"];
 
   it("mcp-inspector-cli --cli ... --method tools/list: every tool of the contract, with title, annotations, output schema", async () => {
@@ -218,7 +219,7 @@ describe("MCP Inspector CLI over stdio", { concurrent: true, timeout: CHECK_TIME
   });
 });
 
-describe("MCP Inspector CLI over Streamable HTTP", () => {
+describeClients("MCP Inspector CLI over Streamable HTTP", {}, () => {
   const TOKEN = "inspector-e2e-token";
   let server: ChildProcess | undefined;
   let url = "";
