@@ -76,6 +76,7 @@ function say(text) {
   out(`${c.bold(c.cyan(`${step}.`))} ${c.bold(text)}`);
 }
 function showCall(name, input) {
+  activeBar?.clear();
   const shown = Object.keys(input).length ? ` ${JSON.stringify(input)}` : "";
   out(c.gray(`   → ${name}${clip(shown, width() - name.length - 8)}`));
 }
@@ -94,12 +95,12 @@ class ProgressLine {
     this.fraction = undefined;
   }
 
-  /** Starts drawing (after the call line is printed); redraws every 250 ms for the clock. */
+  /** Starts drawing (after the call line is printed); redraws every 250 ms for the clock. A follow-up call keeps the clock. */
   start() {
-    this.started = Date.now();
+    this.started ??= Date.now();
     activeBar = this;
     if (!TTY) return;
-    this.timer = setInterval(() => this.draw(), 250);
+    this.timer ??= setInterval(() => this.draw(), 250);
     this.draw();
   }
 
@@ -185,6 +186,26 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
 
 class DemoError extends Error {}
 
+/** The `build_wait { projectId: "…", until: "…", since: "…" }` call an answer names, as its arguments. */
+function followHint(text) {
+  const m = /build_wait \{ projectId: "([^"]+)", until: "([^"]+)"(?:, since: "([^"]+)")? \}/.exec(text ?? "");
+  return m ? { projectId: m[1], until: m[2], ...(m[3] ? { since: m[3] } : {}) } : undefined;
+}
+
+/**
+ * What a model does with a wait that goes on: the server returns after MCP_MAX_BLOCKING_WAIT_SECONDS
+ * (45 s by default) with a result that says so and names the build_wait call that follows the work;
+ * call it, again and again, until the work has ended.
+ */
+async function followToEnd(wait, bar) {
+  while (wait?.outcome === "timed_out") {
+    const next = followHint(wait.message);
+    if (!next) throw new DemoError(`the work goes on, but the answer names no build_wait call: ${wait.message}`);
+    wait = (await call("build_wait", next, bar)).structuredContent;
+  }
+  return wait;
+}
+
 /** Calls a tool; stops the demo with the tool's own text when it returns isError. */
 async function call(name, input = {}, progress) {
   showCall(name, input);
@@ -238,7 +259,7 @@ async function main() {
     launchBar,
   );
   const launched = launch.structuredContent;
-  const run = launched.wait ?? {};
+  const run = (await followToEnd(launched.wait, launchBar)) ?? {};
   const built = run.outcome === "done";
   launchBar.finish(built ? `${run.message ?? "The agent run has ended."} ${run.creditsSpent !== undefined ? `(${run.creditsSpent} credits)` : ""}`.trim() : run.message ?? run.outcome, !built);
   if (!built) throw new DemoError(`the build did not finish: ${run.outcome}`);
@@ -249,10 +270,11 @@ async function main() {
   say("Looks good. Put it in production.");
   const deployBar = new ProgressLine("deploy");
   const deploy = (await call("build_deploy", { projectId, wait: true }, deployBar)).structuredContent;
-  const deployed = deploy.wait?.outcome === "done";
-  deployBar.finish(deploy.wait?.message ?? deploy.message, !deployed);
-  if (!deployed) throw new DemoError(`the deployment did not finish: ${deploy.wait?.outcome}`);
-  const url = withScheme(deploy.wait?.project?.productionProjectUrl);
+  const deployment = (await followToEnd(deploy.wait, deployBar)) ?? {};
+  const deployed = deployment.outcome === "done";
+  deployBar.finish(deployment.message ?? deploy.message, !deployed);
+  if (!deployed) throw new DemoError(`the deployment did not finish: ${deployment.outcome}`);
+  const url = withScheme(deployment.project?.productionProjectUrl);
   out(`   ${c.bold("live at")} ${c.green(c.bold(url ?? "(no production URL reported)"))}`);
 
   // 4. fleet summary
