@@ -8,6 +8,7 @@ import {
   applyPoll,
   applyProject,
   carryOver,
+  doneLabel,
   elapsedMs,
   nextPoll,
   secretsNeeded,
@@ -574,7 +575,75 @@ describe("views/build-console: phase", () => {
       previous,
       t + 61_000,
     );
-    expect(stale).toMatchObject({ phase: "failed", canDeploy: false, failure: expect.stringMatching(/never showed/) });
+    // build_wait's own verdict (completion.ts): nothing to follow, said as such.
+    expect(stale).toMatchObject({ phase: "idle", canDeploy: false, failure: expect.stringMatching(/never showed/) });
+    expect(nextPoll(stale)).toBeNull();
+  });
+
+  // Issue 29 (T2): the old view reset a recovery wait that went on to "recovering", and its next
+  // project read, a cached snapshot from before the call (versionRecovery: null), became "Version
+  // recovered": the next deploy then published the old version.
+  it("does not say 'Version recovered' on a stale null read after a recovery wait that went on", () => {
+    const since = "2026-11-26T10:00:00.000Z";
+    const t = Date.parse(since);
+    let state = stateFromResult(
+      "build_wait",
+      waitResult({ outcome: "timed_out", until: "versionRecovery", project: project({ versionRecovery: null }) }),
+      false,
+      "",
+      { projectId: "salon-booking", until: "versionRecovery", since },
+      t + 3000,
+    );
+    state = applyPoll(state, "build_get_project", project({ versionRecovery: null }), t + 6000);
+    expect(doneLabel(state)).not.toBe("Version recovered");
+    expect(state.phase).toBe("recovering");
+    // Seen running, then null: now it has ended.
+    state = applyPoll(state, "build_get_project", project({ versionRecovery: { status: "recovering" } }), t + 9000);
+    state = applyPoll(state, "build_get_project", project({ versionRecovery: null }), t + 12_000);
+    expect(doneLabel(state)).toBe("Version recovered");
+  });
+
+  // Issue 29 (T3): the old view took any null import lock for done, failed imports included.
+  it("does not say 'Import finished' for an import whose lock went null without a live server", () => {
+    let state = stateFromResult(
+      "build_wait",
+      waitResult({
+        outcome: "timed_out",
+        until: "import",
+        project: project({ importInProgress: { startedAt: "2026-11-26T10:00:01.000Z" } }),
+      }),
+      false,
+      "",
+      { projectId: "salon-booking", until: "import" },
+    );
+    expect(state.phase).toBe("importing");
+    state = applyPoll(
+      state,
+      "build_get_project",
+      project({ importInProgress: null, agentServerStatus: "Archived", previewImageUrl: undefined }),
+    );
+    expect(doneLabel(state)).not.toBe("Import finished");
+    expect(state).toMatchObject({ phase: "failed", failure: expect.stringMatching(/most likely failed/) });
+  });
+
+  // Issue 29: an idle build_wait (nothing ran) showed "Recovering…", then "Version recovered".
+  it("shows a recovery build_wait found nothing to wait for as such, and follows nothing", () => {
+    const state = stateFromResult(
+      "build_wait",
+      waitResult({
+        outcome: "idle",
+        until: "versionRecovery",
+        message: "No version recovery is running: nothing to wait for.",
+        project: project({ versionRecovery: null }),
+      }),
+      false,
+      "",
+      { projectId: "salon-booking", until: "versionRecovery" },
+    );
+    expect(state.phase).not.toBe("recovering");
+    expect(doneLabel(state)).not.toBe("Version recovered");
+    expect(state).toMatchObject({ phase: "idle", failure: "No version recovery is running: nothing to wait for." });
+    expect(nextPoll(state)).toBeNull();
   });
 
   // T4: the old view showed "Deployed" for last week's success (or a null status) right after build_deploy.

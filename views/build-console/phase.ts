@@ -1,13 +1,35 @@
+import {
+  endedUnseen,
+  hasSecondSignal,
+  judge,
+  KINDS,
+  READING,
+  type Kind,
+  type Seen,
+  type Verdict,
+} from "../../src/services/builder/completion.js";
 import { httpsUrl, isObject, num, siteUrl, str, truncate, type Json } from "../shared/format.js";
 
 /**
  * The build console's state, derived from the structured content of the build tools (waitResult,
  * launchResult, agentStatus, projectDetails, deployment) and advanced by the view's own polls.
- * Pure: no DOM, no timers.
+ * Pure: no DOM, no timers. When the work has ended is build_wait's own definition
+ * (src/services/builder/completion.ts, bundled in), never a rule of this view's.
  */
 
-export type Work = "agent" | "deployment" | "versionRecovery" | "import";
-export type Phase = "agent-running" | "deploying" | "recovering" | "importing" | "done" | "failed" | "unknown";
+export type Work = Kind;
+export type Phase =
+  | "agent-running"
+  | "deploying"
+  | "recovering"
+  | "importing"
+  | "starting-server"
+  | "rebuilding"
+  | "pulling"
+  | "done"
+  | "failed"
+  | "idle"
+  | "unknown";
 
 export interface AgentMessage {
   text: string;
@@ -36,11 +58,16 @@ export interface BuildState {
   /** A finished agent run: the next step is a deployment. */
   canDeploy: boolean;
   /**
-   * When the tool started the work (its startedAt, ms) and whether this view saw it running: an
-   * ended state older than that is the previous work's (traps T1, T4), as in the server's trackers.
+   * When the tool started the work (its startedAt, or build_wait's since; ms) and what this view
+   * has seen of it: completion.ts's judge reads both, as build_wait does (traps T1-T6).
    */
   since?: number;
-  sawRunning?: boolean;
+  seen: Seen;
+  /**
+   * T2: the recovery or import never showed its lock; the project read that said so, waiting for
+   * the second signal (the versions list) before it counts as ended or as nothing to follow.
+   */
+  confirming?: { project: Json; message?: string };
   /** Secret names the project's details list (§4: a needed secret's isProvided is not reliable). */
   setSecretNames?: string[];
 }
@@ -50,8 +77,12 @@ export const PHASE_LABEL: Record<Phase, string> = {
   deploying: "Deploying",
   recovering: "Recovering version",
   importing: "Importing",
+  "starting-server": "Starting server",
+  rebuilding: "Rebuilding",
+  pulling: "Pulling from GitHub",
   done: "Done",
   failed: "Failed",
+  idle: "Nothing to follow",
   unknown: "Waiting for status",
 };
 
@@ -60,16 +91,14 @@ const RUNNING: Record<Work, Phase> = {
   deployment: "deploying",
   versionRecovery: "recovering",
   import: "importing",
+  server: "starting-server",
+  rebuild: "rebuilding",
+  githubPull: "pulling",
 };
-const FAILED_MESSAGE_TYPES = new Set(["error", "limit-reached"]);
-/** Server and service clocks may disagree a little; the previous work is minutes older. */
-const SKEW_MS = 5_000;
-/** How long a started run or deployment may take to show before the view stops waiting for it. */
-export const APPEARANCE_MS = 60_000;
 const MAX_MESSAGES = 4;
 
 export function isRunning(phase: Phase): boolean {
-  return phase === "agent-running" || phase === "deploying" || phase === "recovering" || phase === "importing";
+  return (Object.values(RUNNING) as Phase[]).includes(phase);
 }
 
 export function doneLabel(state: BuildState): string {
@@ -79,6 +108,9 @@ export function doneLabel(state: BuildState): string {
     deployment: "Deployed",
     versionRecovery: "Version recovered",
     import: "Import finished",
+    server: "Server running",
+    rebuild: "Rebuilt",
+    githubPull: "Pulled from GitHub",
   }[state.work];
 }
 
@@ -93,13 +125,12 @@ function empty(projectId?: string): BuildState {
     needsProject: false,
     needsMessages: false,
     canDeploy: false,
+    seen: {},
   };
 }
 
 function asWork(value: unknown): Work | undefined {
-  return value === "agent" || value === "deployment" || value === "versionRecovery" || value === "import"
-    ? value
-    : undefined;
+  return KINDS.find((k) => k === value);
 }
 
 // ---- conversation ----
@@ -148,40 +179,43 @@ function missingFromStatus(st: Json): Array<{ name: string; description?: string
     .flatMap((m) => (str(m.name) ? [{ name: str(m.name)!, description: str(m.description) }] : []));
 }
 
-// ---- whose state it is (T1, T4) ----
+// ---- whether the work has ended: build_wait's judge (completion.ts) ----
 
-function isNewer(timestamp: unknown, since: number): boolean {
-  const t = typeof timestamp === "string" ? Date.parse(timestamp) : NaN;
-  return Number.isFinite(t) && t >= since - SKEW_MS;
+/** The state after one more reading of the work's status, as build_wait would judge it. */
+function follow(state: BuildState, reading: unknown, now: number): BuildState {
+  const { verdict, seen } = judge(state.work, reading, state.seen, state.since, now);
+  return withVerdict({ ...state, seen }, verdict, reading);
 }
 
-/** An ended state is this work's: seen running, started after the call, or there is no call time. */
-function isOurs(state: BuildState, startedAt: unknown): boolean {
-  return state.sawRunning === true || state.since === undefined || isNewer(startedAt, state.since);
-}
-
-/** A state that is still the previous work's: keep waiting for the new one, for a while. */
-function notShownYet(state: BuildState, running: Phase, what: string, now: number): BuildState {
-  if (state.since === undefined || now - state.since < APPEARANCE_MS)
-    return { ...state, phase: running, canDeploy: false };
-  return {
-    ...state,
-    phase: "failed",
-    canDeploy: false,
-    failure:
-      `The ${what} never showed: the status still shows the previous one a minute after the call. ` +
-      "Check it with build_get_project.",
-  };
-}
-
-function deploymentPhase(state: BuildState, d: Json | null, now: number): BuildState {
-  const status = d ? str(d.status) : undefined;
-  if (status === "deploying") return { ...state, phase: "deploying", sawRunning: true };
-  if (d && isOurs(state, d.createdAt)) {
-    if (status === "error") return { ...state, phase: "failed", failure: "The deployment ended in error." };
-    if (status === "success") return { ...state, phase: "done", needsProject: true };
+function withVerdict(state: BuildState, verdict: Verdict, reading: unknown): BuildState {
+  const next: BuildState = { ...state, confirming: undefined };
+  if (verdict.phase === "running") return { ...next, phase: RUNNING[state.work], canDeploy: false };
+  if (verdict.phase === "failed")
+    return { ...next, phase: "failed", canDeploy: false, failure: verdict.message ?? "The work failed." };
+  if (verdict.phase === "done") {
+    const wasRunning = isRunning(state.phase) || state.phase === "unknown";
+    // §1.4, T10: re-read the details (preview, links) after the work ends.
+    return {
+      ...next,
+      phase: "done",
+      canDeploy: state.work === "agent",
+      needsProject: wasRunning || state.needsProject,
+    };
   }
-  return notShownYet(state, "deploying", "new deployment", now);
+  // T2: a lock that never showed may belong to work that ended inside the read lag: the second signal decides.
+  if (hasSecondSignal(state.work) && state.since !== undefined && isObject(reading))
+    return { ...next, phase: RUNNING[state.work], confirming: { project: reading, message: verdict.message } };
+  return { ...next, phase: "idle", canDeploy: false, failure: verdict.message };
+}
+
+/** build_list_versions, read for T2's second signal. */
+export function applyVersions(state: BuildState, sc: Json): BuildState {
+  const c = state.confirming;
+  if (!c || !hasSecondSignal(state.work) || state.since === undefined) return state;
+  if (endedUnseen(state.work, sc.versions, c.project, state.since))
+    return { ...state, confirming: undefined, phase: "done", canDeploy: false, needsProject: true };
+  const message = c.message ?? "Nothing to follow.";
+  return { ...state, confirming: undefined, phase: "idle", canDeploy: false, failure: message };
 }
 
 // ---- applying answers ----
@@ -190,38 +224,24 @@ function withElapsed(state: BuildState, seconds: number | undefined, now: number
   return seconds === undefined ? state : { ...state, elapsed: { seconds, at: now } };
 }
 
-/** Project details: links, preview, and for deployment/recovery/import waits the phase itself. */
+/** Project details: links, preview, and for work judged from the details the phase itself. */
 export function applyProject(state: BuildState, p: Json, now = Date.now()): BuildState {
-  const next: BuildState = { ...state, projectId: str(p.projectId) ?? state.projectId, needsProject: false };
+  let next: BuildState = { ...state, projectId: str(p.projectId) ?? state.projectId, needsProject: false };
   if (Array.isArray(p.secrets)) {
     next.setSecretNames = p.secrets.filter(isObject).flatMap((x) => (str(x.secretName) ? [str(x.secretName)!] : []));
     next.secrets = state.secrets.filter((x) => !next.setSecretNames!.includes(x.name));
   }
   const preview = httpsUrl(p.previewImageUrl);
   if (preview) next.previewImageUrl = preview;
-  const deployment = isObject(p.deployment) ? p.deployment : null;
-  const previousDeployment =
-    state.work === "deployment" && isRunning(state.phase) && !isOurs(state, deployment?.createdAt);
-  if (deployment?.status === "success" && !previousDeployment) {
-    const url = siteUrl(p.productionProjectUrl);
-    if (url) next.productionUrl = url;
-  }
   if (next.credits?.scope !== "run" && num(p.totalCreditsSpent) !== undefined)
     next.credits = { value: num(p.totalCreditsSpent)!, scope: "project" };
-
-  if (state.work === "deployment" && isRunning(state.phase)) {
-    return { ...deploymentPhase(next, deployment, now), needsProject: false };
-  } else if (state.work === "versionRecovery") {
-    const r = isObject(p.versionRecovery) ? p.versionRecovery : null;
-    if (!r) next.phase = isRunning(state.phase) ? "done" : state.phase;
-    else if (r.status === "error")
-      Object.assign(next, { phase: "failed", failure: str(r.errorMessage) ?? "The version recovery failed." });
-    else next.phase = "recovering";
-  } else if (state.work === "import") {
-    const i = isObject(p.importInProgress) ? p.importInProgress : null;
-    if (!i) next.phase = isRunning(state.phase) ? "done" : state.phase;
-    else if (str(i.errorMessage)) Object.assign(next, { phase: "failed", failure: str(i.errorMessage) });
-    else next.phase = "importing";
+  if (READING[state.work] === "project" && isRunning(state.phase))
+    next = { ...follow(next, p, now), needsProject: false };
+  // T4: while a deployment is followed, production is linked only once this one succeeded.
+  const deployment = isObject(p.deployment) ? p.deployment : null;
+  if (deployment?.status === "success" && (next.work !== "deployment" || next.phase === "done")) {
+    const url = siteUrl(p.productionProjectUrl);
+    if (url) next.productionUrl = url;
   }
   return next;
 }
@@ -243,45 +263,52 @@ export function applyAgentStatus(state: BuildState, st: Json, now = Date.now()):
   // While it runs, the run's own start wins when it is a plausible past time (simulated clocks may run ahead).
   if (st.status === "init" && Number.isFinite(startedAt) && startedAt <= now && now - startedAt < 86_400_000)
     next.elapsed = { seconds: (now - startedAt) / 1000, at: now };
-
-  if (st.status === "init") return { ...next, phase: "agent-running", canDeploy: false, sawRunning: true };
-  // T1: `done` is also the previous run's resting state, and `idle` means no run showed yet.
-  if (st.status !== "done" && state.since === undefined)
-    return { ...next, phase: "failed", canDeploy: false, failure: "No agent run has happened on this project (idle)." };
-  if (st.status !== "done" || !isOurs(state, st.startedAt))
-    return notShownYet(next, "agent-running", "new agent run", now);
-  const last = latestMessages(conversation, 1)[0];
-  if (last && FAILED_MESSAGE_TYPES.has(last.type))
-    return { ...next, phase: "failed", failure: last.text, canDeploy: false };
-  const wasRunning = isRunning(state.phase) || state.phase === "unknown";
-  return { ...next, phase: "done", canDeploy: true, needsProject: wasRunning || state.needsProject };
+  // A read for the messages of work that already ended changes nothing of its verdict.
+  return isRunning(state.phase) || state.phase === "unknown" ? follow(next, st, now) : next;
 }
 
 /** build_get_deployment_status: deploying, success, error, or null (never deployed; T4: not ours yet). */
 export function applyDeployment(state: BuildState, d: Json, now = Date.now()): BuildState {
-  return deploymentPhase(
-    { ...state, work: "deployment", canDeploy: false },
-    d.status === null || d.status === undefined ? null : d,
-    now,
-  );
+  // The same judge as build_wait, which reads the details' `deployment` (the same object).
+  const deployment = d.status === null || d.status === undefined ? null : d;
+  return follow({ ...state, work: "deployment", canDeploy: false }, { deployment }, now);
 }
 
-/** A waitResult (build_wait, or `wait` inside the launch/start/deploy results). */
+/** The last reading of the work's own status a waitResult carries (the details, or lastStatus). */
+function lastReading(work: Work, w: Json): unknown {
+  const p = isObject(w.project) ? w.project : undefined;
+  if (READING[work] === "project") return p;
+  if (READING[work] === "agentStatus") return p && { status: p.agentProcessStatus, multiPrompt: p.multiPrompt };
+  return w.lastStatus;
+}
+
+/**
+ * A waitResult (build_wait, or `wait` inside a start's result). Its outcome is build_wait's
+ * verdict: done, failed and idle stand; a wait that timed out is followed on with the same judge,
+ * from what its last reading shows (a lock seen there counts as seen).
+ */
 export function fromWait(w: Json, base: BuildState, now = Date.now()): BuildState {
   const work = asWork(w.until) ?? base.work;
-  let state: BuildState = withElapsed({ ...base, work, phase: RUNNING[work] }, num(w.elapsedSeconds), now);
+  let state: BuildState = withElapsed({ ...base, work }, num(w.elapsedSeconds), now);
   const credits = num(w.creditsSpent);
   if (credits !== undefined) state.credits = { value: credits, scope: "run" };
-  if (isObject(w.project)) state = applyProject(state, w.project);
+  const message = str(w.message);
   if (w.outcome === "done") state = { ...state, phase: "done", canDeploy: work === "agent" };
   else if (w.outcome === "failed")
-    state = { ...state, phase: "failed", failure: str(w.message) ?? "The work failed.", canDeploy: false };
-  else
+    state = { ...state, phase: "failed", failure: message ?? "The work failed.", canDeploy: false };
+  else if (w.outcome === "idle")
+    state = { ...state, phase: "idle", failure: message ?? "Nothing to follow.", canDeploy: false };
+  else {
     state = {
       ...state,
       phase: RUNNING[work],
+      seen: judge(work, lastReading(work, w), state.seen, state.since, now).seen,
       notes: [...state.notes, "The server stopped waiting; this view keeps following the work."],
     };
+    if (READING[work] !== "project") state = { ...state, needsProject: false };
+    return isObject(w.project) ? { ...applyProject(state, w.project, now), needsMessages: work === "agent" } : state;
+  }
+  if (isObject(w.project)) state = applyProject(state, w.project, now);
   return { ...state, needsProject: false, needsMessages: work === "agent" };
 }
 
@@ -299,7 +326,9 @@ export function stateFromResult(
 ): BuildState {
   const projectId =
     str(sc?.projectId) ?? (isObject(sc?.project) ? str(sc.project.projectId) : undefined) ?? str(args.projectId);
-  const base = empty(projectId);
+  // When the work started: the start's startedAt, or the since build_wait was given.
+  const since = time(sc?.startedAt) ?? time(args.since);
+  const base = { ...empty(projectId), since };
   if (sc && isObject(sc.wait)) return fromWait(sc.wait, base, now);
   if (sc && typeof sc.outcome === "string" && isObject(sc.project)) {
     const state = fromWait(sc, base, now);
@@ -314,10 +343,6 @@ export function stateFromResult(
         return `Step ${str(w.step) ?? "?"} did not happen${code}: ${str(w.errorMessage) ?? ""}`.trim();
       })
     : [];
-  const since =
-    typeof sc.startedAt === "string" && Number.isFinite(Date.parse(sc.startedAt))
-      ? Date.parse(sc.startedAt)
-      : undefined;
   if (tool === "build_deploy")
     return {
       ...base,
@@ -326,7 +351,6 @@ export function stateFromResult(
       notes: warnings,
       elapsed: { seconds: 0, at: now },
       since,
-      sawRunning: false,
     };
   if (tool === "build_launch_project" && isObject(sc.agent)) {
     const agentWarnings = (Array.isArray(sc.agent.warnings) ? sc.agent.warnings : []).map(
@@ -345,7 +369,6 @@ export function stateFromResult(
       notes: [...warnings, ...agentWarnings],
       elapsed: { seconds: 0, at: now },
       since,
-      sawRunning: false,
     };
   }
   if (tool === "build_start_agent" || tool === "build_launch_project")
@@ -355,9 +378,13 @@ export function stateFromResult(
       notes: warnings,
       elapsed: { seconds: 0, at: now },
       since,
-      sawRunning: false,
     };
   return base;
+}
+
+function time(value: unknown): number | undefined {
+  const t = typeof value === "string" ? Date.parse(value) : NaN;
+  return Number.isFinite(t) ? t : undefined;
 }
 
 /** Applies the answer of one of the view's polls; the elapsed time freezes when the work ends. */
@@ -366,6 +393,9 @@ export function applyPoll(state: BuildState, tool: string, sc: Json, now = Date.
   if (tool === "build_get_agent_status") next = applyAgentStatus(state, sc, now);
   else if (tool === "build_get_deployment_status") next = applyDeployment(state, sc, now);
   else if (tool === "build_get_project") next = applyProject(state, sc, now);
+  else if (tool === "build_get_rebuild_status" || tool === "build_get_github_pull_status")
+    next = isRunning(state.phase) ? follow(state, sc, now) : state;
+  else if (tool === "build_list_versions") next = applyVersions(state, sc);
   if (isRunning(state.phase) && !isRunning(next.phase) && next.elapsed && next.elapsed === state.elapsed) {
     next = { ...next, elapsed: { seconds: next.elapsed.seconds + Math.max(0, now - next.elapsed.at) / 1000, at: now } };
   }
@@ -385,15 +415,24 @@ export function carryOver(previous: BuildState, next: BuildState): BuildState {
   };
 }
 
+/** Where the view reads each kind of work's status (completion.ts READING). */
+const POLL: Record<(typeof READING)[Work], string> = {
+  agentStatus: "build_get_agent_status",
+  project: "build_get_project",
+  rebuildStatus: "build_get_rebuild_status",
+  pullStatus: "build_get_github_pull_status",
+};
+
 /** The read tool the view calls next, or null when there is nothing left to follow. */
-export function nextPoll(state: BuildState): { name: string; arguments: { projectId: string } } | null {
+export function nextPoll(state: BuildState): { name: string; arguments: Json & { projectId: string } } | null {
   if (!state.projectId) return null;
   const args = { projectId: state.projectId };
-  if (state.phase === "agent-running" || (state.phase === "unknown" && state.work === "agent"))
-    return { name: "build_get_agent_status", arguments: args };
+  // T2's second signal: build_wait reads the same 50 latest versions.
+  if (state.confirming) return { name: "build_list_versions", arguments: { ...args, limit: 50 } };
+  if (state.phase === "unknown" && state.work === "agent") return { name: "build_get_agent_status", arguments: args };
+  // The deployment's own status endpoint carries the same object as the details' `deployment`.
   if (state.phase === "deploying") return { name: "build_get_deployment_status", arguments: args };
-  if (state.phase === "recovering" || state.phase === "importing")
-    return { name: "build_get_project", arguments: args };
+  if (isRunning(state.phase)) return { name: POLL[READING[state.work]], arguments: args };
   if (state.needsMessages) return { name: "build_get_agent_status", arguments: args };
   if (state.needsProject) return { name: "build_get_project", arguments: args };
   return null;

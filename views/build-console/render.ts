@@ -73,12 +73,15 @@ const WORK_LABEL: Record<BuildState["work"], string> = {
   deployment: "Deployment",
   versionRecovery: "Recovery",
   import: "Import",
+  server: "Server start",
+  rebuild: "Rebuild",
+  githubPull: "GitHub pull",
 };
 
 type StepState = "todo" | "current" | "done" | "failed";
 
 function stepStates(state: BuildState): Array<[string, StepState]> | null {
-  if (state.work === "versionRecovery" || state.work === "import") return null;
+  if (state.work !== "agent" && state.work !== "deployment") return null;
   const failed = state.phase === "failed";
   if (state.work === "agent") {
     const build: StepState = failed ? "failed" : state.phase === "done" ? "done" : "current";
@@ -127,7 +130,8 @@ export function renderState(ui: ConsoleUi, state: BuildState, now: number): void
     ),
   );
 
-  ui.failure.hidden = !(state.phase === "failed" && state.failure);
+  // A failure, or why there is nothing to follow (build_wait's idle).
+  ui.failure.hidden = !((state.phase === "failed" || state.phase === "idle") && state.failure);
   ui.failure.textContent = state.failure ?? "";
 
   ui.secrets.hidden = state.secrets.length === 0;

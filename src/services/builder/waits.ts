@@ -5,17 +5,8 @@ import { ToolError, type ToolContext } from "../../core/tools/tool.js";
 import type { BuildClient } from "./client.js";
 import { livePreviewUrl, withScheme } from "./render.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails, WaitResult } from "./schemas.js";
-import {
-  agentTracker,
-  currentBatch,
-  deploymentTracker,
-  failureNextStep,
-  importTracker,
-  latestAgentMessage,
-  recoveryTracker,
-  serverTracker,
-} from "./trackers.js";
-import { githubPullTracker, rebuildTracker } from "./trackers.js";
+import { endedUnseen, hasSecondSignal } from "./completion.js";
+import { currentBatch, failureNextStep, latestAgentMessage, tracker } from "./trackers.js";
 import type { RebuildStatus } from "./api/files.js";
 import type { PullStatus } from "./api/github.js";
 import type { WrittenSecrets } from "./written-secrets.js";
@@ -81,13 +72,6 @@ function agentLine(status: AgentStatus, elapsedMs: number, line: string): string
   if (needed.length) parts.push(`asked for secrets: ${needed.map((n) => n.name).join(", ")}`);
   return parts.join(" · ");
 }
-
-const PROJECT_TRACKERS = {
-  deployment: deploymentTracker,
-  versionRecovery: recoveryTracker,
-  import: importTracker,
-  server: serverTracker,
-};
 
 /** The build_wait call that follows exactly the run started at `startedAt`, not the one before it. */
 export function followHint(projectId: string, until: Until, startedAt: string | undefined): string {
@@ -189,19 +173,19 @@ export async function waitFor(
         ? await waitUntilDone<RebuildStatus>({
             ...common,
             poller: deps.rebuildPoller,
-            check: rebuildTracker(options.since),
+            check: tracker<RebuildStatus>("rebuild", options.since),
             describe,
           })
         : await waitUntilDone<PullStatus>({
             ...common,
             poller: deps.pullPoller,
-            check: githubPullTracker(options.since),
+            check: tracker<PullStatus>("githubPull", options.since),
             describe,
           });
     lastStatus = outcome.state;
     project = await deps.client.getProject(projectId, ctx.signal);
   } else if (until === "agent") {
-    const check = agentTracker(options.since);
+    const check = tracker<AgentStatus>("agent", options.since);
     outcome = await waitUntilDone<AgentStatus>({
       ...common,
       poller: deps.agentPoller,
@@ -214,7 +198,7 @@ export async function waitFor(
     if (outcome.outcome === "done")
       await ctx.progress({ message: finishedLine(project, outcome.elapsedMs, creditsSpent) });
   } else {
-    const check = PROJECT_TRACKERS[until](options.since);
+    const check = tracker<ProjectDetails>(until, options.since);
     outcome = await waitUntilDone<ProjectDetails>({
       ...common,
       poller: deps.projectPoller,
@@ -223,11 +207,7 @@ export async function waitFor(
     });
     project = outcome.state;
     // T2: work that ended inside the read lag never showed its lock; its second signal says it ended.
-    if (
-      outcome.outcome === "idle" &&
-      options.since !== undefined &&
-      (until === "versionRecovery" || until === "import")
-    ) {
+    if (outcome.outcome === "idle" && options.since !== undefined && hasSecondSignal(until)) {
       const confirmed = await secondSignal(projectId, until, options.since, ctx);
       if (confirmed) outcome = { ...outcome, outcome: "done" as const, failureMessage: undefined };
       if (confirmed) project = confirmed;
@@ -269,9 +249,8 @@ function missingSecretsLine(status: AgentStatus | undefined, p: ProjectDetails, 
 }
 
 /**
- * T2's second completion signal, for work whose lock never showed: a recovery made a version with
- * `recoveredVersionId`; an import left a version, an Active server and a preview. Returns fresh
- * details when the work is confirmed ended, else undefined.
+ * T2's second completion signal (completion.ts endedUnseen), for work whose lock never showed.
+ * Returns fresh details when the work is confirmed ended, else undefined.
  */
 async function secondSignal(
   projectId: string,
@@ -281,15 +260,8 @@ async function secondSignal(
 ): Promise<ProjectDetails | undefined> {
   const { deps } = ctx;
   const { versions } = await deps.client.listVersions(projectId, { limit: 50 }, ctx.signal);
-  const fresh = (v: Record<string, unknown>) =>
-    typeof v.createdAt === "string" && Date.parse(v.createdAt) >= since - 5_000;
-  const made = (Array.isArray(versions) ? versions : []).filter(fresh);
-  if (until === "versionRecovery" && !made.some((v) => typeof v.recoveredVersionId === "string")) return undefined;
-  if (made.length === 0) return undefined;
   const p = await deps.client.getProject(projectId, ctx.signal);
-  if (until === "import" && !(p.agentServerStatus === "Active" && (livePreviewUrl(p) || p.previewImageUrl)))
-    return undefined;
-  return p;
+  return endedUnseen(until, versions, p, since) ? p : undefined;
 }
 
 const NOUN: Record<Until, string> = {
