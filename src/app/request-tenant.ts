@@ -57,12 +57,15 @@ function callerKeys(
 
 /** MCP_AUTH=oauth: the resource server, warmed up (issuer discovery) so a misconfiguration shows at start. */
 export async function oauthGate(config: Config, app: App) {
-  const [{ ResourceServer }, { createOAuthGate }, { scopeForKind }] = await Promise.all([
+  const [{ ResourceServer }, { createOAuthGate }, { scopeForKind, READ_SCOPE, SCOPES }] = await Promise.all([
     import("../core/auth/resource-server.js"),
     import("../core/http/oauth-gate.js"),
     import("../core/auth/scopes.js"),
   ]);
+  const toolScopes = new Map(app.runtime.tools.map((t) => [t.name, scopeForKind(t.kind)]));
+  const used = new Set([READ_SCOPE, ...toolScopes.values()]);
   const server = new ResourceServer({
+    scopes: SCOPES.filter((s) => used.has(s)),
     publicUrl: config.publicUrl!,
     issuers: config.authIssuers,
     audience: config.authAudience,
@@ -79,8 +82,7 @@ export async function oauthGate(config: Config, app: App) {
         error,
       });
   }
-  const scopes = new Map(app.runtime.tools.map((t) => [t.name, scopeForKind(t.kind)]));
-  return createOAuthGate(server, (name) => scopes.get(name), logger);
+  return createOAuthGate(server, (name) => toolScopes.get(name), logger);
 }
 
 const OAUTH_DOCS_URL = "https://github.com/switchboard-mcp/switchboard-mcp/blob/main/docs/deployment.md#oauth";

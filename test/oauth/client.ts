@@ -1,5 +1,6 @@
 // The client side of the OAuth tests: the SDK v2 client's own OAuth (authorization code + PKCE,
-// discovery from the server's 401), with a pre-registered public client, and headless Chromium
+// discovery from the server's 401), as a pre-registered public client or one that registers itself
+// (dynamic client registration, as a chat app's connector does), and headless Chromium
 // (playwright-core) doing what a user does at the identity provider: sign in, consent.
 import {
   type Client,
@@ -11,18 +12,31 @@ import type { Browser, Page } from "playwright-core";
 import { newClient, type Era } from "../harness.js";
 import { CLIENT_ID } from "./idp.js";
 
+type ClientInformation = Awaited<ReturnType<OAuthClientProvider["clientInformation"]>>;
+
 export const REDIRECT_URI = "http://127.0.0.1:1/oauth/callback";
 
 type Tokens = Awaited<ReturnType<OAuthClientProvider["tokens"]>>;
 
-/** Everything a client keeps between runs of the flow, in memory; `pinnedResource` forces the RFC 8707 resource it asks for. */
+/**
+ * Everything a client keeps between runs of the flow, in memory. `resource` forces the RFC 8707
+ * resource it asks for; `dynamic` registers the client at the provider (RFC 7591) instead of using
+ * the pre-registered one. `refuse`: the scopes the user unticks at the provider's next consent.
+ */
 export class TestOAuthProvider implements OAuthClientProvider {
   redirects: URL[] = [];
+  refuse: string[] = [];
+  /** What the provider answered the registration (dynamic), or the pre-registered client. */
+  registered?: ClientInformation;
   private stored?: Tokens;
   private verifier?: string;
   private discovery?: unknown;
+  private readonly pinnedResource?: string;
 
-  constructor(private readonly pinnedResource?: string) {}
+  constructor(options: { resource?: string; dynamic?: boolean } = {}) {
+    this.pinnedResource = options.resource;
+    if (!options.dynamic) this.registered = { client_id: CLIENT_ID };
+  }
 
   get redirectUrl() {
     return REDIRECT_URI;
@@ -37,7 +51,10 @@ export class TestOAuthProvider implements OAuthClientProvider {
     };
   }
   clientInformation() {
-    return { client_id: CLIENT_ID };
+    return this.registered;
+  }
+  saveClientInformation(info: NonNullable<ClientInformation>) {
+    this.registered = info;
   }
   tokens() {
     return this.stored;
@@ -72,8 +89,16 @@ export class TestOAuthProvider implements OAuthClientProvider {
   }
 }
 
-/** At the identity provider: sign in as `user` (the dev login takes any password), consent, and return the callback's query. */
-export async function authorizeInBrowser(browser: Browser, url: URL, user: string): Promise<URLSearchParams> {
+/**
+ * At the identity provider: sign in as `user` (the dev login takes any password), consent with
+ * every scope ticked but those in `refuse`, and return the callback's query.
+ */
+export async function authorizeInBrowser(
+  browser: Browser,
+  url: URL,
+  user: string,
+  refuse: string[] = [],
+): Promise<URLSearchParams> {
   const context = await browser.newContext();
   const page: Page = await context.newPage();
   try {
@@ -82,7 +107,15 @@ export async function authorizeInBrowser(browser: Browser, url: URL, user: strin
       callback = route.request().url();
       return route.fulfill({ status: 200, contentType: "text/plain", body: "signed in" });
     });
-    await page.goto(url.href);
+    // A provider that refuses the request at once redirects there before any page; Chromium then
+    // blocks the callback's port 1 before the route sees it, so the redirect is read off the answer.
+    page.on("response", (response) => {
+      const location = response.headers().location;
+      if (location?.startsWith(REDIRECT_URI)) callback ??= location;
+    });
+    await page.goto(url.href).catch((err: Error) => {
+      if (!callback) throw err;
+    });
     for (let step = 0; step < 6 && !callback; step++) {
       const login = page.locator('input[name="login"]');
       const consent = page.locator('input[name="prompt"][value="consent"]');
@@ -97,6 +130,10 @@ export async function authorizeInBrowser(browser: Browser, url: URL, user: strin
         await page.locator('input[name="password"]').fill("any-password");
         await Promise.all([page.waitForLoadState(), page.locator("button[type=submit]").click()]);
       } else if (await consent.count()) {
+        for (const scope of refuse) {
+          const box = page.locator(`input[name="scope"][value="${scope}"]`);
+          if (await box.count()) await box.uncheck();
+        }
         await Promise.all([page.waitForLoadState(), page.locator("button[type=submit]").click()]);
       }
     }
@@ -148,7 +185,10 @@ export async function completeRedirect(
 ): Promise<void> {
   const redirect = provider.redirects.at(-1);
   if (!redirect) throw new Error("the client was not sent to the authorization server");
-  const params = await authorizeInBrowser(browser, redirect, user);
+  const params = await authorizeInBrowser(browser, redirect, user, provider.refuse);
+  provider.refuse = [];
+  const error = params.get("error");
+  if (error) throw new Error(`the provider refused: ${error}: ${params.get("error_description")}`);
   await new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }).finishAuth(params);
 }
 

@@ -1,8 +1,10 @@
 // A real OpenID provider (oidc-provider, OpenID Certified) on loopback for the OAuth tests: resource
 // indicators (RFC 8707) with JWT access tokens (RFC 9068) per resource, PKCE, its development
-// sign-in and consent pages (any login name is a user; that name is the token's subject), and one
-// pre-registered public client.
-import { createServer, type Server } from "node:http";
+// sign-in page (any login name is a user; that name is the token's subject), a consent page where
+// the user ticks the scopes they grant, one pre-registered public client, and dynamic client
+// registration (RFC 7591). Every client is held to the scopes it registered with (oidc-provider
+// refuses any other static scope: "requested scope is not allowed").
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import Provider from "oidc-provider";
 import { exportJWK, generateKeyPair } from "jose";
@@ -52,6 +54,7 @@ export async function startIdp(options: {
         redirect_uris: [options.redirectUri],
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
+        scope: `openid offline_access ${ALL_SCOPES}`,
       },
       ...(options.serviceClient
         ? [
@@ -71,6 +74,7 @@ export async function startIdp(options: {
     findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id }) }),
     features: {
       devInteractions: { enabled: true },
+      registration: { enabled: true },
       ...(options.serviceClient
         ? {
             clientCredentials: { enabled: true },
@@ -100,7 +104,10 @@ export async function startIdp(options: {
   const handle = provider.callback();
   const server: Server = createServer((req, res) => {
     seen.push(req.url ?? "");
-    handle(req, res);
+    consent(provider, req, res).then(
+      (answered) => answered || handle(req, res),
+      (err: Error) => res.writeHead(500, { "content-type": "text/plain" }).end(err.stack),
+    );
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   return {
@@ -111,6 +118,59 @@ export async function startIdp(options: {
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/**
+ * The consent step, in place of the development one (which grants everything asked): a checkbox
+ * per scope of ours the client asked for, each ticked; what the user unticks is refused, and the
+ * token carries only what was ticked. Each consent makes a new grant, so a scope refused once can
+ * be granted at a later step-up. True when it answered the request.
+ */
+async function consent(provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  const match = /^\/interaction\/([\w-]+)(\/grant)?$/.exec(req.url ?? "");
+  if (!match) return false;
+  const details = await provider.interactionDetails(req, res);
+  if (details.prompt.name !== "consent") return false;
+  const asked = String(details.params.scope ?? "").split(" ");
+  const ours = ALL_SCOPES.split(" ").filter((s) => asked.includes(s));
+  if (req.method === "GET" && !match[2]) {
+    const boxes = ours.map((s) => `<label><input type="checkbox" name="scope" value="${s}" checked> ${s}</label><br>`);
+    res
+      .writeHead(200, { "content-type": "text/html" })
+      .end(
+        `<!doctype html><title>Authorize</title><form method="post" action="/interaction/${match[1]}/grant">` +
+          `<input type="hidden" name="prompt" value="consent">${boxes.join("")}` +
+          '<button type="submit">Continue</button></form>',
+      );
+    return true;
+  }
+  if (req.method !== "POST" || !match[2]) return false;
+  let body = "";
+  for await (const chunk of req) body += chunk;
+  const ticked = new URLSearchParams(body).getAll("scope");
+  const resource = String(details.params.resource);
+  const grant = new provider.Grant({
+    accountId: details.session!.accountId,
+    clientId: String(details.params.client_id),
+  });
+  // Our scopes are static scopes of this provider too (that is what holds a client to its
+  // registration), so the grant names them both as scopes and as the resource's.
+  const granted = ours.filter((s) => ticked.includes(s));
+  const refused = ours.filter((s) => !ticked.includes(s));
+  const oidc = [...asked.filter((s) => s === "openid" || s === "offline_access"), ...granted];
+  if (oidc.length) grant.addOIDCScope(oidc.join(" "));
+  if (granted.length) grant.addResourceScope(resource, granted.join(" "));
+  if (refused.length) {
+    grant.rejectOIDCScope(refused.join(" "));
+    grant.rejectResourceScope(resource, refused.join(" "));
+  }
+  await provider.interactionFinished(
+    req,
+    res,
+    { consent: { grantId: await grant.save() } },
+    { mergeWithLastSubmission: true },
+  );
+  return true;
 }
 
 /** An access token for `resource` by client credentials (startIdp with `serviceClient`): a real JWT of the provider. */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { decodeJwt } from "jose";
 import { Introspection, type IntrospectionOptions } from "./introspect.js";
 import { InvalidToken, TrustedIssuer } from "./issuer.js";
-import { grantedScopes, READ_SCOPE, SCOPES } from "./scopes.js";
+import { grantedScopes, SCOPES } from "./scopes.js";
 
 export interface OAuthSettings {
   /** The MCP endpoint as clients reach it: the protected resource's identifier (RFC 8707). */
@@ -12,6 +12,8 @@ export interface OAuthSettings {
   audience?: string;
   introspection?: IntrospectionOptions;
   documentationUrl?: string;
+  /** The scopes this server's tools need (in SCOPES order): the metadata's list and the sign-in challenge. */
+  scopes?: string[];
 }
 
 /** Who called: the token's issuer and subject are the tenant; its scopes decide what it may call. */
@@ -60,6 +62,7 @@ export class ResourceServer {
   private readonly issuers: Map<string, TrustedIssuer>;
   private readonly audiences: string[];
   private readonly introspection?: Introspection;
+  private readonly scopes: string[];
   /** Verified tokens by their SHA-256 (never the token itself), until when they are taken as verified. */
   private readonly verified = new Map<string, { until: number; identity: Identity }>();
   /** Tokens checked at a cost (a signature verified, an introspection asked), for tests and diagnostics. */
@@ -77,6 +80,7 @@ export class ResourceServer {
     // A trailing slash is the same resource to most authorization servers' resource indicators.
     this.audiences = [...new Set([audience, audience.replace(/\/+$/, ""), `${audience.replace(/\/+$/, "")}/`])];
     this.introspection = settings.introspection && new Introspection(settings.introspection);
+    this.scopes = settings.scopes ?? SCOPES;
   }
 
   /** RFC 9728 metadata for a GET of one of the well-known paths, else undefined. */
@@ -85,7 +89,7 @@ export class ResourceServer {
     return {
       resource: this.resource,
       authorization_servers: [...this.issuers.keys()],
-      scopes_supported: SCOPES,
+      scopes_supported: this.scopes,
       bearer_methods_supported: ["header"],
       resource_name: "Switchboard MCP",
       ...(this.settings.documentationUrl ? { resource_documentation: this.settings.documentationUrl } : {}),
@@ -186,8 +190,14 @@ export class ResourceServer {
     };
   }
 
-  /** 401: no token, or one that is not valid here. `scope` is what the request in hand needs. */
-  unauthorized(err: unknown, scope = READ_SCOPE): Refusal {
+  /**
+   * 401: no token, or one that is not valid here. The challenge names every scope of this server,
+   * not just what the request in hand needs: a client that registers itself (dynamic client
+   * registration) registers with the first challenge's scope (MCP's scope selection: the challenge,
+   * else scopes_supported), and a provider that holds it to its registration would refuse every
+   * later step-up. The user may still grant less at the provider; a 403 then asks for the rest.
+   */
+  unauthorized(err: unknown): Refusal {
     if (!(err instanceof InvalidToken)) {
       return {
         status: 503,
@@ -202,7 +212,7 @@ export class ResourceServer {
     const params = [
       ...(description ? [`error="invalid_token"`, `error_description=${quoted(description)}`] : []),
       `resource_metadata=${quoted(this.metadataUrl)}`,
-      `scope=${quoted(scope)}`,
+      `scope=${quoted(this.scopes.join(" "))}`,
     ];
     return {
       status: 401,
@@ -221,7 +231,7 @@ export class ResourceServer {
     const missing = needed.filter((s) => !identity.scopes.includes(s));
     if (missing.length === 0) return undefined;
     // Step-up: ask for what the token already has of ours plus what is missing, so no grant is lost.
-    const scope = [...new Set([...identity.scopes.filter((s) => SCOPES.includes(s)), ...needed])].join(" ");
+    const scope = [...new Set([...identity.scopes.filter((s) => this.scopes.includes(s)), ...needed])].join(" ");
     const description = `This call needs the ${missing.join(" and ")} scope; authorize again with scope "${scope}"`;
     return {
       status: 403,

@@ -73,7 +73,7 @@ export function createOAuthGate(
         if (refusal) return void refuse(req, res, refusal);
         return identity;
       } catch (err) {
-        const refusal = server.unauthorized(err, headerScopes(req)[0]);
+        const refusal = server.unauthorized(err);
         if (refusal.status === 503)
           logger.warn("OAuth: a token could not be checked", { error: (err as Error).message });
         return void refuse(req, res, refusal);

@@ -24,10 +24,12 @@ import {
   REDIRECT_URI,
   TestOAuthProvider,
 } from "../../oauth/client.js";
-import { freePort, startIdp, type Idp } from "../../oauth/idp.js";
+import { CLIENT_ID, freePort, startIdp, type Idp } from "../../oauth/idp.js";
 
 sayIfChromiumMissing("oauth-linked e2e");
 const URL_ELICITATION = { capabilities: { elicitation: { form: {}, url: {} } } };
+/** What a user unticks at the provider's consent to sign in with read only. */
+const WRITE_AND_SPEND = ["switchboard:write", "switchboard:spend"];
 
 describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", () => {
   let sandbox: Sandbox;
@@ -81,8 +83,14 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
   const linkInBrowser = (url: string, key: string) => linkKeyInBrowser(browser, url, key);
 
   /** A client whose elicitation handler links `key` in the browser (or declines when `key` is undefined). */
-  async function signedIn(user: string, era: Era, key: string | undefined, options: { urlMode?: boolean } = {}) {
-    const provider = new TestOAuthProvider();
+  async function signedIn(
+    user: string,
+    era: Era,
+    key: string | undefined,
+    options: { urlMode?: boolean; dynamic?: boolean; refuse?: string[] } = {},
+  ) {
+    const provider = new TestOAuthProvider({ dynamic: options.dynamic });
+    provider.refuse = options.refuse ?? [];
     const client = await connectWithOAuth(
       publicUrl,
       provider,
@@ -191,7 +199,7 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
 
   it("unlinks on request (a write: the token steps up), and the next call asks again", async () => {
     const key = buildKeys[0];
-    const { client, provider, links } = await signedIn("erin", "modern", key);
+    const { client, provider, links } = await signedIn("erin", "modern", key, { refuse: WRITE_AND_SPEND });
     expect((await call(client, "build_get_account")).isError).toBeFalsy();
     const stepUp = await client
       .callTool({ name: "account_unlink_service", arguments: { service: "build" } })
@@ -205,6 +213,39 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     expect((await call(client, "build_get_account")).isError).toBeFalsy();
     expect(links).toHaveLength(2);
   });
+
+  // A chat app's connector registers itself (RFC 7591) with the scope of the first challenge, and the
+  // provider holds it to that registration: the step-up to spend works only if it covered spending.
+  for (const era of ["legacy", "modern"] as Era[]) {
+    it(`a self-registering chat app signs in with read, links a key, and steps up to spend (${era})`, async () => {
+      const registrations = idp.requests("/reg");
+      const { client, provider, links } = await signedIn(`grace-${era}`, era, buildKeys[0], {
+        dynamic: true,
+        refuse: WRITE_AND_SPEND,
+      });
+      expect(idp.requests("/reg")).toBe(registrations + 1);
+      expect(provider.registered?.client_id).not.toBe(CLIENT_ID);
+      expect(provider.grantedScope?.split(" ").filter((s) => s.startsWith("switchboard:"))).toEqual([
+        "switchboard:read",
+      ]);
+      expect((await call(client, "build_get_account")).isError).toBeFalsy();
+      expect(links).toHaveLength(1);
+      const projectId = `dcr-step-up-${era}`;
+      const stepUp = await client
+        .callTool({ name: "build_create_project", arguments: { projectId } })
+        .catch((e: unknown) => e);
+      expect(stepUp).toBeInstanceOf(UnauthorizedError);
+      expect(provider.redirects.at(-1)?.searchParams.get("scope")).toContain("switchboard:spend");
+      await completeRedirect(publicUrl, provider, browser, `grace-${era}`);
+      expect(provider.grantedScope).toContain("switchboard:spend");
+      const created = await call(client, "build_create_project", { projectId });
+      expect(created.isError, text(created)).toBeFalsy();
+      expect(created.structuredContent).toMatchObject({ projectId });
+      // Still the one registration, and still the one link.
+      expect(idp.requests("/reg")).toBe(registrations + 1);
+      expect(links).toHaveLength(1);
+    });
+  }
 
   it("guards the connect page: a forged ticket, a post without its CSRF cookie, a used link, a wrong key", async () => {
     const base = publicUrl.replace(/\/mcp$/, "");

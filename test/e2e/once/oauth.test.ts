@@ -70,7 +70,8 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
     const metadataUrl = new URL("/.well-known/oauth-protected-resource/mcp", publicUrl).href;
     expect(challenge).toMatch(/^Bearer /);
     expect(challenge).toContain(`resource_metadata="${metadataUrl}"`);
-    expect(challenge).toContain('scope="switchboard:read"');
+    // Every scope, so a client that registers itself with this challenge's scope can step up later.
+    expect(challenge).toContain('scope="switchboard:read switchboard:write switchboard:spend"');
     for (const url of [metadataUrl, new URL("/.well-known/oauth-protected-resource", publicUrl).href]) {
       const doc = await fetch(url, { headers: { origin: "https://chat.example" } });
       expect(doc.status).toBe(200);
@@ -102,9 +103,15 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
     describe(era === "legacy" ? "2025-11-25" : "2026-07-28", () => {
       it("discovers the authorization server from the 401, signs in, and a read-only token steps up to spend", async () => {
         const provider = new TestOAuthProvider();
+        // The user grants reading only, at sign-in; the pre-registered client is held to its scopes.
+        provider.refuse = ["switchboard:write", "switchboard:spend"];
         const client = await connectWithOAuth(publicUrl, provider, browser, `alice-${era}`, era);
         clients.push(client);
-        // The first challenge asked for read only: the token holds exactly that.
+        expect(ours(provider.redirects[0].searchParams.get("scope"))).toEqual([
+          "switchboard:read",
+          "switchboard:spend",
+          "switchboard:write",
+        ]);
         expect(ours(provider.grantedScope)).toEqual(["switchboard:read"]);
         expect((await ok<{ credits?: unknown }>(client, "build_get_account")).credits).toEqual(expect.any(Number));
 
@@ -134,7 +141,7 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
   }
 
   it("refuses a token minted for another resource (no passthrough), naming the audience", async () => {
-    const provider = new TestOAuthProvider(otherResource);
+    const provider = new TestOAuthProvider({ resource: otherResource });
     await connectWithOAuth(publicUrl, provider, browser, "mallory", "modern").then(
       (c) => clients.push(c),
       (err: unknown) => err,
