@@ -1,9 +1,10 @@
 // What the repository derives from the service registry and the tool definitions: smithery.yaml,
-// server.json's environment list, the README's tool tables and the tool snapshots. The tests in
-// test/unit/generated.test.ts fail when a checked-in copy drifts; `npm run generate` rewrites them.
+// server.json's environment list, the README's usage lines (from --help), tool tables and
+// configuration table, and the tool snapshots. The tests in test/unit/generated.test.ts fail when
+// a checked-in copy drifts; `npm run generate` rewrites them.
 import { Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
-import { allToolsets, serverEnv, type Config } from "../src/config.js";
+import { allToolsets, helpText, serverEnv, type Config } from "../src/config.js";
 import type { ServiceDeclaration } from "../src/core/service/service.js";
 import { createMcpServer } from "../src/core/mcp/server.js";
 import type { ToolDef } from "../src/core/tools/tool.js";
@@ -134,6 +135,14 @@ function registryDefault(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!/\s/.test(value)) return value;
   return /^(\S+) \(.*\)$/.exec(value)?.[1];
+}
+
+/** The README's usage block: the Usage lines of --help, as a shell block. */
+export function usageBlock(services: Services = SERVICES): string {
+  const lines = helpText(services).split("\n");
+  const from = lines.indexOf("Usage:") + 1;
+  const to = lines.indexOf("", from);
+  return ["```", ...lines.slice(from, to).map((l) => l.replace(/^ {2}/, "")), "```"].join("\n");
 }
 
 /** The README's configuration table: every variable the services and the server declare, in --help's order. */

@@ -549,6 +549,9 @@ export function parseCommand(
     if (overridden.length)
       warnings.push(`--sandbox points every service at the built-in simulators: ${overridden.join(", ")} ignored`);
   }
+  // stderr is where a user looks when a client lists nothing (docs/clients.md): say it there too.
+  if (!sandbox && services.size === 0)
+    warnings.push(`no service is configured, so no tools are registered: set ${serviceSetup(registry)}`);
   const configured = sandbox ? undefined : services;
   const toolsets = values.toolsets === undefined ? undefined : parseToolsets(values.toolsets, configured, registry);
   const accounts = sandbox ? { sandboxAccounts: sandboxAccounts(env) } : {};
@@ -599,6 +602,19 @@ export function configuredServices(
     out.set(service.name, serviceSettings(service, env));
   }
   return out;
+}
+
+/**
+ * What to set to configure each service, then --sandbox; said by the start-up warning and by the
+ * instructions when no service is configured.
+ */
+export function serviceSetup(registry: readonly ServiceDeclaration<any>[] = SERVICES): string {
+  const each = registry.map((s) => {
+    const hasDefault = s.env.find((v) => v.name === s.baseUrlVar)?.default;
+    const vars = hasDefault ? `${s.apiKeyVar} (and optionally ${s.baseUrlVar})` : `${s.baseUrlVar} and ${s.apiKeyVar}`;
+    return `${vars} for the ${s.title}`;
+  });
+  return `${each.join("; ")}; or start with --sandbox to try every tool against built-in simulators`;
 }
 
 /** Stands in for the key in caller mode's settings; each tenant's runtime replaces it with the caller's. */

@@ -1,4 +1,4 @@
-import { credentialHeader, enabledToolsets, type Config } from "./config.js";
+import { credentialHeader, enabledToolsets, serviceSetup, type Config } from "./config.js";
 import type { ServiceDeclaration } from "./core/service/service.js";
 import { SERVICES } from "./services/registry.js";
 import { VERSION } from "./version.js";
@@ -39,15 +39,7 @@ export function declaredServer(config: Config, services: readonly ServiceDeclara
 }
 
 export function noServiceInstructions(services: readonly ServiceDeclaration<any>[] = SERVICES): string {
-  const setup = services.map((s) => {
-    const hasDefault = s.env.find((v) => v.name === s.baseUrlVar)?.default;
-    const vars = hasDefault ? `${s.apiKeyVar} (and optionally ${s.baseUrlVar})` : `${s.baseUrlVar} and ${s.apiKeyVar}`;
-    return `${vars} for the ${s.title}`;
-  });
-  return (
-    `No upstream service is configured, so no service tools are available. Set ${setup.join("; ")}; ` +
-    "or start with --sandbox to try every tool against built-in simulators."
-  );
+  return `No upstream service is configured, so no service tools are available. Set ${serviceSetup(services)}.`;
 }
 
 export function instructions(

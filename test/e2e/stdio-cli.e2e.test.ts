@@ -195,12 +195,20 @@ describe("command line", () => {
     await conn.close();
   });
 
-  it("starts with no service configured and says which variables to set", async () => {
+  it("starts with no service configured and says which variables to set, in its instructions and on stderr", async () => {
     const conn = await connectStdio({ PATH: process.env.PATH ?? "" });
     expect((await conn.client.listTools()).tools).toEqual([]);
     const instructions = conn.client.getInstructions() ?? "";
-    for (const v of ["BUILD_API_KEY", "SIZING_API_KEY", "DRONES_API_KEY", "--sandbox"])
+    // docs/clients.md: "Nothing listed? ... stderr": one line there, besides the ready line.
+    const warning = conn
+      .stderr()
+      .split("\n")
+      .filter((l) => l.startsWith("switchboard-mcp: no service is configured"));
+    expect(warning, conn.stderr()).toHaveLength(1);
+    for (const v of ["BUILD_API_KEY", "SIZING_API_KEY", "DRONES_API_KEY", "--sandbox"]) {
       expect(instructions).toContain(v);
+      expect(warning[0]).toContain(v);
+    }
     await conn.close();
   });
 });

@@ -48,8 +48,16 @@ describe("configuration", () => {
       logLevel: "info",
       sandbox: false,
       readOnly: false,
-      warnings: [],
     });
+    expect(c.warnings).toEqual([
+      "no service is configured, so no tools are registered: set BUILD_API_KEY (and optionally " +
+        "BUILD_API_BASE_URL) for the project build service; SIZING_API_BASE_URL and SIZING_API_KEY for the " +
+        "garment size recommendation API; DRONES_API_BASE_URL and DRONES_API_KEY for the drone fleet data API; " +
+        "or start with --sandbox to try every tool against built-in simulators",
+    ]);
+    expect(serve([], BUILD).warnings).toEqual([]);
+    expect(serve(["--sandbox"]).warnings).toEqual([]);
+    expect(serve(["--transport", "http"], { MCP_CREDENTIALS: "caller" }).warnings).toEqual([]);
     expect(c.toolsets).toBeUndefined();
     expect(c.httpToken).toBeUndefined();
     expect(c.services.size).toBe(0);
@@ -305,10 +313,10 @@ describe("configuration", () => {
   });
 
   it("warns in one line about flags that do nothing in this mode, and starts", () => {
-    const c = serve(["--port", "4000"]);
+    const c = serve(["--port", "4000"], BUILD);
     expect(c.transport).toBe("stdio");
     expect(c.warnings).toEqual(["--port has no effect with --transport stdio; it applies to --transport http"]);
-    expect(serve(["--host", "0.0.0.0", "--port", "1"]).warnings).toEqual([
+    expect(serve(["--host", "0.0.0.0", "--port", "1"], BUILD).warnings).toEqual([
       "--port has no effect with --transport stdio; it applies to --transport http",
       "--host has no effect with --transport stdio; it applies to --transport http",
     ]);
