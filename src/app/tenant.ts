@@ -133,7 +133,7 @@ class TenantObject implements Tenant {
   }
 
   /** A service without this tenant's key follows nothing (its calls answer the missing-key message). */
-  private keyless(service: string): boolean {
+  keyless(service: string): boolean {
     if (this.live) return this.live.current(service)?.keyless ?? true;
     return this.shared.caller && !this.given?.[service];
   }

@@ -26,6 +26,9 @@ export function registerResource(server: McpServer, rt: TenantRuntime, def: Tena
     try {
       data = await def.read(uri, variables, ctx.mcpReq.signal, await deps());
     } catch (err) {
+      // No key from this caller: the request lacks what it needs (the message names the header), not a server fault.
+      if (err instanceof UpstreamError && err.code === "MISSING_CREDENTIALS")
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, describe(err), { uri: uri.href });
       throw resourceError(uri, err, describe);
     }
     if (def.artifact && typeof data === "string")
@@ -91,13 +94,21 @@ export const SKIPPED_META = "io.github.switchboard-mcp/skipped";
  * declared the UI extension (the others never render them).
  */
 export function shapeResourceList(server: McpServer, rt: TenantRuntime): void {
+  // Fixed resources (build://account) are listed only to a caller with a key for their service.
+  const fixed = new Map(rt.resources.filter((d) => !d.uri.includes("{")).map((d) => [d.uri, d.service]));
   wrapRequestHandler(server, "resources/list", (original) => async (request, ctx) => {
     const skipped: Skipped[] = [];
     skippedLists.set(ctx, skipped);
     type Listed = { resources: Array<{ uri: string }>; _meta?: Record<string, unknown> };
     const answer = (await original(request, ctx)) as Listed;
     const views = supportsViews(server, ctx);
-    const resources = views ? answer.resources : answer.resources.filter((r) => !r.uri.startsWith("ui://"));
+    const keyless = fixed.size > 0 ? rt.keyless : undefined;
+    if (keyless) await rt.refreshKeys?.();
+    const resources = answer.resources.filter((r) => {
+      if (!views && r.uri.startsWith("ui://")) return false;
+      const service = keyless && fixed.get(r.uri);
+      return !service || !keyless.call(rt, service);
+    });
     if (skipped.length === 0) return { ...answer, resources };
     for (const s of skipped) {
       const missingKey = /MISSING_CREDENTIALS/.test(s.reason);

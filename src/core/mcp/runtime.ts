@@ -27,6 +27,8 @@ export interface TenantRuntime {
   watchers: readonly ServiceWatcher[];
   /** This tenant's deps of a service (its `ServiceInstance.deps`): what its resources and watchers act with. */
   serviceDeps(service: string): unknown;
+  /** Per-user modes: true when this tenant has no key for the service (its reads answer the missing-key error). */
+  keyless?(service: string): boolean;
   /** MCP_CREDENTIALS=linked: brings the tenant's keys up to date before a resource is read. */
   refreshKeys?(): Promise<unknown>;
   egress: Egress;

@@ -118,6 +118,27 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     expect(sandbox.build.router.count() + sandbox.accounts.build[1].simulator.router.count()).toBe(before);
   });
 
+  it("lists no account resources to a caller without the build key; a read answers the header to send", async () => {
+    for (const era of ["legacy", "modern"] as const) {
+      const anonymous = await connect({}, era);
+      const uris = (await anonymous.listResources()).resources.map((r) => r.uri);
+      expect(uris).not.toContain("build://account");
+      expect(uris).not.toContain("build://credit-costs");
+      for (const uri of ["build://account", "build://credit-costs"]) {
+        const read = await anonymous.readResource({ uri }).then(
+          () => undefined,
+          (e: { code?: number; message?: string }) => e,
+        );
+        expect(read?.code, uri).toBe(-32602);
+        expect(read?.message).toMatch(/x-build-api-key header/);
+      }
+      // With the key, both are listed.
+      const keyed = await connect({ "x-build-api-key": keyA }, era);
+      const listed = (await keyed.listResources()).resources.map((r) => r.uri);
+      expect(listed).toEqual(expect.arrayContaining(["build://account", "build://credit-costs"]));
+    }
+  });
+
   it("acts with each caller's own key: the same project id is two projects", async () => {
     const a = await connect({ "x-build-api-key": keyA });
     const b = await connect({ "x-build-api-key": keyB });
