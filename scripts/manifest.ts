@@ -4,8 +4,9 @@
 // a checked-in copy drifts; `npm run generate` rewrites them.
 import { Client } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
-import { allToolsets, helpText, serverEnv, type Config } from "../src/config.js";
-import type { ServiceDeclaration } from "../src/core/service/service.js";
+import { allToolsets, helpText, serverDefaults, serverEnv, type Config } from "../src/config.js";
+import { SECTIONS } from "../src/core/base/settings.js";
+import type { EnvVarDecl, ServiceDeclaration } from "../src/core/service/service.js";
 import { createMcpServer } from "../src/core/mcp/server.js";
 import type { ToolDef } from "../src/core/tools/tool.js";
 import { createApp } from "../src/server.js";
@@ -26,7 +27,9 @@ export function allServicesConfig(registry: Services = SERVICES): Config {
       s.settings.parse(Object.fromEntries(s.env.map((v) => [v.name, env[v.name]]))) as Record<string, unknown>,
     );
   }
+  const { sandboxAccounts, sandboxFaults, ...defaults } = serverDefaults();
   return {
+    ...defaults,
     transport: "stdio",
     host: "127.0.0.1",
     port: 0,
@@ -34,20 +37,13 @@ export function allServicesConfig(registry: Services = SERVICES): Config {
     maxSessions: 1,
     sessionIdleMs: 1000,
     allowedOrigins: [],
-    allowedHosts: [],
     logLevel: "error",
     sandbox: false,
     readOnly: false,
     toolsets: allToolsets(registry).map((t) => t.id),
     services,
     warnings: [],
-    credentials: "operator",
-    auth: "none",
-    authIssuers: [],
     drainMs: 0,
-    leaseMs: 15000,
-    maxBlockingWaitSeconds: 45,
-    repeatWindowSeconds: 600,
   };
 }
 
@@ -145,12 +141,26 @@ export function usageBlock(services: Services = SERVICES): string {
   return ["```", ...lines.slice(from, to).map((l) => l.replace(/^ {2}/, "")), "```"].join("\n");
 }
 
-/** The README's configuration table: every variable the services and the server declare, in --help's order. */
+/** The README's configuration tables: the services' variables, then the server's by section, in --help's order. */
 export function configTable(services: Services = SERVICES): string {
-  const rows = [...services.flatMap((s) => s.env), ...serverEnv(services)].map(
-    (v) => `| \`${v.name}\` | ${cell(cap(v.description))} | ${defaultCell(v.default)} |`,
-  );
-  return ["| variable | meaning | default |", "|---|---|---|", ...rows].join("\n");
+  const table = (vars: readonly EnvVarDecl[]) => [
+    "| variable | meaning | default |",
+    "|---|---|---|",
+    ...vars.map((v) => `| \`${v.name}\` | ${cell(cap(v.description))} | ${defaultCell(v.default)} |`),
+  ];
+  const server = serverEnv(services);
+  const sections = [...new Set(server.map((v) => v.section))];
+  return [
+    "**Services**",
+    "",
+    ...table(services.flatMap((s) => s.env)),
+    ...sections.flatMap((section) => [
+      "",
+      `**${SECTIONS[section]}**`,
+      "",
+      ...table(server.filter((v) => v.section === section)),
+    ]),
+  ].join("\n");
 }
 
 /** A default as the table shows it: a bare value in code, a value with a note as code then text. */

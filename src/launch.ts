@@ -17,7 +17,7 @@ export interface Registry {
 export interface Launched {
   /** HTTP: the MCP endpoint. */
   url?: string;
-  /** Stops taking requests, lets those in flight finish (HTTP, up to MCP_DRAIN_MS), closes everything. */
+  /** Stops taking requests, lets those in flight finish (HTTP, up to ENV.drainMs), closes everything. */
   shutdown(): Promise<void>;
   /** How long `shutdown` may take before the process should give up on it. */
   graceMs: number;

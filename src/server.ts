@@ -13,7 +13,7 @@ import { createLogger } from "./core/base/logger.js";
 import { Sealer } from "./core/base/seal.js";
 import type { ConnectPageOptions } from "./core/http/connect-page.js";
 import type { TenantRuntime } from "./core/mcp/runtime.js";
-import { DEFAULT_WATCH_LIMITS, WatchBudget } from "./core/mcp/watch-budget.js";
+import { WatchBudget } from "./core/mcp/watch-budget.js";
 import type { ServiceModule } from "./core/service/service.js";
 import type { TaskRunner } from "./core/tasks/runner.js";
 import { Confirmations } from "./core/tools/confirm.js";
@@ -36,7 +36,7 @@ export interface App {
   credentialHeaders: ReadonlyArray<{ service: string; header: string; bearerKeyPrefix?: string }>;
   replicaId: string;
   toolsets: string[];
-  /** MCP_CREDENTIALS=linked: what the connect page (core/http/connect-page.ts) needs. */
+  /** ENV.credentials=linked: what the connect page (core/http/connect-page.ts) needs. */
   connect?: ConnectPageOptions;
   /** Readiness: shared state reachable (always, in process). */
   ready(): Promise<{ ok: boolean; state: "memory" | "redis" }>;
@@ -70,7 +70,7 @@ export function createApp(
 
   const state = sharedState(config, redisModule, replicaId, logger);
   const pools = new PoolCache();
-  const windowMs = (config.repeatWindowSeconds ?? 600) * 1000;
+  const windowMs = config.repeatWindowSeconds * 1000;
   const fingerprint = (text: string) => sealer.fingerprint(text);
   const spendOnce =
     windowMs > 0 ? new SpendOnce(state.repeats, windowMs, logger, state.redis && sealer, fingerprint) : undefined;
@@ -84,18 +84,16 @@ export function createApp(
     bearerKeyPrefix: s.bearerKeyPrefix,
   }));
   const watchBudget = new WatchBudget({
-    perRequest: config.maxListenUris ?? DEFAULT_WATCH_LIMITS.perRequest,
+    perRequest: config.maxListenUris,
     // With one account every caller is the one tenant: only the replica's cap applies.
-    perTenant: perTenant
-      ? (config.maxSubscriptionsPerTenant ?? DEFAULT_WATCH_LIMITS.perTenant)
-      : Number.POSITIVE_INFINITY,
-    perReplica: config.maxPollers ?? DEFAULT_WATCH_LIMITS.perReplica,
+    perTenant: perTenant ? config.maxSubscriptionsPerTenant : Number.POSITIVE_INFINITY,
+    perReplica: config.maxPollers,
   });
 
   // Built once and shared by every tenant; each runs them with its own services' deps (ctx.deps).
   const allTools = serviceTools(enabled, config, toolsets);
   const instance = instanceMaker(config, caller, pools, state.pollers);
-  // MCP_CREDENTIALS=linked: keys each signed-in user linked through the connect page (app/linked.ts).
+  // ENV.credentials=linked: keys each signed-in user linked through the connect page (app/linked.ts).
   const linked =
     config.credentials === "linked"
       ? new LinkedKeys({
@@ -139,7 +137,7 @@ export function createApp(
       spendOnce,
       pin: (tenantId) => tenants.pin(tenantId),
     },
-    { max: config.maxTenants ?? 10_000, sealer, byUser: linked !== undefined },
+    { max: config.maxTenants, sealer, byUser: linked !== undefined },
   );
   const runtimeFor = (credentials: Readonly<Record<string, string>> | undefined): Tenant =>
     tenants.runtimeFor(credentials);

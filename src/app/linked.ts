@@ -12,11 +12,12 @@ import type { Linking } from "../core/mcp/link-gate.js";
 import type { LiveInstances } from "../core/vault/live-instances.js";
 import { type AttemptCounter, MemoryAttemptCounter, TicketSigner } from "../core/vault/tickets.js";
 import { MemoryVaultStore, Vault } from "../core/vault/vault.js";
+import { ENV } from "../core/base/settings.js";
 
 type RedisModule = typeof import("../core/state/redis.js");
 
 /**
- * MCP_CREDENTIALS=linked, app side: the vault (Redis when MCP_STATE_URL is set), the connect page's
+ * ENV.credentials=linked, app side: the vault (Redis when ENV.stateUrl is set), the connect page's
  * tickets and key check, the account tools, and per tenant its live instances and link gate.
  */
 export class LinkedKeys {
@@ -47,7 +48,7 @@ export class LinkedKeys {
     if (redis) void warnWithoutAof(redis.state, options.logger);
     else
       options.logger.warn(
-        "MCP_CREDENTIALS=linked without MCP_STATE_URL: linked keys are kept in this process only " +
+        `${ENV.credentials}=linked without ${ENV.stateUrl}: linked keys are kept in this process only ` +
           "and are lost at restart (users link again)",
       );
   }
@@ -168,7 +169,7 @@ async function warnWithoutAof(state: RedisState, logger: Logger): Promise<void> 
   const info = await state.cmd.info("persistence").catch(() => undefined);
   if (info !== undefined && !/^aof_enabled:1/m.test(info))
     logger.warn(
-      "MCP_CREDENTIALS=linked with a Redis that has no AOF (appendonly yes): a Redis restart loses the keys " +
+      `${ENV.credentials}=linked with a Redis that has no AOF (appendonly yes): a Redis restart loses the keys ` +
         "linked since its last snapshot, and their users are asked to link again (docs/deployment.md)",
     );
 }

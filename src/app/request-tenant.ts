@@ -7,7 +7,7 @@ import { ISSUER, SUBJECT } from "./credentials.js";
 /** The longest key a header may carry: no real key comes close, and a longer value is refused by name. */
 const MAX_KEY_LENGTH = 1024;
 
-/** A request's tenant: the keys it brings (MCP_CREDENTIALS=caller) and its signed-in user (MCP_AUTH=oauth). */
+/** A request's tenant: the keys it brings (ENV.credentials=caller) and its signed-in user (ENV.auth=oauth). */
 export function tenantCredentials(
   headers: Readonly<Record<string, string[] | undefined>>,
   identity: Identity | undefined,
@@ -55,7 +55,7 @@ function callerKeys(
   return keys;
 }
 
-/** MCP_AUTH=oauth: the resource server, warmed up (issuer discovery) so a misconfiguration shows at start. */
+/** ENV.auth=oauth: the resource server, warmed up (issuer discovery) so a misconfiguration shows at start. */
 export async function oauthGate(config: Config, app: App) {
   const [{ ResourceServer }, { createOAuthGate }, { scopeForKind, READ_SCOPE, SCOPES }] = await Promise.all([
     import("../core/auth/resource-server.js"),

@@ -15,7 +15,7 @@ export type InstanceMaker = (
 ) => ServiceInstance;
 
 /**
- * `caller`: keys come per tenant (MCP_CREDENTIALS caller or linked); a tenant without one gets the
+ * `caller`: keys come per tenant (ENV.credentials caller or linked); a tenant without one gets the
  * "no key" answer from every call.
  */
 export function instanceMaker(

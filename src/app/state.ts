@@ -3,17 +3,17 @@ import type { Logger } from "../core/base/logger.js";
 import type { ChangeRelay } from "../core/mcp/changes.js";
 import { clusterPollers } from "../core/state/cluster-poller.js";
 import type { RedisState } from "../core/state/redis.js";
-import { DEFAULT_LEASE_MS } from "../core/tasks/runner.js";
 import { MemoryTaskStore, type TaskStore } from "../core/tasks/store.js";
 import { MemoryNonceStore, type NonceStore } from "../core/tools/confirm.js";
 import { MemoryRepeatStore, type RepeatStore } from "../core/tools/idempotency.js";
 import { localPollers, type PollerFactory } from "../core/upstream/poller.js";
+import { ENV } from "../core/base/settings.js";
 
-/** The Redis backend, which the CLI loads only when MCP_STATE_URL is set (it stays off the start path otherwise). */
+/** The Redis backend, which the CLI loads only when ENV.stateUrl is set (it stays off the start path otherwise). */
 export type RedisModule = typeof import("../core/state/redis.js");
 
 /**
- * What the process keeps beyond one request, in process or (MCP_STATE_URL) on Redis behind the
+ * What the process keeps beyond one request, in process or (ENV.stateUrl) on Redis behind the
  * same interfaces: tasks, confirmation nonces, spend-once records, pollers and list-change relays.
  */
 export interface SharedState {
@@ -37,8 +37,8 @@ export function sharedState(
   replicaId: string,
   logger: Logger,
 ): SharedState {
-  const leaseMs = config.leaseMs ?? DEFAULT_LEASE_MS;
-  if (config.stateUrl && !redisModule) throw new Error("MCP_STATE_URL is set but the Redis backend was not loaded");
+  const leaseMs = config.leaseMs;
+  if (config.stateUrl && !redisModule) throw new Error(`${ENV.stateUrl} is set but the Redis backend was not loaded`);
   const redis =
     config.stateUrl && redisModule
       ? new redisModule.RedisState({ url: config.stateUrl, replicaId, logger, leaseMs })

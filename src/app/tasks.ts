@@ -3,7 +3,7 @@ import type { Logger } from "../core/base/logger.js";
 import type { Sealer } from "../core/base/seal.js";
 import { taskTool, type TenantRuntime } from "../core/mcp/runtime.js";
 import type { ServiceModule } from "../core/service/service.js";
-import { DEFAULT_MAX_TASKS_PER_TENANT, TaskRunner } from "../core/tasks/runner.js";
+import { TaskRunner } from "../core/tasks/runner.js";
 import type { TaskStore } from "../core/tasks/store.js";
 import type { ToolDef } from "../core/tools/tool.js";
 
@@ -33,7 +33,7 @@ export function taskRunner(
     sealer: options.sealer,
     leaseMs: options.leaseMs,
     requestDeadlineMs: config.upstreamTimeoutMs,
-    maxWorkingPerOwner: perTenant ? (config.maxTasksPerTenant ?? DEFAULT_MAX_TASKS_PER_TENANT) : undefined,
+    maxWorkingPerOwner: perTenant ? config.maxTasksPerTenant : undefined,
     lostTask: (tool) => {
       const toolset = tools.find((d) => d.name === tool)?.toolset;
       return enabled.find((s) => s.toolsets.some((t) => t.id === toolset))?.lostTask;

@@ -26,7 +26,7 @@ export type Tenant = TenantRuntime & { taskPollIntervalMs: number; close(): Prom
 /** What every tenant shares, made once by createApp. */
 export interface TenantShared {
   config: Config;
-  /** Keys come per tenant (MCP_CREDENTIALS caller or linked). */
+  /** Keys come per tenant (ENV.credentials caller or linked). */
   caller: boolean;
   /** A tenant per caller (per-user keys, or OAuth). */
   perTenant: boolean;
@@ -235,7 +235,7 @@ class TenantObject implements Tenant {
     return this.shared.watchBudget;
   }
   get blockingWaitMs(): number {
-    return (this.shared.config.maxBlockingWaitSeconds ?? 45) * 1000;
+    return this.shared.config.maxBlockingWaitSeconds * 1000;
   }
   get spendOnce(): Tenant["spendOnce"] {
     return this.shared.spendOnce;

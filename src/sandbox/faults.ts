@@ -68,7 +68,7 @@ export type FaultName = keyof typeof FAULTS;
 const tinyItems = (count: number) => Array.from({ length: count }, (_, i) => `{"i":${i % 10}}`).join(",");
 
 /**
- * A fault described in JSON (control endpoint, SANDBOX_FAULTS):
+ * A fault described in JSON (control endpoint, or the faults setting at start):
  * `{ fault: "htmlError", arg: 503, method, path, times }`.
  */
 export interface FaultSpec {

@@ -15,7 +15,7 @@ export type SandboxOptions<T extends Simulators = typeof SIMULATORS> = {
   timeScale?: number;
   /** Keys to accept instead of the simulators' demo keys, by service name. */
   keys?: Partial<Record<Names<T>, string>>;
-  /** Faults to inject from the start (SANDBOX_FAULTS), e.g. for the soak script. */
+  /** Faults to inject from the start (the faults setting), e.g. for the soak script. */
   faults?: Array<FaultSpec & { service: string }>;
   /**
    * Accounts per simulator (default 1). Each further account is a separate instance with the same

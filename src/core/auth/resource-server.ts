@@ -35,7 +35,7 @@ export interface Refusal {
 
 /**
  * How long a verified token is taken as verified without a new check (a signature, an
- * introspection): its requests skip the cost and MCP_UNAUTH_RATE. Never past the token's expiry;
+ * introspection): its requests skip the cost and ENV.unauthRate. Never past the token's expiry;
  * a token revoked at an introspecting authorization server stops working within this.
  */
 const VERIFIED_MS = 30_000;

@@ -1,9 +1,9 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
 
 /**
- * The keys hosted mode derives from MCP_STATE_KEY, one per purpose (HKDF), so a replica needs one
+ * The keys hosted mode derives from ENV.stateKey, one per purpose (HKDF), so a replica needs one
  * secret: encryption of what a task keeps at rest, tenant ids, and confirmation signatures. Without
- * MCP_STATE_KEY each process draws a random key: fine for one process, useless across replicas.
+ * ENV.stateKey each process draws a random key: fine for one process, useless across replicas.
  */
 export class Sealer {
   private readonly encryptionKey: Buffer;

@@ -11,7 +11,7 @@ export interface ConnectService {
 }
 
 export interface ConnectPageOptions {
-  /** MCP_PUBLIC_URL: a form post must come from its origin; https there makes the cookie Secure. */
+  /** ENV.publicUrl: a form post must come from its origin; https there makes the cookie Secure. */
   publicUrl: string;
   services: readonly ConnectService[];
   tickets: TicketSigner;

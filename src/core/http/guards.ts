@@ -1,12 +1,13 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isLoopbackHost } from "../base/loopback.js";
+import { ENV } from "../base/settings.js";
 
 export { LOOPBACK_ORIGINS } from "../base/loopback.js";
 
 /**
  * Host header check against DNS rebinding: a loopback bind answers loopback names, and the names the
- * operator lists (MCP_ALLOWED_HOSTS).
+ * operator lists (ENV.allowedHosts).
  */
 export function hostAllowed(
   host: string | undefined,
@@ -104,7 +105,7 @@ export function readJson(req: IncomingMessage, max: number, deadlineMs?: number)
             {
               error:
                 "Server busy: request bodies being received at once are at the server's limit " +
-                "(MCP_BODY_BUDGET_BYTES); retry in a few seconds",
+                `(${ENV.bodyBudgetBytes}); retry in a few seconds`,
               status: 503,
               code: -32000,
             },

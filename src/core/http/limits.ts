@@ -3,35 +3,36 @@ import type { Socket } from "node:net";
 import { ByteBudget } from "../upstream/budget.js";
 import type { Logger } from "../base/logger.js";
 import { BODY_DEADLINE_MS, closeAfterAnswer, rpcError, setBodyPolicy } from "./guards.js";
+import { ENV, settingDefault } from "../base/settings.js";
 
 /**
  * What a client on the open internet can make the HTTP transport hold. Every field has a default
  * (HTTP_LIMIT_DEFAULTS); the server's variables set them (docs/security.md lists them).
  */
 export interface HttpLimitOptions {
-  /** Open connections at once (MCP_MAX_CONNECTIONS); a socket past it is closed as soon as it is accepted. */
+  /** Open connections at once (ENV.maxConnections); a socket past it is closed as soon as it is accepted. */
   maxConnections?: number;
-  /** A client that has not sent its request line and headers by then is dropped with 408 (MCP_HEADERS_TIMEOUT_MS). */
+  /** A client that has not sent its request line and headers by then is dropped with 408 (ENV.headersTimeoutMs). */
   headersTimeoutMs?: number;
   /** A request body not received in full by then is dropped with 408. */
   bodyDeadlineMs?: number;
   /**
-   * With a token or OAuth: requests without a valid one answered per second (MCP_UNAUTH_RATE), 401
+   * With a token or OAuth: requests without a valid one answered per second (ENV.unauthRate), 401
    * each; past it (after a burst of `unauthBurst`, default twice the rate) 429 with Retry-After.
    * Both close the connection.
    */
   unauthRatePerSec?: number;
   unauthBurst?: number;
-  /** Request-body bytes held at once across all connections (MCP_BODY_BUDGET_BYTES); past it 503 and close. */
+  /** Request-body bytes held at once across all connections (ENV.bodyBudgetBytes); past it 503 and close. */
   bodyBudgetBytes?: number;
 }
 
 export const HTTP_LIMIT_DEFAULTS = {
-  maxConnections: 2000,
-  headersTimeoutMs: 15_000,
+  maxConnections: settingDefault("maxConnections"),
+  headersTimeoutMs: settingDefault("headersTimeoutMs"),
   bodyDeadlineMs: BODY_DEADLINE_MS,
-  unauthRatePerSec: 50,
-  bodyBudgetBytes: 256 * 1024 * 1024,
+  unauthRatePerSec: settingDefault("unauthRate"),
+  bodyBudgetBytes: settingDefault("bodyBudgetBytes"),
 } as const;
 
 export interface HttpLimitStats {
@@ -43,7 +44,7 @@ export interface HttpLimitStats {
   bodyBytes: number;
   /** Requests answered 401 (with OAuth also 503: the issuer could not be reached). */
   unauthorized: number;
-  /** Unauthenticated requests answered 429 (over MCP_UNAUTH_RATE). */
+  /** Unauthenticated requests answered 429 (over ENV.unauthRate). */
   throttled: number;
 }
 
@@ -62,7 +63,7 @@ export interface HttpLimits {
 }
 
 /**
- * MCP_UNAUTH_RATE for credentials whose check costs something: every request not known to be
+ * ENV.unauthRate for credentials whose check costs something: every request not known to be
  * authorized takes its share before the check, so a flood of bad tokens past the rate is answered
  * 429 without being checked; a request whose credentials turn out valid gives its share back.
  */
@@ -134,7 +135,7 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
     counts.throttled++;
     warn("HTTP: requests without a valid token over the rate are answered 429", {
       ratePerSecond: rate,
-      variable: "MCP_UNAUTH_RATE",
+      variable: ENV.unauthRate,
       throttled: counts.throttled,
     });
     closeAfterAnswer(req, { "retry-after": String(bucket.retryAfterSeconds()) });
@@ -161,7 +162,7 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
         counts.droppedConnections++;
         warn("HTTP connection cap reached: new connections are closed at once", {
           maxConnections,
-          variable: "MCP_MAX_CONNECTIONS",
+          variable: ENV.maxConnections,
           dropped: counts.droppedConnections,
         });
       });
@@ -175,10 +176,10 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
       });
     },
     refuseUnauthenticated(req, res) {
-      if (!take(req, res, "Authorization: Bearer <MCP_HTTP_TOKEN>")) return;
+      if (!take(req, res, `Authorization: Bearer <${ENV.httpToken}>`)) return;
       counts.unauthorized++;
       closeAfterAnswer(req);
-      return rpcError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <MCP_HTTP_TOKEN>", {
+      return rpcError(res, 401, -32001, `Unauthorized: send Authorization: Bearer <${ENV.httpToken}>`, {
         "www-authenticate": 'Bearer realm="switchboard-mcp"',
       });
     },

@@ -5,13 +5,13 @@ import { scopeForRequest, scopesForBody } from "../auth/scopes.js";
 import { closeAfterAnswer, plain } from "./guards.js";
 import type { UnauthThrottle } from "./limits.js";
 
-/** MCP_AUTH=oauth at the HTTP layer: the metadata documents, the bearer check, and scopes per request. */
+/** ENV.auth=oauth at the HTTP layer: the metadata documents, the bearer check, and scopes per request. */
 export interface OAuthGate {
   /** Answers GET/HEAD/OPTIONS of the protected resource metadata; false for any other request. */
   serveMetadata(req: IncomingMessage, res: ServerResponse, pathname: string): boolean;
   /**
    * The caller, or undefined once a 401/403/429/503 has been sent. A token not verified lately
-   * takes its share of MCP_UNAUTH_RATE (`throttle`) before it is checked, and gives it back if valid.
+   * takes its share of ENV.unauthRate (`throttle`) before it is checked, and gives it back if valid.
    */
   authenticate(req: IncomingMessage, res: ServerResponse, throttle: UnauthThrottle): Promise<Identity | undefined>;
   /** After the body is read: false once a 403 insufficient_scope has been sent. */

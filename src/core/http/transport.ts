@@ -30,6 +30,7 @@ import { createHttpLimits, type HttpLimitOptions } from "./limits.js";
 import { classifyPost, createInstancePool, leanRequest, oneRequestOf, plainToolsOf, serveLean } from "./modern.js";
 import type { Identity } from "../auth/resource-server.js";
 import type { OAuthGate } from "./oauth-gate.js";
+import { ENV, settingDefault } from "../base/settings.js";
 
 /** Connection cap, header timeout, body deadline and budget, unauthenticated rate: see limits.ts. */
 export interface HttpOptions extends HttpLimitOptions {
@@ -44,11 +45,11 @@ export interface HttpOptions extends HttpLimitOptions {
   runtime: TenantRuntime;
   /**
    * Per-user mode: the runtime (tenant) that acts with the keys in this request's headers (each
-   * header's values as sent, repeats kept apart) and its signed-in user (MCP_AUTH=oauth). Throws
+   * header's values as sent, repeats kept apart) and its signed-in user (ENV.auth=oauth). Throws
    * `RequestRefused` for keys it will not use.
    */
   runtimeFor?(headers: Readonly<Record<string, string[] | undefined>>, identity?: Identity): TenantRuntime;
-  /** MCP_AUTH=oauth: protected resource metadata, bearer tokens and scopes (oauth-gate.ts). */
+  /** ENV.auth=oauth: protected resource metadata, bearer tokens and scopes (oauth-gate.ts). */
   oauth?: OAuthGate;
   /** Pages served beside /mcp before the Origin check (the connect page); true when answered. */
   pages?(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
@@ -86,7 +87,6 @@ export interface RunningHttp {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;
-export const DEFAULT_MAX_SESSIONS_PER_TENANT = 100;
 
 /** What a 2026-07-28 request asks, from its headers (the SDK checks them against the body before the factory runs). */
 const oneRequest = (request?: Request): OneRequest | undefined =>
@@ -110,11 +110,11 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
   const rt = options.runtime;
   const sessions = new Map<string, Session>();
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const maxSessions = options.maxSessions ?? 1000;
-  const maxPerTenant = options.maxSessionsPerTenant ?? DEFAULT_MAX_SESSIONS_PER_TENANT;
+  const maxSessions = options.maxSessions ?? settingDefault("maxSessions");
+  const maxPerTenant = options.maxSessionsPerTenant ?? settingDefault("maxSessionsPerTenant");
   // Sessions by tenant, counted from the initialize that opens one until it closes.
   const sessionsOf = new Map<string, number>();
-  const idleMs = options.idleSessionMs ?? 30 * 60_000;
+  const idleMs = options.idleSessionMs ?? settingDefault("sessionIdleMs");
   const tokenOk = tokenChecker(options.token);
   const loopbackOnly = isLoopbackHost(options.host);
   const runtimeFor = options.runtimeFor ?? (() => rt);
@@ -209,7 +209,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       return plain(res, 200, { ...body, ...options.health() });
     }
     if (url.pathname !== "/mcp") return plain(res, 404, { error: "Not found; the MCP endpoint is /mcp" });
-    // 401 (429 over MCP_UNAUTH_RATE) before any byte of the body is read, then the connection closes.
+    // 401 (429 over ENV.unauthRate) before any byte of the body is read, then the connection closes.
     if (tokenOk && !tokenOk(req.headers.authorization)) return limits.refuseUnauthenticated(req, res);
     const identity = options.oauth && (await options.oauth.authenticate(req, res, limits.unauthenticated));
     if (options.oauth && !identity) return;
@@ -276,8 +276,8 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
           res,
           429,
           -32000,
-          `${whose} hold ${maxPerTenant} open sessions on this server, the limit (MCP_MAX_SESSIONS_PER_TENANT); ` +
-            "close one (HTTP DELETE) or let one expire (MCP_SESSION_IDLE_MS) first",
+          `${whose} hold ${maxPerTenant} open sessions on this server, the limit (${ENV.maxSessionsPerTenant}); ` +
+            `close one (HTTP DELETE) or let one expire (${ENV.sessionIdleMs}) first`,
         );
       }
       return send(await openSession(tenant, toWebRequest(req, body, abort.signal), body), res);

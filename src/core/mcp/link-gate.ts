@@ -13,7 +13,7 @@ import type { TenantRuntime } from "./runtime.js";
 import type { ToolDef } from "../tools/tool.js";
 import { TICKET_TTL_MS } from "../vault/tickets.js";
 
-/** One tenant's linked keys as a tool call sees them (MCP_CREDENTIALS=linked). */
+/** One tenant's linked keys as a tool call sees them (ENV.credentials=linked). */
 export interface Linking {
   /** The service whose key a tool acts with, when that key is linked per user. */
   serviceOf(def: ToolDef<any, any>): { name: string; title: string } | undefined;

@@ -3,7 +3,7 @@ import { LOG_LEVEL_ORDER, type LogEcho, type LogLevel } from "../base/logger.js"
 import type { TenantRuntime } from "./runtime.js";
 import { wrapRequestHandler } from "./sdk-internals.js";
 
-/** One instance's log level: whether its 2025 client set one (logging/setLevel); LOG_LEVEL until then. */
+/** One instance's log level: whether its 2025 client set one (logging/setLevel); ENV.logLevel until then. */
 export interface LogLevelSession {
   logLevelSet: boolean;
 }
@@ -20,7 +20,7 @@ export function followLogLevel(server: McpServer, session: LogLevelSession): voi
 export function echoToClient(rt: TenantRuntime, ctx: ServerContext, session: LogLevelSession): LogEcho {
   const modern = ctx.mcpReq.envelope !== undefined;
   return (level, message, fields) => {
-    // 2025: the level the client set, else LOG_LEVEL. 2026: the request's own logLevel (absent: none).
+    // 2025: the level the client set, else ENV.logLevel. 2026: the request's own logLevel (absent: none).
     if (!modern && !session.logLevelSet && LOG_LEVEL_ORDER[level] < LOG_LEVEL_ORDER[rt.logLevel]) return;
     void ctx.mcpReq.log(mcpLevel(level), { message, ...fields }, "switchboard-mcp").catch(() => undefined);
   };

@@ -29,7 +29,7 @@ export interface TenantRuntime {
   serviceDeps(service: string): unknown;
   /** Per-user modes: true when this tenant has no key for the service (its reads answer the missing-key error). */
   keyless?(service: string): boolean;
-  /** MCP_CREDENTIALS=linked: brings the tenant's keys up to date before a resource is read. */
+  /** ENV.credentials=linked: brings the tenant's keys up to date before a resource is read. */
   refreshKeys?(): Promise<unknown>;
   egress: Egress;
   logger: Logger & { withEcho(echo: LogEcho): Logger };
@@ -44,15 +44,15 @@ export interface TenantRuntime {
   credentials?: Readonly<Record<string, string>>;
   /** Keeps this runtime alive (a task follows work with it); returns the release. */
   pin(): () => void;
-  /** MCP_CREDENTIALS=linked: this tenant's linked upstream keys (a tool without its key asks for the link). */
+  /** ENV.credentials=linked: this tenant's linked upstream keys (a tool without its key asks for the link). */
   linking?: Linking;
   /** Shared by runtimes whose tools are the same (every tenant of an app): tools/list is shaped once for all. */
   listKey?: object;
   /** The replica's caps on resource subscriptions (shared by every tenant). */
   watchBudget?: WatchBudget;
-  /** How long a wait may block a request that is not a task and set no timeoutSeconds. */
-  blockingWaitMs?: number;
-  /** Answers a repeated spending call with the first one's outcome (absent: MCP_REPEAT_WINDOW_SECONDS=0). */
+  /** How long a wait may block a request that is not a task and set no timeoutSeconds (ENV.maxBlockingWaitSeconds). */
+  blockingWaitMs: number;
+  /** Answers a repeated spending call with the first one's outcome (absent: ENV.repeatWindowSeconds=0). */
   spendOnce?: SpendOnce;
 }
 

@@ -12,9 +12,6 @@ import { startTask } from "./task-call.js";
 import { declaresTasks } from "./task-protocol.js";
 import { requestContext } from "./tool-context.js";
 
-/** Most clients give up on a request after 60 s, progress notifications or not. */
-export const DEFAULT_BLOCKING_WAIT_MS = 45_000;
-
 /** The only caller of the SDK's registerTool: a tool's blocking path (a call that is not a task). */
 export function registerTool(
   server: McpServer,
@@ -36,7 +33,7 @@ export function registerTool(
     const { input, repeat } = takeRepeat(parsed);
     const call = callHost(rt.toolHost, def, input);
     const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, session);
-    toolCtx.blockingUntil = Date.now() + (rt.blockingWaitMs ?? DEFAULT_BLOCKING_WAIT_MS);
+    toolCtx.blockingUntil = Date.now() + rt.blockingWaitMs;
     try {
       const needsLink = await linkGate(server, rt, def, ctx);
       if (needsLink) return needsLink;

@@ -1,3 +1,4 @@
+import { ENV, settingDefault } from "../base/settings.js";
 /**
  * What resource subscriptions may cost a replica. Each followed resource is an upstream poll per
  * interval (and, with Redis, a lease and a publish): one caller naming 10,000 URIs in one
@@ -6,15 +7,19 @@
  * and resources followed per replica (one poller each, whoever subscribes).
  */
 export interface WatchLimits {
-  /** MCP_MAX_LISTEN_URIS */
+  /** ENV.maxListenUris */
   perRequest: number;
-  /** MCP_MAX_SUBSCRIPTIONS_PER_TENANT */
+  /** ENV.maxSubscriptionsPerTenant */
   perTenant: number;
-  /** MCP_MAX_POLLERS */
+  /** ENV.maxPollers */
   perReplica: number;
 }
 
-export const DEFAULT_WATCH_LIMITS: WatchLimits = { perRequest: 100, perTenant: 100, perReplica: 1000 };
+export const DEFAULT_WATCH_LIMITS: WatchLimits = {
+  perRequest: settingDefault("maxListenUris"),
+  perTenant: settingDefault("maxSubscriptionsPerTenant"),
+  perReplica: settingDefault("maxPollers"),
+};
 
 /** A subscription past a cap: the message names the cap's setting and what to do. */
 export class WatchLimitError extends Error {
@@ -41,7 +46,7 @@ export class WatchBudget {
     if (count > this.limits.perRequest) {
       throw new WatchLimitError(
         `subscriptions/listen names ${count} resources; one request may name at most ${this.limits.perRequest} ` +
-          "(MCP_MAX_LISTEN_URIS). Listen to fewer, or split them over several streams.",
+          `(${ENV.maxListenUris}). Listen to fewer, or split them over several streams.`,
       );
     }
   }
@@ -56,14 +61,14 @@ export class WatchBudget {
     if (held + uris.length > this.limits.perTenant) {
       throw new WatchLimitError(
         `These keys hold ${held} resource subscriptions on this server; at most ${this.limits.perTenant} are ` +
-          "allowed (MCP_MAX_SUBSCRIPTIONS_PER_TENANT). Close a listen stream or unsubscribe first.",
+          `allowed (${ENV.maxSubscriptionsPerTenant}). Close a listen stream or unsubscribe first.`,
       );
     }
     const keys = polls ? uris.map((uri) => `${tenant} ${uri}`) : [];
     const fresh = new Set(keys.filter((k) => !this.followed.has(k))).size;
     if (fresh > 0 && this.followed.size + fresh > this.limits.perReplica) {
       throw new WatchLimitError(
-        `This server already follows ${this.followed.size} resources for its callers, its limit (MCP_MAX_POLLERS); ` +
+        `This server already follows ${this.followed.size} resources for its callers, its limit (${ENV.maxPollers}); ` +
           "retry later, or subscribe to fewer.",
       );
     }

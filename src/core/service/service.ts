@@ -55,7 +55,7 @@ export interface ServiceDeclaration<S extends Record<string, unknown> = Record<s
   baseUrlVar: string;
   apiKeyVar: string;
   /**
-   * Per-user mode without MCP_HTTP_TOKEN: a caller may send this service's key as
+   * Per-user mode without ENV.httpToken: a caller may send this service's key as
    * `Authorization: Bearer <key>` instead of its header when the key starts with this prefix.
    */
   bearerKeyPrefix?: string;
@@ -64,7 +64,7 @@ export interface ServiceDeclaration<S extends Record<string, unknown> = Record<s
   /** One paragraph of the server's instructions, shown when the service is enabled. */
   instructions: string;
   /**
-   * MCP_CREDENTIALS=linked: the cheap read (a tool of this service and its input) that checks a key
+   * ENV.credentials=linked: the cheap read (a tool of this service and its input) that checks a key
    * a user links before it is kept.
    */
   keyCheck?: { tool: string; input?: Record<string, unknown> };

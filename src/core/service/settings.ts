@@ -8,10 +8,7 @@ export const httpUrl = z
   .refine((u) => /^https?:\/\//i.test(u), "must be an http(s) URL, like https://api.example.com")
   .transform((u) => u.replace(/\/+$/, ""));
 
-export const positiveInt = z.coerce
-  .number({ error: "must be a number" })
-  .int("must be a whole number")
-  .positive("must be positive");
+export { positiveInt } from "../base/settings.js";
 
 export const secret = z.string().min(1, "must not be empty");
 

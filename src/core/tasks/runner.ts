@@ -5,16 +5,12 @@ import type { Sealer } from "../base/seal.js";
 import { callHost, runTool, verifyOf, type CallContext, type ToolDef, type ToolHost } from "../tools/tool.js";
 import type { LostTaskAdvice } from "../service/service.js";
 import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
+import { ENV, settingDefault } from "../base/settings.js";
 
 export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
 export const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
-/** Shared stores: how long a replica's claim on a task lasts without renewal (MCP_LEASE_MS). */
-export const DEFAULT_LEASE_MS = 15_000;
-const DEFAULT_REQUEST_DEADLINE_MS = 30_000;
 /** Replicas' clocks differ a little: a deadline read on another replica gets this much more. */
 const CLOCK_MARGIN_MS = 2_000;
-/** MCP_MAX_TASKS_PER_TENANT's default. */
-export const DEFAULT_MAX_TASKS_PER_TENANT = 100;
 
 /** What a task keeps at rest on shared state, sealed, so that another replica can go on with it. */
 export interface TaskWork {
@@ -67,9 +63,9 @@ export interface TaskRunnerOptions {
   sealer?: Sealer;
   /** Shared stores: how long a claim on a task lasts without renewal. */
   leaseMs?: number;
-  /** How long one upstream request may take (UPSTREAM_TIMEOUT_MS): a request in flight lands by then or never. */
+  /** How long one upstream request may take (ENV.upstreamTimeoutMs): a request in flight lands by then or never. */
   requestDeadlineMs?: number;
-  /** Working tasks one owner (tenant) may have at once (MCP_MAX_TASKS_PER_TENANT). */
+  /** Working tasks one owner (tenant) may have at once (ENV.maxTasksPerTenant). */
   maxWorkingPerOwner?: number;
   /** Shared stores: finds the tool of an orphaned task, for its tenant (keys from the sealed work). */
   adopt?(owner: string, credentials: Record<string, string> | undefined, tool: string): TaskTool | undefined;
@@ -105,7 +101,7 @@ export class TaskRunner {
       if (TERMINAL.has(r.status))
         this.running.get(r.taskId)?.controller.abort(new Error("task cancelled by the client"));
     });
-    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    const leaseMs = options.leaseMs ?? settingDefault("leaseMs");
     if (store.renew) {
       const renewing = this.every(leaseMs / 3, () => this.renew());
       // Back from an outage, the store may have restarted empty: put our tasks back at once.
@@ -142,7 +138,7 @@ export class TaskRunner {
     const working = await this.store.working(owner, cap);
     if (working >= cap) {
       throw new TaskLimitError(
-        `These keys have ${working} tasks working, the limit (MCP_MAX_TASKS_PER_TENANT is ${cap}); ` +
+        `These keys have ${working} tasks working, the limit (${ENV.maxTasksPerTenant} is ${cap}); ` +
           "wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.",
       );
     }
@@ -315,7 +311,7 @@ export class TaskRunner {
       work = this.options.sealer!.open<TaskWork>(record.sealed ?? "", taskId);
     } catch {
       return fail(
-        "This task's replica stopped and its state could not be opened here (is MCP_STATE_KEY the same on every " +
+        `This task's replica stopped and its state could not be opened here (is ${ENV.stateKey} the same on every ` +
           `replica?). The upstream work goes on${this.followWith(record.tool)}.`,
       );
     }
@@ -330,7 +326,7 @@ export class TaskRunner {
       // Its request may be in flight still, and land after a look that finds nothing: wait out its deadline first.
       const deadline =
         Date.parse(record.createdAt) +
-        (this.options.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS) +
+        (this.options.requestDeadlineMs ?? settingDefault("upstreamTimeoutMs")) +
         CLOCK_MARGIN_MS;
       if (Date.now() < deadline) {
         const line =

@@ -23,7 +23,7 @@ export interface TaskRecord {
   error?: { code: number; message: string };
   /**
    * Shared stores only: what another replica needs to take the task over (the tool's input, the
-   * caller's keys, how far the work got), encrypted (AES-256-GCM, MCP_STATE_KEY). Erased when the task ends.
+   * caller's keys, how far the work got), encrypted (AES-256-GCM, ENV.stateKey). Erased when the task ends.
    */
   sealed?: string;
 }

@@ -1,4 +1,5 @@
 import { type RequestInfo, UpstreamError } from "../upstream/upstream.js";
+import { ENV } from "../base/settings.js";
 
 /**
  * Per-service advice keyed by errorCode: what the caller should do next. A function answers for
@@ -77,7 +78,7 @@ function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?
   }
   switch (err.code) {
     case "TIMEOUT":
-      return "the service is slow or down; try again shortly, or raise UPSTREAM_TIMEOUT_MS.";
+      return `the service is slow or down; try again shortly, or raise ${ENV.upstreamTimeoutMs}.`;
     case "UNREACHABLE":
       return "check the service's base URL and network access, then try again.";
     case "NON_JSON_RESPONSE":
@@ -91,7 +92,7 @@ function nextStep(err: UpstreamError, advice: ServiceAdvice | undefined, verify?
     case "BUSY":
       return (
         "this server is reading many large upstream answers at once; try again in a few seconds, " +
-        "ask for less (a smaller page), or raise UPSTREAM_BODY_BUDGET_BYTES."
+        `ask for less (a smaller page), or raise ${ENV.upstreamBodyBudgetBytes}.`
       );
     case "MISSING_CREDENTIALS":
       return (

@@ -12,7 +12,7 @@ import { UpstreamError } from "../upstream/upstream.js";
  * disconnect), the same call gets the first one's outcome: for work it started and follows (a
  * build with `wait: true`), a fresh follow of that same work. A call whose caller got its answer
  * leaves no record: the same call after it is a deliberate new one. `repeat: true` spends again
- * on purpose. The records live in the process, or on Redis across replicas (MCP_STATE_URL).
+ * on purpose. The records live in the process, or on Redis across replicas (ENV.stateUrl).
  */
 
 /** Where the records live: opaque strings with a lifetime. */

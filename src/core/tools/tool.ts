@@ -64,7 +64,7 @@ export interface ToolContext<Deps = unknown> extends HookContext<Deps> {
   checkpoint?(state: Record<string, unknown>): Promise<void>;
   /**
    * A request its client is waiting on: when it should have its answer (ms since the epoch), before
-   * the client's own timeout (MCP_MAX_BLOCKING_WAIT_SECONDS). Absent in tasks, which wait as long as the work.
+   * the client's own timeout (ENV.maxBlockingWaitSeconds). Absent in tasks, which wait as long as the work.
    */
   blockingUntil?: number;
 }

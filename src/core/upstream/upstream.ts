@@ -2,6 +2,7 @@ import { Pool, errors as undiciErrors } from "undici";
 import { BudgetError, ByteBudget } from "./budget.js";
 import { isObject } from "../base/json.js";
 import type { Logger } from "../base/logger.js";
+import { ENV, settingDefault } from "../base/settings.js";
 
 /** Which JSON envelope an upstream wraps its answers in. */
 export type Envelope = "errors-data" | "ok-data";
@@ -142,7 +143,7 @@ export class UpstreamError extends Error {
 
 const DEFAULT_MAX_BODY = 8 * 1024 * 1024;
 
-export const DEFAULT_UPSTREAM_BODY_BUDGET = 64 * 1024 * 1024;
+export const DEFAULT_UPSTREAM_BODY_BUDGET = settingDefault("upstreamBodyBudgetBytes");
 const DEFAULT_BUDGET_WAIT_MS = 2000;
 /** Room a request waits for before it is sent: without it not even a small answer could be read. */
 const ROOM_TO_SEND = 64 * 1024;
@@ -153,7 +154,7 @@ const ROOM_TO_SEND = 64 * 1024;
 const DEADLINE_GRACE_MS = 250;
 
 /**
- * Upstream answers being read at once, process-wide (UPSTREAM_BODY_BUDGET_BYTES): 16-32 calls in
+ * Upstream answers being read at once, process-wide (ENV.upstreamBodyBudgetBytes): 16-32 calls in
  * flight per service, each up to 8 MiB, would otherwise all sit in memory together.
  */
 export const upstreamBodyBudget = new ByteBudget(DEFAULT_UPSTREAM_BODY_BUDGET);
@@ -366,7 +367,7 @@ export class UpstreamClient {
           "BODY_TOO_LARGE",
           `The ${this.service} service's answer (${mib(bytes.length)} of JSON) ` +
             `would take about ${mib(cost)} of memory to parse, more than this server parses at once ` +
-            `(UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not parsed.`,
+            `(${ENV.upstreamBodyBudgetBytes}, ${mib(budget.total)}); it was not parsed.`,
           where,
           !where.idempotent,
         );
@@ -403,7 +404,7 @@ export class UpstreamClient {
   private busy(where: RequestInfo, budget: ByteBudget, sent: boolean): UpstreamError {
     const cause =
       "upstream answers being read at once already fill this server's budget " +
-      `(UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)})`;
+      `(${ENV.upstreamBodyBudgetBytes}, ${mib(budget.total)})`;
     let message: string;
     if (!sent) message = `Nothing was sent to the ${this.service} service: ${cause}. Try again in a few seconds.`;
     else if (where.idempotent)
@@ -418,7 +419,7 @@ export class UpstreamClient {
       undefined,
       "BODY_TOO_LARGE",
       `The ${this.service} service's answer (${mib(err.bytes)}) is larger than this server reads at once ` +
-        `(UPSTREAM_BODY_BUDGET_BYTES, ${mib(budget.total)}); it was not read.`,
+        `(${ENV.upstreamBodyBudgetBytes}, ${mib(budget.total)}); it was not read.`,
       where,
       !where.idempotent,
     );

@@ -18,7 +18,7 @@ const linkedService = z.object({
 
 const defineTool = toolsWith<AccountDeps>();
 
-/** Toolset `account` (MCP_CREDENTIALS=linked): which keys the user linked, and unlinking one. */
+/** Toolset `account` (ENV.credentials=linked): which keys the user linked, and unlinking one. */
 export function accountTools(
   services: ReadonlyArray<{ name: string; title: string }>,
 ): ToolDef<any, any, AccountDeps>[] {

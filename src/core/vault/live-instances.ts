@@ -4,7 +4,7 @@ import type { ServiceInstance } from "../service/service.js";
 const RETIRE_AFTER_MS = 10 * 60_000;
 
 /**
- * One tenant's service instances when its keys can change while it runs (MCP_CREDENTIALS=linked):
+ * One tenant's service instances when its keys can change while it runs (ENV.credentials=linked):
  * a key linked, rotated or unlinked replaces that service's instance. Tools, resources and watchers
  * ask for the current one (`current`) on every call, read and subscription, so a 2025 session
  * opened before the link sees the key.

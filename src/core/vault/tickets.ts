@@ -51,7 +51,7 @@ export class MemoryAttemptCounter implements AttemptCounter {
 export const TICKET_TTL_MS = 10 * 60_000;
 
 /**
- * Signed (HMAC-SHA256 under a key derived from MCP_STATE_KEY), not encrypted: it holds no secret,
+ * Signed (HMAC-SHA256 under a key derived from ENV.stateKey), not encrypted: it holds no secret,
  * and any replica can check it. The signature covers every field, so none can be changed.
  */
 export class TicketSigner {

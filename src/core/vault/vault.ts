@@ -43,7 +43,7 @@ interface Sealed {
 
 /**
  * Upstream keys users linked through the connect page. Each is sealed (AES-256-GCM under a key
- * derived from MCP_STATE_KEY) and bound to its tenant and service: a blob copied to another
+ * derived from ENV.stateKey) and bound to its tenant and service: a blob copied to another
  * tenant or service does not open. A blob that does not open (the state key changed) counts as
  * not linked: the user is asked to link again.
  */
@@ -82,7 +82,7 @@ export class Vault {
       try {
         out[service] = this.sealer.open<Sealed>(blob, bound(tenant, service));
       } catch {
-        // sealed under another MCP_STATE_KEY, or moved: as good as not linked
+        // sealed under another ENV.stateKey, or moved: as good as not linked
       }
     }
     return out;
