@@ -2,7 +2,9 @@
 // default settings (no timeout, no progress option, no retry setting touched). A driver only
 // translates: list tools, call a tool, read a resource, get a prompt, close. Whatever the library
 // does not offer stays undefined, and the matrix says so.
-import { execFile } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client as Sdk2Client, StreamableHTTPClientTransport as Sdk2Http } from "@modelcontextprotocol/client";
@@ -44,6 +46,8 @@ export interface ClientSpec {
   elicitation: boolean;
   /** One line for the table: what a user of this client should know. */
   notes: string;
+  /** Why this client cannot run here (its rows are skipped and the table is not compared), if it cannot. */
+  unavailable?: string;
   connect(target: Target, asked: string[]): Promise<Driver>;
 }
 
@@ -117,8 +121,9 @@ function sdk2(era: "legacy" | "modern"): ClientSpec {
     notes:
       era === "modern"
         ? "stateless 2026-07-28; a confirmation is an input_required round trip the SDK answers through the " +
-          "elicitation handler"
-        : "2025-11-25 session; elicitation when declared",
+          "elicitation handler; over stdio, negotiation (versionNegotiation auto, or this pin) probes " +
+          "server/discover on a second, short-lived server process, so the server starts twice per connect"
+        : "2025-11-25 session (the default versionNegotiation, legacy: one server start); elicitation when declared",
     async connect(target, asked) {
       const client = new Sdk2Client(
         { name: `matrix-sdk2-${era}`, version: "1.0.0" },
@@ -191,7 +196,7 @@ const openaiAgents: ClientSpec = {
   label: `@openai/agents-core ${version("@openai/agents-core")}`,
   transports: ["stdio", "http"],
   elicitation: false,
-  notes: "no prompt API and no elicitation",
+  notes: "no prompt API, no abort API (a call cannot be cancelled) and no elicitation",
   async connect(target) {
     const { MCPServerStdio, MCPServerStreamableHttp } = await import("@openai/agents-core");
     const server =
@@ -234,6 +239,7 @@ const mcpUse: ClientSpec = {
   transports: ["stdio", "http"],
   elicitation: true,
   notes:
+    "1.x only (npm i mcp-use installs 2.x, which has no client); " +
     "import MCPClient from mcp-use/client (the main entry needs the optional peer langchain); " +
     "elicitation through onElicitation; anonymized telemetry unless MCP_USE_ANONYMIZED_TELEMETRY=false (set here)",
   async connect(target, asked) {
@@ -299,7 +305,9 @@ const aiSdk: ClientSpec = {
   label: `@ai-sdk/mcp ${version("@ai-sdk/mcp")}`,
   transports: ["stdio", "http"],
   elicitation: true,
-  notes: "no client timeout; elicitation when capabilities.elicitation and onElicitationRequest are set",
+  notes:
+    "no client timeout; elicitation when capabilities.elicitation and onElicitationRequest are set; over stdio an " +
+    "aborted call sends no cancel, so a stopped wait goes on polling upstream until the cap (45 s)",
   async connect(target, asked) {
     const { createMCPClient, ElicitationRequestSchema } = await import("@ai-sdk/mcp");
     const { Experimental_StdioMCPTransport } = await import("@ai-sdk/mcp/mcp-stdio");
@@ -400,6 +408,82 @@ const inspectorCli: ClientSpec = {
   },
 };
 
+/**
+ * The official Python SDK (`mcp` 2.x, PyPI), in a virtual environment of this package:
+ * test/clients/.venv, made by .ci/run (`python3 -m venv test/clients/.venv && test/clients/.venv/bin/pip
+ * install -r test/clients/python/requirements.txt`). test/clients/python/driver.py drives it, one JSON
+ * line per operation.
+ */
+const PYTHON = join(ROOT, "test", "clients", ".venv", "bin", "python");
+const PYTHON_DRIVER = join(ROOT, "test", "clients", "python", "driver.py");
+function pythonMcpVersion(): string | undefined {
+  if (!existsSync(PYTHON)) return undefined;
+  try {
+    const script = "import importlib.metadata as m; print(m.version('mcp'))";
+    return execFileSync(PYTHON, ["-c", script], { encoding: "utf8" }).trim();
+  } catch {
+    return undefined;
+  }
+}
+const PYTHON_MCP = pythonMcpVersion();
+
+const pythonMcp: ClientSpec = {
+  id: "python-mcp",
+  label: `mcp ${PYTHON_MCP ?? "2.x"} (Python)`,
+  transports: ["stdio", "http"],
+  elicitation: true,
+  notes:
+    "mcp.Client with its defaults: mode auto probes server/discover and lands on 2026-07-28; a confirmation " +
+    "is an input_required round trip answered through elicitation_callback",
+  ...(PYTHON_MCP
+    ? {}
+    : {
+        unavailable:
+          "the Python mcp SDK is not installed in test/clients/.venv (python3 -m venv test/clients/.venv && " +
+          "test/clients/.venv/bin/pip install -r test/clients/python/requirements.txt)",
+      }),
+  async connect(target, asked) {
+    const where =
+      target.kind === "stdio"
+        ? { kind: "stdio", command: process.execPath, args: target.args, env: target.env }
+        : { kind: "http", url: target.url };
+    const child = spawn(PYTHON!, [PYTHON_DRIVER, JSON.stringify(where)], { stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    const waiting: Array<{ resolve: (v: unknown) => void; reject: (e: Error) => void }> = [];
+    const lines = createInterface({ input: child.stdout });
+    lines.on("line", (line) => {
+      const msg = JSON.parse(line) as { ok?: unknown; error?: string; asked?: string };
+      if (msg.asked !== undefined) asked.push(msg.asked);
+      else if (msg.error !== undefined) waiting.shift()?.reject(new Error(msg.error));
+      else waiting.shift()?.resolve(msg.ok);
+    });
+    child.once("exit", (code) => {
+      for (const w of waiting.splice(0)) w.reject(new Error(`the Python driver exited (${code}):\n${stderr}`));
+    });
+    const next = () => new Promise<unknown>((resolve, reject) => waiting.push({ resolve, reject }));
+    const send = (req: Record<string, unknown>) => {
+      const answer = next();
+      child.stdin.write(`${JSON.stringify(req)}\n`);
+      return answer;
+    };
+    await next(); // connected
+    return {
+      tools: async () => (await send({ op: "tools" })) as string[],
+      call: async (name, args) => (await send({ op: "call", name, args })) as ToolAnswer,
+      read: async (uri) => (await send({ op: "read", uri })) as string,
+      prompt: async (name, args) => (await send({ op: "prompt", name, args })) as string,
+      close: async () => {
+        await send({ op: "close" }).catch(() => undefined);
+        child.stdin.end();
+        if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
+      },
+    };
+  },
+};
+
 export function clientSpecs(mcpRemoteConfigDir: string): ClientSpec[] {
   return [
     sdk1,
@@ -411,6 +495,7 @@ export function clientSpecs(mcpRemoteConfigDir: string): ClientSpec[] {
     mcpRemote(mcpRemoteConfigDir),
     aiSdk,
     inspectorCli,
+    pythonMcp,
   ];
 }
 

@@ -46,6 +46,10 @@ const SERVER_CAPS_WAITS = execFileSync(process.execPath, [CLI, "--help"], { enco
 
 const work = mkdtempSync(join(tmpdir(), "switchboard-matrix-"));
 const specs = clientSpecs(join(work, "mcp-remote"));
+/** The clients whose connection is 2026-07-28, where a confirmation is an input_required round trip. */
+const MODERN_BY_DEFAULT = new Set(["sdk2-modern", "python-mcp"]);
+for (const spec of specs)
+  if (spec.unavailable) process.stderr.write(`${spec.label} rows skipped: ${spec.unavailable}\n`);
 let sharedSandbox: Sandbox;
 
 interface Row {
@@ -115,7 +119,7 @@ const slowestFirst = [...specs].sort((a, b) => Number(b.id === "inspector-cli") 
 describeClients("real clients, default settings", { concurrent: true, timeout: 150_000 }, () => {
   for (const spec of slowestFirst) {
     for (const kind of spec.transports) {
-      it(`${spec.label} over ${kind}`, async () => {
+      it.skipIf(spec.unavailable)(`${spec.label} over ${kind}`, async () => {
         const { target, stop } = await serve(spec, kind);
         const asked: string[] = [];
         const driver = await spec.connect(target, asked);
@@ -155,7 +159,7 @@ describeClients("real clients, default settings", { concurrent: true, timeout: 1
             expect(asked).toHaveLength(1);
             expect(asked[0]).toMatch(/Create project mxc-.*: costs 1 credit/);
             cells.push(
-              spec.id === "sdk2-modern" ? "✓ asked (input_required), accepted" : "✓ asked (elicitation), accepted",
+              MODERN_BY_DEFAULT.has(spec.id) ? "✓ asked (input_required), accepted" : "✓ asked (elicitation), accepted",
             );
           } else {
             expect(asked).toHaveLength(0);
