@@ -1,6 +1,7 @@
 import { configuredServices, type Config } from "./config.js";
 import type { ServiceDeclaration } from "./core/service/service.js";
 import { isLoopbackUrl } from "./core/service/settings.js";
+import { telemetry, telemetryWanted, useTelemetry } from "./core/base/telemetry.js";
 import { declaredServer } from "./instructions.js";
 import type { Sandbox } from "./sandbox/index.js";
 import type { AnySimulator } from "./sandbox/simulator.js";
@@ -45,9 +46,11 @@ export async function launch(
   const redis = config.stateUrl ? await import("./core/state/redis.js") : undefined;
   const app = await buildApp(config, services, redis);
   const { logger } = app.runtime;
+  const metricsUrl = await observe(app, "tcp");
   const stop = async () => {
     await app.close();
     await sandbox?.close();
+    await telemetry.close();
   };
   const { oauthGate, tenantCredentials } = await import("./app/request-tenant.js");
   const { startHttpTransport } = await import("./core/http/transport.js");
@@ -92,6 +95,7 @@ export async function launch(
     credentials: app.credentials,
     state: config.stateUrl ? "redis" : "memory",
     replica: app.replicaId,
+    ...(metricsUrl ? { metrics: metricsUrl } : {}),
   });
   return {
     url: http.url,
@@ -119,6 +123,25 @@ async function buildApp(
   ]);
   if (ready.upstreamBodyBudgetBytes) setUpstreamBodyBudget(ready.upstreamBodyBudgetBytes);
   return createApp(ready, redis, modules);
+}
+
+/**
+ * Traces and metrics, when the OTEL_* variables or MCP_METRICS_ADDRESS ask for them: only then is
+ * the OpenTelemetry SDK loaded (a chunk of its own). Returns the /metrics URL, if any.
+ */
+async function observe(app: App, transport: "tcp" | "pipe", env = process.env): Promise<string | undefined> {
+  if (!telemetryWanted(env)) return undefined;
+  const { startTelemetry } = await import("./core/telemetry/otel.js");
+  const started = await startTelemetry({
+    env,
+    version: VERSION,
+    replicaId: app.replicaId,
+    transport,
+    scrub: (text) => app.runtime.egress.text(text),
+  });
+  for (const [gauge, read] of Object.entries(app.gauges)) started.gauge(gauge as keyof App["gauges"], read);
+  useTelemetry(started);
+  return started.metricsUrl;
 }
 
 /** --sandbox: loads the simulators and starts them on one loopback listener. */
@@ -187,6 +210,7 @@ async function serveStdio(
       Promise.resolve(ready).then((c) => ({ ...c, stateUrl: undefined })),
       services,
     ).then(async (made) => {
+      await observe(made, "pipe");
       app = made;
       made.runtime.logger.info("switchboard-mcp ready on stdio", {
         version: VERSION,
@@ -219,6 +243,7 @@ async function serveStdio(
     shutdown: async () => {
       await (await building?.catch(() => undefined))?.close();
       await (await sandbox?.catch(() => undefined))?.close();
+      await telemetry.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { GaugeName } from "./core/base/telemetry.js";
 import { configuredEgress } from "./app/secrets.js";
 import { LinkedKeys } from "./app/linked.js";
 import { instanceMaker } from "./app/service-instances.js";
@@ -41,6 +42,8 @@ export interface App {
   /** Readiness: shared state reachable (always, in process). */
   ready(): Promise<{ ok: boolean; state: "memory" | "redis" }>;
   stats(): { tenants: number; pollers: number; redisRoundTrips?: number };
+  /** What the telemetry's gauges read (core/telemetry/otel.ts). */
+  gauges: Record<GaugeName, () => number>;
   close(): Promise<void>;
 }
 
@@ -172,6 +175,12 @@ export function createApp(
         pollers: watchBudget.pollers,
         ...(roundTrips !== undefined ? { redisRoundTrips: roundTrips } : {}),
       };
+    },
+    gauges: {
+      tasks: () => runner.working,
+      pollers: () => watchBudget.pollers,
+      tenants: () => tenants.size,
+      subscriptions: () => watchBudget.subscribers,
     },
     close: async () => {
       await runner.stopAll();

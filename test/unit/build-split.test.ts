@@ -57,6 +57,27 @@ describe("the published build", () => {
     visit(stdioEntry);
     const answering = [...start].flatMap((f) => Object.keys(metafile.outputs[f].inputs));
     expect(answering).toContain("src/core/mcp/shell.ts");
+    // Nothing of telemetry is in the chunks a stdio start loads before or with its tools (launch.ts
+    // imports it only when wanted), and it is a chunk of its own: still one package, no dependency.
+    const withTools = new Set<string>();
+    const visitAll = (file: string) => {
+      if (withTools.has(file)) return;
+      withTools.add(file);
+      for (const i of metafile.outputs[file].imports) if (metafile.outputs[i.path]) visitAll(i.path);
+    };
+    const telemetryLoader = Object.keys(metafile.outputs).find((f) =>
+      Object.keys(metafile.outputs[f].inputs).includes("src/launch.ts"),
+    )!;
+    // Everything a stdio start can reach, launch.ts's dynamic import of the telemetry aside.
+    visitAll(stdioEntry);
+    const telemetryChunk = Object.keys(metafile.outputs).find((f) =>
+      Object.keys(metafile.outputs[f].inputs).includes("src/core/telemetry/otel.ts"),
+    )!;
+    expect(telemetryChunk).toBeDefined();
+    expect(withTools.has(telemetryChunk)).toBe(false);
+    expect(start.has(telemetryLoader)).toBe(true);
+    const external = Object.values(metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external));
+    expect(external.filter((i) => i.path.startsWith("@opentelemetry/"))).toEqual([]);
     for (const later of [
       /^src\/services\/[^/]+\/(implementation|client|tools\/)/,
       /^src\/server\.ts$/,
@@ -116,6 +137,9 @@ describe("the published build", () => {
       /^src\/core\/http\/transport\.ts$/,
       /^src\/core\/stdio\/serve\.ts$/,
       /node_modules\/jose\//,
+      // Telemetry: the OpenTelemetry SDK and its exporters load only when OTEL_* or MCP_METRICS_ADDRESS ask.
+      /^src\/core\/telemetry\//,
+      /node_modules\/@opentelemetry\//,
     ]) {
       expect(
         loaded.filter((i) => lazy.test(i)),

@@ -29,7 +29,8 @@ const SERVICE_WORDS = SERVICES.flatMap((s) => [`${s.name}_`, ...(s.bearerKeyPref
  * Every file of core/ sits in one of them (nothing loose in core/'s root).
  */
 const CORE_LAYERS = [
-  ["base"], // json, text, logger, egress, seal: used by everything, using nothing
+  ["base"], // json, text, logger, egress, seal, telemetry's interface: used by everything, using nothing
+  ["telemetry"], // the OpenTelemetry SDK behind base/telemetry.ts, loaded only when turned on (launch.ts)
   ["upstream"], // the upstream HTTP client, pollers, waits
   ["tools"], // defining and running one tool call: errors, fitting, confirmations, spend-once
   ["service"], // what a service module declares: the module, settings, resources, prompts, views

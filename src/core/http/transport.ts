@@ -9,6 +9,7 @@ import {
   type McpServer,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
+import { telemetry } from "../base/telemetry.js";
 import { isLoopbackHost } from "../base/loopback.js";
 import { createMcpServer, type OneRequest } from "../mcp/server.js";
 import type { TenantRuntime } from "../mcp/runtime.js";
@@ -332,7 +333,9 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
       if (left > 0) sessionsOf.set(owner, left);
       else sessionsOf.delete(owner);
     };
+    const opened = performance.now();
     transport.onclose = () => {
+      telemetry.sessionEnded(opened);
       unpin();
       uncount();
       if (transport.sessionId) sessions.delete(transport.sessionId);

@@ -1,4 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/server";
+import { telemetry } from "../base/telemetry.js";
 import type { ToolDef } from "../tools/tool.js";
 import type { Era } from "./era.js";
 import { ajvFormValidator } from "./form-validator.js";
@@ -12,6 +13,7 @@ import { newMcpServer, provideFormValidator } from "./shell.js";
 import { registerTaskMethods } from "./task-protocol.js";
 import { interceptToolCalls, registerTool } from "./tool-call.js";
 import { shapeToolList } from "./tool-list.js";
+import { traceOperations } from "./traced.js";
 
 provideFormValidator(ajvFormValidator);
 
@@ -59,6 +61,7 @@ export function completeMcpServer(server: McpServer, rt: TenantRuntime, era: Era
   }
   if (era === "modern") holdToExchange(server);
   scrubErrors(server, rt);
+  if (telemetry.on) traceOperations(server, rt, era);
   return server;
 }
 

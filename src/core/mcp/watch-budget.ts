@@ -41,6 +41,13 @@ export class WatchBudget {
     return this.followed.size;
   }
 
+  /** Resource subscriptions held on this replica right now, every tenant's. */
+  get subscribers(): number {
+    let total = 0;
+    for (const n of this.subscriptions.values()) total += n;
+    return total;
+  }
+
   /** Refuses a listen request naming more URIs than one request may. */
   checkRequest(count: number): void {
     if (count > this.limits.perRequest) {

@@ -1,5 +1,6 @@
 import type { JSONRPCMessage, McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { telemetry } from "../base/telemetry.js";
 import type { TenantRuntime } from "../mcp/runtime.js";
 import { prepareCompletions, registerQuietly } from "../mcp/sdk-internals.js";
 import type { Era } from "../mcp/era.js";
@@ -90,7 +91,9 @@ export function serveStdioApp(start: StdioStart, onEnd: () => void): void {
       listens.delete(id);
     }
   };
+  const opened = performance.now();
   transport.afterClose = () => {
+    telemetry.sessionEnded(opened);
     for (const stop of listens.values()) stop();
     listens.clear();
     onEnd();

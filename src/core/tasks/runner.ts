@@ -87,6 +87,11 @@ const STOPPED = "The server stopped before the work ended; the upstream work goe
  */
 export class TaskRunner {
   private readonly running = new Map<string, Followed>();
+
+  /** Tasks working on this replica (the telemetry's switchboard.tasks.working). */
+  get working(): number {
+    return this.running.size;
+  }
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly stopListening: () => void;
   private readonly stopReconnect?: () => void;

@@ -3,6 +3,7 @@ import { BudgetError, ByteBudget } from "./budget.js";
 import { isObject } from "../base/json.js";
 import type { Logger } from "../base/logger.js";
 import { ENV, settingDefault } from "../base/settings.js";
+import { telemetry } from "../base/telemetry.js";
 
 /** Which JSON envelope an upstream wraps its answers in. */
 export type Envelope = "errors-data" | "ok-data";
@@ -90,6 +91,7 @@ export interface RequestOptions {
 export interface UpstreamResponse<T> {
   data: T;
   headers: Record<string, string | string[] | undefined>;
+  status?: number;
 }
 
 export interface RequestInfo {
@@ -229,9 +231,13 @@ export class UpstreamClient {
   async requestFull<T = unknown>(req: RequestOptions): Promise<UpstreamResponse<T>> {
     const retries = isIdempotent(req) ? (req.retries ?? this.options.maxRetries ?? 2) : 0;
     for (let attempt = 0; ; attempt++) {
+      const span = telemetry.upstream(this.service, req.method, req.path, attempt);
       try {
-        return (await this.once(req)) as UpstreamResponse<T>;
+        const answer = (await this.once(req, span.headers)) as UpstreamResponse<T>;
+        span.end({ status: answer.status, credits: creditsSpent(answer.data) });
+        return answer;
       } catch (err) {
+        span.end(err instanceof UpstreamError ? { status: err.status, code: err.code } : { code: "error" });
         if (!(err instanceof UpstreamError) || !err.transient || attempt >= retries || req.signal?.aborted) throw err;
         const { retryAfterMs } = err;
         // A wait longer than the bound is the caller's decision: fail now and say how long.
@@ -260,7 +266,7 @@ export class UpstreamClient {
     return Math.min(cap, base + Math.random() * base);
   }
 
-  private async once(req: RequestOptions): Promise<UpstreamResponse<unknown>> {
+  private async once(req: RequestOptions, trace: Record<string, string>): Promise<UpstreamResponse<unknown>> {
     const path = this.basePath + req.path + queryString(req.query);
     const where: RequestInfo = { method: req.method, path: req.path, idempotent: isIdempotent(req) };
     if (this.options.missingKey)
@@ -268,7 +274,7 @@ export class UpstreamClient {
         ...where,
         idempotent: true,
       });
-    const headers: Record<string, string> = { accept: "application/json", ...this.options.headers };
+    const headers: Record<string, string> = { accept: "application/json", ...this.options.headers, ...trace };
     let body: string | Buffer | undefined;
     if (req.form) {
       // undici's pool takes bytes: let the platform encode the multipart body and its boundary.
@@ -394,7 +400,7 @@ export class UpstreamClient {
           error.details,
         );
       }
-      return { data: error.data, headers: responseHeaders };
+      return { data: error.data, headers: responseHeaders, status };
     } finally {
       budget.release(hold.bytes);
     }
@@ -561,6 +567,11 @@ function envelopeFailure(
   const e = json.error;
   if (isObject(e)) return { code: str(e.code) ?? str(e.errorCode), message: str(e.message) ?? str(e.errorMessage) };
   return { code: str(json.code), message: str(e) ?? str(json.message) };
+}
+
+/** What an answer says its request spent (`creditsSpent`, as the upstreams report it), for telemetry. */
+function creditsSpent(data: unknown): number | undefined {
+  return isObject(data) && typeof data.creditsSpent === "number" ? data.creditsSpent : undefined;
 }
 
 function str(v: unknown): string | undefined {

@@ -1,0 +1,106 @@
+/**
+ * What the server tells its operator: traces and metrics (docs/observability.md). This module is
+ * the interface and its "off" value only: the OpenTelemetry SDK lives in core/telemetry/otel.ts,
+ * which launch.ts imports only when `telemetryWanted` (an OTLP exporter or MCP_METRICS_ADDRESS
+ * is configured). Off, every hook is a no-op on a constant object, and the MCP request handlers are
+ * not even wrapped (core/mcp/server.ts).
+ *
+ * Labels: only the keys a metric declares in core/telemetry/otel.ts are kept, and none of them is a
+ * tenant, subject, key, session or project id.
+ */
+
+/** One MCP request or notification as its SERVER span and mcp.server.operation.duration see it. */
+export interface ServerOperation {
+  method: string;
+  id?: string | number;
+  /** The tool or prompt name: the span is named `{method} {target}`. */
+  tool?: string;
+  /** The tool spends credits: the credits its upstream requests report are counted (switchboard.credits.spent). */
+  spends?: boolean;
+  prompt?: string;
+  uri?: string;
+  sessionId?: string;
+  protocolVersion?: string;
+  /** The request's `params._meta`: traceparent, tracestate and baggage come from here (SEP-414). */
+  meta?: unknown;
+}
+
+/** One upstream HTTP attempt (a CLIENT span): `headers` carries its traceparent onto the request. */
+export interface UpstreamAttempt {
+  readonly headers: Record<string, string>;
+  /** `status`: the HTTP status if an answer came; `code`: the failure's code otherwise; `credits`: spent by it. */
+  end(outcome: { status?: number; code?: string; credits?: number }): void;
+}
+
+/** Counters and histograms this server keeps (their labels and meaning: docs/observability.md). */
+export type MetricName =
+  | "credits"
+  | "confirmations"
+  | "repeats"
+  | "caps"
+  | "redis.duration"
+  | "redis.errors"
+  | "oauth.rejections"
+  | "linked.attempts";
+
+/** Gauges, read when a scrape or an export asks. */
+export type GaugeName = "tasks" | "pollers" | "tenants" | "subscriptions";
+
+export type Labels = Record<string, string | number | boolean | undefined>;
+
+export interface Telemetry {
+  readonly on: boolean;
+  /** Runs an MCP request handler in its SERVER span. `scrub` cleans an error's message before it is recorded. */
+  operation<T>(op: ServerOperation, run: () => Promise<T>, scrub: (text: string) => string): Promise<T>;
+  /** A CLIENT span for one upstream attempt (`resend`: 0 for the first, 1 for the first retry…). */
+  upstream(service: string, method: string, path: string, resend: number): UpstreamAttempt;
+  /** Long work (a task, a wait) as a span of its own; `link` is a traceparent it continues from (a takeover). */
+  work<T>(name: string, attributes: Labels, run: () => Promise<T>, link?: string): Promise<T>;
+  /** The traceparent of the current span, to be stored with work another replica may take over. */
+  traceparent(): string | undefined;
+  /** An event on the current span (a confirmation asked, answered). */
+  event(name: string, attributes?: Labels): void;
+  /** Adds to a counter, or records a value in a histogram. */
+  add(name: MetricName, value?: number, labels?: Labels): void;
+  /** A gauge read from `read` when metrics are collected. */
+  gauge(name: GaugeName, read: () => number): void;
+  /** A session (legacy HTTP, stdio) opened at `openedAt` (performance.now()) ended: mcp.server.session.duration. */
+  sessionEnded(openedAt: number): void;
+  /** Flushes what is buffered and stops the exporters and the /metrics listener. */
+  close(): Promise<void>;
+}
+
+const NO_ATTEMPT: UpstreamAttempt = { headers: {}, end: () => undefined };
+const nothing = () => undefined;
+
+export const NO_TELEMETRY: Telemetry = {
+  on: false,
+  operation: (_op, run) => run(),
+  upstream: () => NO_ATTEMPT,
+  work: (_name, _attributes, run) => run(),
+  traceparent: nothing,
+  event: nothing,
+  add: nothing,
+  gauge: nothing,
+  sessionEnded: nothing,
+  close: async () => undefined,
+};
+
+/** The process's telemetry: NO_TELEMETRY unless launch.ts started the SDK. */
+export let telemetry: Telemetry = NO_TELEMETRY;
+
+export function useTelemetry(next: Telemetry): void {
+  telemetry = next;
+}
+
+/**
+ * Whether anything would be exported: an OTLP endpoint or exporter named by the standard OTEL_*
+ * variables, or MCP_METRICS_ADDRESS. OTEL_SDK_DISABLED=true wins over all of them.
+ */
+export function telemetryWanted(env: Record<string, string | undefined>): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return false;
+  if (env.MCP_METRICS_ADDRESS?.trim()) return true;
+  const endpoints = ["", "_TRACES", "_METRICS"].some((s) => env[`OTEL_EXPORTER_OTLP${s}_ENDPOINT`]?.trim());
+  const named = [env.OTEL_TRACES_EXPORTER, env.OTEL_METRICS_EXPORTER].some((v) => v?.includes("otlp"));
+  return endpoints || named;
+}

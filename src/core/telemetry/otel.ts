@@ -1,0 +1,392 @@
+import { createHash } from "node:crypto";
+import {
+  type Attributes,
+  context,
+  createContextKey,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
+import { type MetricReader, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { GaugeName, Labels, MetricName, ServerOperation, Telemetry, UpstreamAttempt } from "../base/telemetry.js";
+import { scrubbingProcessor } from "./scrub.js";
+import { routeTemplate } from "./route.js";
+
+/** The MCP conventions' ExplicitBucketBoundaries for the operation and session durations (seconds). */
+export const MCP_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+/** The HTTP conventions' buckets for client request durations (seconds): upstream requests and Redis. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+/**
+ * Every metric of the server, its instrument and the only label keys it keeps (docs/observability.md
+ * lists them with their values). A label not named here is dropped, so none can add cardinality.
+ */
+const METRICS: Record<
+  MetricName,
+  { name: string; kind: "counter" | "histogram"; labels: string[]; description: string; unit?: string }
+> = {
+  credits: {
+    name: "switchboard.credits.spent",
+    kind: "counter",
+    labels: ["service", "tool"],
+    description: "Credits the upstreams report spent, by service and the tool whose call spent them",
+  },
+  confirmations: {
+    name: "switchboard.confirmations",
+    kind: "counter",
+    labels: ["outcome"],
+    description: "Credit confirmations: asked, accepted, refused, expired",
+  },
+  repeats: {
+    name: "switchboard.spend_once.repeats",
+    kind: "counter",
+    labels: ["tool"],
+    description: "Spending calls answered with an earlier identical call's outcome instead of spending again",
+  },
+  caps: {
+    name: "switchboard.caps.hit",
+    kind: "counter",
+    labels: ["setting"],
+    description: "Requests refused because a bound was reached, by the setting that sets it",
+  },
+  "redis.duration": {
+    name: "switchboard.redis.duration",
+    kind: "histogram",
+    unit: "s",
+    labels: ["operation"],
+    description: "Round-trip time of Redis commands",
+  },
+  "redis.errors": {
+    name: "switchboard.redis.errors",
+    kind: "counter",
+    labels: ["operation"],
+    description: "Redis commands that failed (connection lost, timeout)",
+  },
+  "oauth.rejections": {
+    name: "switchboard.oauth.rejections",
+    kind: "counter",
+    labels: ["status", "reason"],
+    description: "Requests refused by the OAuth resource server (401/403), by reason",
+  },
+  "linked.attempts": {
+    name: "switchboard.linked_key.attempts",
+    kind: "counter",
+    labels: ["outcome"],
+    description: "Attempts to link a key through a connect link (MCP_CREDENTIALS=linked)",
+  },
+};
+
+const GAUGES: Record<GaugeName, { name: string; description: string }> = {
+  tasks: { name: "switchboard.tasks.working", description: "Tasks working on this replica" },
+  pollers: { name: "switchboard.pollers.active", description: "Upstream pollers running on this replica" },
+  tenants: { name: "switchboard.tenants.cached", description: "Tenant runtimes held in memory" },
+  subscriptions: { name: "switchboard.subscriptions.active", description: "Resources followed for subscribers" },
+};
+
+export interface TelemetryOptions {
+  env: Record<string, string | undefined>;
+  version: string;
+  replicaId?: string;
+  /** How this process serves MCP: "tcp" (HTTP) or "pipe" (stdio), the conventions' network.transport. */
+  transport: "tcp" | "pipe";
+  /** The process's egress step (core/base/egress.ts): every string a span carries passes it before export. */
+  scrub: (text: string) => string;
+}
+
+/** The spending tool whose call this is: its upstream requests' credits are counted under its name. */
+const SPENDING = createContextKey("switchboard spending tool");
+const getter = {
+  keys: (carrier: unknown) => Object.keys(carrier as object),
+  get: (carrier: unknown, key: string) => {
+    const v = (carrier as Record<string, unknown>)[key];
+    return typeof v === "string" ? v : undefined;
+  },
+};
+
+/** Starts the SDK as the OTEL_* variables and MCP_METRICS_ADDRESS say, and returns the server's hooks into it. */
+export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry & { metricsUrl?: string }> {
+  const { env } = options;
+  const replica = options.replicaId ?? "";
+  const resource = resourceFromAttributes({
+    "service.name": "switchboard-mcp",
+    "service.version": options.version,
+    ...(replica ? { "service.instance.id": replica, "switchboard.replica.id": replica } : {}),
+  }).merge(detectResources({ detectors: [envDetector] }));
+
+  const propagator = new CompositePropagator({
+    propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+  });
+  propagation.setGlobalPropagator(propagator);
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+
+  const endpoint = (signal: "TRACES" | "METRICS") =>
+    Boolean(env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim());
+  const wants = (signal: "TRACES" | "METRICS") => {
+    const named = env[`OTEL_${signal}_EXPORTER`]?.trim();
+    return named ? named.split(",").includes("otlp") : endpoint(signal);
+  };
+
+  const processors: SpanProcessor[] = wants("TRACES")
+    ? [scrubbingProcessor(new BatchSpanProcessor(new OTLPTraceExporter()), options.scrub)]
+    : [];
+  const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: processors });
+  trace.setGlobalTracerProvider(tracerProvider);
+  const tracer = tracerProvider.getTracer("switchboard-mcp", options.version);
+
+  const readers: MetricReader[] = [];
+  let metricsUrl: string | undefined;
+  const address = env.MCP_METRICS_ADDRESS?.trim();
+  if (address) {
+    const { host, port } = hostPort(address);
+    const prometheus = new PrometheusExporter({ host, port, preventServerStart: true });
+    await prometheus.startServer();
+    readers.push(prometheus);
+    metricsUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`;
+  }
+  if (wants("METRICS")) {
+    const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000;
+    readers.push(
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter(),
+        exportIntervalMillis: interval,
+        exportTimeoutMillis: Math.min(interval, Number(env.OTEL_METRIC_EXPORT_TIMEOUT) || 30_000),
+      }),
+    );
+  }
+  const meterProvider = new MeterProvider({ resource, readers });
+  const meter = meterProvider.getMeter("switchboard-mcp", options.version);
+
+  const seconds = (name: string, description: string, buckets?: number[]) =>
+    meter.createHistogram(name, {
+      unit: "s",
+      description,
+      ...(buckets ? { advice: { explicitBucketBoundaries: buckets } } : {}),
+    });
+  const operationDuration = seconds(
+    "mcp.server.operation.duration",
+    "MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.",
+    MCP_BUCKETS,
+  );
+  const sessionDuration = seconds(
+    "mcp.server.session.duration",
+    "The duration of the MCP session as observed on the MCP server.",
+    MCP_BUCKETS,
+  );
+  const upstreamDuration = seconds(
+    "switchboard.upstream.duration",
+    "Upstream HTTP attempts: duration, and by their count how many, by service, operation and status class",
+    HTTP_BUCKETS,
+  );
+  const instruments = new Map<MetricName, { add(value: number, labels: Attributes): void }>();
+  const instrument = (name: MetricName) => {
+    let found = instruments.get(name);
+    if (!found) {
+      const m = METRICS[name];
+      const options = { description: m.description, unit: m.unit };
+      if (m.kind === "counter") {
+        const counter = meter.createCounter(m.name, options);
+        found = { add: (value, labels) => counter.add(value, labels) };
+      } else {
+        const histogram = meter.createHistogram(m.name, {
+          ...options,
+          advice: { explicitBucketBoundaries: HTTP_BUCKETS },
+        });
+        found = { add: (value, labels) => histogram.record(value, labels) };
+      }
+      instruments.set(name, found);
+    }
+    return found;
+  };
+  const gauges = new Map<GaugeName, Set<() => number>>();
+
+  const operation = async <T>(op: ServerOperation, run: () => Promise<T>, scrub: (t: string) => string) => {
+    const started = performance.now();
+    const parent = isRecord(op.meta) ? propagation.extract(ROOT_CONTEXT, op.meta, getter) : ROOT_CONTEXT;
+    const target = op.tool ?? op.prompt;
+    const common: Attributes = {
+      "mcp.method.name": op.method,
+      "network.transport": options.transport,
+      ...(options.transport === "tcp" ? { "network.protocol.name": "http" } : {}),
+      ...(op.tool ? { "gen_ai.tool.name": op.tool, "gen_ai.operation.name": "execute_tool" } : {}),
+      ...(op.prompt ? { "gen_ai.prompt.name": op.prompt } : {}),
+      ...(op.protocolVersion ? { "mcp.protocol.version": op.protocolVersion } : {}),
+    };
+    const span = tracer.startSpan(
+      target ? `${op.method} ${target}` : op.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          ...common,
+          ...(op.id !== undefined && op.id !== null ? { "jsonrpc.request.id": String(op.id) } : {}),
+          ...(op.sessionId ? { "mcp.session.id": sessionHash(op.sessionId) } : {}),
+        },
+      },
+      parent,
+    );
+    const active = trace.setSpan(op.tool && op.spends ? parent.setValue(SPENDING, op.tool) : parent, span);
+    let errorType: string | undefined;
+    try {
+      const result = await context.with(active, run);
+      if (isRecord(result) && result.isError === true) {
+        errorType = "tool_error";
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      return result;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      errorType = typeof code === "number" ? String(code) : "_OTHER";
+      if (typeof code === "number") span.setAttribute("rpc.response.status_code", String(code));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: scrub(err instanceof Error ? err.message : String(err)) });
+      throw err;
+    } finally {
+      if (errorType) span.setAttribute("error.type", errorType);
+      span.end();
+      operationDuration.record((performance.now() - started) / 1000, {
+        ...common,
+        ...(errorType ? { "error.type": errorType } : {}),
+      });
+    }
+  };
+
+  const upstream = (service: string, method: string, path: string, resend: number): UpstreamAttempt => {
+    const started = performance.now();
+    const route = routeTemplate(path);
+    const active = context.active();
+    const tool = active.getValue(SPENDING) as string | undefined;
+    const span = tracer.startSpan(
+      `${method} ${route}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          "switchboard.upstream.service": service,
+          "http.request.method": method,
+          "url.template": route,
+          ...(resend ? { "http.request.resend_count": resend } : {}),
+        },
+      },
+      active,
+    );
+    const headers: Record<string, string> = {};
+    propagation.inject(trace.setSpan(active, span), headers);
+    return {
+      headers,
+      end: ({ status, code, credits }) => {
+        const statusClass = status !== undefined ? `${Math.floor(status / 100)}xx` : (code ?? "error").toLowerCase();
+        if (status !== undefined) span.setAttribute("http.response.status_code", status);
+        const failed = status === undefined || status >= 400;
+        if (failed) {
+          span.setAttribute("error.type", status !== undefined ? String(status) : statusClass);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        if (tool && credits !== undefined && credits > 0) {
+          span.setAttribute("switchboard.credits.spent", credits);
+          instrument("credits").add(credits, { service, tool });
+        }
+        span.end();
+        upstreamDuration.record((performance.now() - started) / 1000, {
+          service,
+          operation: `${method} ${route}`,
+          status_class: statusClass,
+        });
+      },
+    };
+  };
+
+  const work = async <T>(name: string, attributes: Labels, run: () => Promise<T>, link?: string) => {
+    const links: Link[] = [];
+    if (link) {
+      const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent: link }, getter));
+      if (linked) links.push({ context: linked, attributes: { "switchboard.link": "takeover" } });
+    }
+    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes: clean(attributes), links });
+    try {
+      return await context.with(trace.setSpan(context.active(), span), run);
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute(
+        "error.type",
+        (err as { code?: unknown }).code ? String((err as { code: unknown }).code) : "_OTHER",
+      );
+      throw err;
+    } finally {
+      span.end();
+    }
+  };
+
+  for (const [name, g] of Object.entries(GAUGES) as [GaugeName, (typeof GAUGES)[GaugeName]][]) {
+    meter.createObservableGauge(g.name, { description: g.description }).addCallback((result) => {
+      const reads = gauges.get(name);
+      if (!reads?.size) return;
+      let total = 0;
+      for (const read of reads) total += read();
+      result.observe(total);
+    });
+  }
+
+  return {
+    on: true,
+    metricsUrl,
+    operation,
+    upstream,
+    work,
+    traceparent: () => {
+      const carrier: Record<string, string> = {};
+      propagation.inject(context.active(), carrier);
+      return carrier.traceparent;
+    },
+    event: (name, attributes) => trace.getActiveSpan()?.addEvent(name, attributes ? clean(attributes) : undefined),
+    add: (name, value = 1, labels = {}) => {
+      const keep: Attributes = {};
+      for (const key of METRICS[name].labels) if (labels[key] !== undefined) keep[key] = labels[key];
+      instrument(name).add(value, keep);
+    },
+    gauge: (name, read) => {
+      const reads = gauges.get(name) ?? new Set();
+      reads.add(read);
+      gauges.set(name, reads);
+    },
+    sessionEnded: (openedAt) =>
+      sessionDuration.record((performance.now() - openedAt) / 1000, { "network.transport": options.transport }),
+    close: async () => {
+      await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      contextManager.disable();
+    },
+  };
+}
+
+/** `host:port` (`[::1]:9464`, `0.0.0.0:9464`, `:9464` for every address). */
+export function hostPort(address: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address);
+  const port = Number(m?.[3]);
+  if (!m || port > 65535) throw new Error(`MCP_METRICS_ADDRESS must be host:port, not ${JSON.stringify(address)}`);
+  return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
+}
+
+/**
+ * mcp.session.id is a hash of the session id: the id itself lets whoever holds it use the session,
+ * so it is not sent to a collector; the hash still groups one session's spans.
+ */
+function sessionHash(id: string): string {
+  return createHash("sha256").update(id).digest("hex").slice(0, 32);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function clean(labels: Labels): Attributes {
+  const out: Attributes = {};
+  for (const [k, v] of Object.entries(labels)) if (v !== undefined) out[k] = v;
+  return out;
+}

@@ -1,0 +1,216 @@
+// Traces and metrics by the MCP semantic conventions, exported by the real OpenTelemetry SDK to an
+// OTLP/HTTP receiver that decodes what arrives, and a /metrics listener of its own that real
+// Prometheus scrapes (docs/observability.md). The client's trace context rides in params._meta.
+import { randomBytes } from "node:crypto";
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import {
+  connectHttp,
+  type HttpServerProcess,
+  MODERN,
+  sandboxEnv,
+  spawnHttpServer,
+  testSandbox,
+  until,
+} from "../harness.js";
+import {
+  freePort,
+  hasPrometheus,
+  type Metric,
+  promtoolCheckMetrics,
+  type Receiver,
+  type RecordingProxy,
+  type Span,
+  startPrometheus,
+  startReceiver,
+  startRecordingProxy,
+} from "../telemetry-receiver.js";
+
+const MCP_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+
+describe("telemetry: OTLP traces and metrics, Prometheus", () => {
+  let sandbox: Sandbox;
+  let receiver: Receiver;
+  let proxy: RecordingProxy;
+  let server: HttpServerProcess;
+  let client: Client;
+  let metricsAddress: string;
+
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+    receiver = await startReceiver();
+    proxy = await startRecordingProxy(sandbox.urls.sizing);
+    metricsAddress = `127.0.0.1:${await freePort()}`;
+    server = await spawnHttpServer(
+      sandboxEnv(sandbox, {
+        SIZING_API_BASE_URL: proxy.url,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: "50",
+        OTEL_METRIC_EXPORT_INTERVAL: "300",
+        MCP_METRICS_ADDRESS: metricsAddress,
+        MCP_REPLICA_ID: "replica-t1",
+      }),
+    );
+    client = await connectHttp(server.url);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.stop();
+    await proxy?.close();
+    await receiver?.close();
+    await sandbox?.close();
+  });
+
+  const traceparent = () => {
+    const traceId = randomBytes(16).toString("hex");
+    const parentId = randomBytes(8).toString("hex");
+    return { traceId, parentId, header: `00-${traceId}-${parentId}-01` };
+  };
+  const spansOf = (traceId: string, accept: (spans: Span[]) => boolean) =>
+    until(async () => receiver.spans().filter((s) => s.traceId === traceId), accept, 10_000);
+
+  it("continues the client's trace in a SERVER span and on into the upstream request (CLIENT span, traceparent)", async () => {
+    const t = traceparent();
+    const result = await client.callTool({
+      name: "sizing_get_catalog",
+      arguments: {},
+      _meta: { traceparent: t.header },
+    });
+    expect(result.isError).toBeFalsy();
+    const spans = await spansOf(t.traceId, (s) => s.some((x) => x.kind === 2) && s.some((x) => x.kind === 3));
+    const serverSpan = spans.find((s) => s.kind === 2)!;
+    expect(serverSpan.name).toBe("tools/call sizing_get_catalog");
+    expect(serverSpan.parentSpanId).toBe(t.parentId);
+    expect(serverSpan.attributes).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": "sizing_get_catalog",
+      "gen_ai.operation.name": "execute_tool",
+      "network.transport": "tcp",
+      "mcp.protocol.version": MODERN ? "2026-07-28" : expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+    });
+    expect(typeof serverSpan.attributes["jsonrpc.request.id"]).toBe("string");
+    expect(serverSpan.attributes["error.type"]).toBeUndefined();
+    expect(serverSpan.resource).toMatchObject({
+      "service.name": "switchboard-mcp",
+      "service.instance.id": "replica-t1",
+      "switchboard.replica.id": "replica-t1",
+    });
+    const upstream = spans.find((s) => s.kind === 3)!;
+    expect(upstream.parentSpanId).toBe(serverSpan.spanId);
+    expect(upstream.name).toBe("GET /api/retailer/catalog");
+    expect(upstream.attributes).toMatchObject({
+      "switchboard.upstream.service": "sizing",
+      "http.request.method": "GET",
+      "url.template": "/api/retailer/catalog",
+      "http.response.status_code": 200,
+    });
+    // The upstream request carried the CLIENT span's context.
+    expect(proxy.seen.map((r) => r.headers.traceparent)).toContain(`00-${t.traceId}-${upstream.spanId}-01`);
+  });
+
+  it("records a tool result with isError as error.type tool_error, the upstream's status on its CLIENT span", async () => {
+    sandbox.sizing.router.injectFault({
+      method: "GET",
+      path: /\/api\/retailer\/catalog$/,
+      action: {
+        kind: "respond",
+        response: { status: 400, body: { ok: false, error: { code: "BAD", message: "no" } } },
+      },
+    });
+    const t = traceparent();
+    const result = await client.callTool({
+      name: "sizing_get_catalog",
+      arguments: {},
+      _meta: { traceparent: t.header },
+    });
+    expect(result.isError).toBe(true);
+    const spans = await spansOf(t.traceId, (s) => s.some((x) => x.kind === 2) && s.some((x) => x.kind === 3));
+    const serverSpan = spans.find((s) => s.kind === 2)!;
+    expect(serverSpan.attributes["error.type"]).toBe("tool_error");
+    expect(serverSpan.status.code).toBe(2);
+    const upstream = spans.find((s) => s.kind === 3)!;
+    expect(upstream.attributes).toMatchObject({ "http.response.status_code": 400, "error.type": "400" });
+  });
+
+  it("a tool name the server does not have names no span and labels no metric", async () => {
+    const t = traceparent();
+    await client
+      .callTool({ name: "no_such_tool_9f3a", arguments: {}, _meta: { traceparent: t.header } })
+      .catch(() => undefined);
+    const spans = await spansOf(t.traceId, (s) => s.some((x) => x.kind === 2));
+    expect(spans.find((s) => s.kind === 2)!.name).toBe("tools/call");
+    expect(spans.find((s) => s.kind === 2)!.attributes["gen_ai.tool.name"]).toBeUndefined();
+    const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+    expect(text).toMatch(/mcp_server_operation_duration_count\{mcp_method_name="tools\/call"/);
+    expect(text).not.toContain("no_such_tool_9f3a");
+  });
+
+  it("exports mcp.server.operation.duration with the conventions' buckets and the upstream metric by status class", async () => {
+    const metrics = await until(
+      async () => receiver.metrics(),
+      (m) =>
+        hasPoint(m, "mcp.server.operation.duration", { "gen_ai.tool.name": "sizing_get_catalog" }) &&
+        hasPoint(m, "switchboard.upstream.duration", { status_class: "4xx" }),
+      10_000,
+    );
+    const op = metrics
+      .filter((m) => m.name === "mcp.server.operation.duration")
+      .flatMap((m) => m.histogram!.dataPoints);
+    expect(op[0].explicitBounds).toEqual(MCP_BUCKETS);
+    const upstream = metrics
+      .filter((m) => m.name === "switchboard.upstream.duration")
+      .flatMap((m) => m.histogram!.dataPoints);
+    expect(upstream.map((p) => p.attributes)).toContainEqual({
+      service: "sizing",
+      operation: "GET /api/retailer/catalog",
+      status_class: "2xx",
+    });
+    expect(metrics.find((m) => m.name === "switchboard.tenants.cached")).toBeDefined();
+  });
+
+  it("carries no key of any service, in any span or metric", () => {
+    const raw = receiver.raw();
+    expect(raw.length).toBeGreaterThan(0);
+    for (const key of Object.values(sandbox.keys as Record<string, string>)) expect(raw).not.toContain(key);
+  });
+
+  it("serves /metrics on its own listener only, in a form promtool accepts", async () => {
+    const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+    expect(text).toMatch(
+      /^mcp_server_operation_duration_bucket\{.*gen_ai_tool_name="sizing_get_catalog".*le="300"\} \d+$/m,
+    );
+    expect(text).toMatch(/^target_info\{.*switchboard_replica_id="replica-t1".*\} 1$/m);
+    const mcpPort = new URL(server.url);
+    const onMcpPort = await fetch(`${mcpPort.origin}/metrics`);
+    expect(await onMcpPort.text()).not.toContain("mcp_server_operation_duration");
+    const mcpOnMetrics = await fetch(`http://${metricsAddress}/mcp`, { method: "POST", body: "{}" });
+    expect(mcpOnMetrics.status).toBe(404);
+    const check = promtoolCheckMetrics(text);
+    expect(check.output).not.toMatch(/error/i);
+    expect(check.status).toBe(0);
+  });
+
+  it.runIf(!MODERN && hasPrometheus())("real Prometheus scrapes the replica", { timeout: 40_000 }, async () => {
+    const prometheus = await startPrometheus([metricsAddress]);
+    try {
+      const series = await until(
+        () => prometheus.query('sum(mcp_server_operation_duration_count{gen_ai_tool_name="sizing_get_catalog"})'),
+        (r) => r.length > 0,
+        20_000,
+      );
+      expect(Number(series[0].value[1])).toBeGreaterThanOrEqual(2);
+      const up = await prometheus.query('up{job="switchboard"}');
+      expect(up[0]?.value[1]).toBe("1");
+    } finally {
+      await prometheus.close();
+    }
+  });
+});
+
+function hasPoint(metrics: Metric[], name: string, labels: Record<string, unknown>): boolean {
+  return metrics
+    .filter((m) => m.name === name)
+    .flatMap((m) => [...(m.histogram?.dataPoints ?? []), ...(m.sum?.dataPoints ?? [])])
+    .some((p) => Object.entries(labels).every(([k, v]) => p.attributes[k] === v));
+}

@@ -1,0 +1,43 @@
+// The pieces of telemetry that need no process: when it turns on, the /metrics address, the route
+// templates that keep ids out of spans and labels.
+import { describe, expect, it } from "vitest";
+import { NO_TELEMETRY, telemetryWanted } from "../../src/core/base/telemetry.js";
+import { hostPort } from "../../src/core/telemetry/otel.js";
+import { routeTemplate } from "../../src/core/telemetry/route.js";
+
+describe("telemetry", () => {
+  it("is wanted only when an exporter or MCP_METRICS_ADDRESS is configured, never under OTEL_SDK_DISABLED", () => {
+    expect(telemetryWanted({})).toBe(false);
+    expect(telemetryWanted({ OTEL_SERVICE_NAME: "x", OTEL_TRACES_SAMPLER: "always_on" })).toBe(false);
+    expect(telemetryWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toBe(true);
+    expect(telemetryWanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/v1/traces" })).toBe(true);
+    expect(telemetryWanted({ OTEL_METRICS_EXPORTER: "otlp" })).toBe(true);
+    expect(telemetryWanted({ MCP_METRICS_ADDRESS: "127.0.0.1:9464" })).toBe(true);
+    expect(telemetryWanted({ MCP_METRICS_ADDRESS: "127.0.0.1:9464", OTEL_SDK_DISABLED: "true" })).toBe(false);
+  });
+
+  it("off, runs what it wraps and records nothing", async () => {
+    expect(await NO_TELEMETRY.operation({ method: "tools/call" }, async () => 7, String)).toBe(7);
+    expect(NO_TELEMETRY.upstream("build", "GET", "/x", 0).headers).toEqual({});
+    expect(NO_TELEMETRY.traceparent()).toBeUndefined();
+  });
+
+  it("reads MCP_METRICS_ADDRESS as host:port", () => {
+    expect(hostPort("127.0.0.1:9464")).toEqual({ host: "127.0.0.1", port: 9464 });
+    expect(hostPort("[::1]:9464")).toEqual({ host: "::1", port: 9464 });
+    expect(hostPort(":9464")).toEqual({ host: "0.0.0.0", port: 9464 });
+    for (const bad of ["9464", "host", "host:99999", "http://h:1"]) expect(() => hostPort(bad)).toThrow(/host:port/);
+  });
+
+  it("names an upstream request by its route, never by the ids in its path", () => {
+    expect(routeTemplate("/api/v1/vcaas/projects/prj_8f2a1c/agent/status")).toBe(
+      "/api/v1/vcaas/projects/{id}/agent/status",
+    );
+    expect(routeTemplate("/api/v1/vcaas/projects/prj_1/secrets/DATABASE_URL")).toBe(
+      "/api/v1/vcaas/projects/{id}/secrets/{id}",
+    );
+    expect(routeTemplate("/api/alerts/64b7f0c2e1d3a9b8c7d6e5f4?x=1")).toBe("/api/alerts/{id}");
+    expect(routeTemplate("/api/retailer/try-on")).toBe("/api/retailer/try-on");
+    expect(routeTemplate("/webhooks/tlm_sk_0123456789abcdef")).toBe("/webhooks/{id}");
+  });
+});
