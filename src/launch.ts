@@ -46,7 +46,7 @@ export async function launch(
   const redis = config.stateUrl ? await import("./core/state/redis.js") : undefined;
   const app = await buildApp(config, services, redis);
   const { logger } = app.runtime;
-  const metricsUrl = await observe(app, "tcp");
+  const metricsUrl = await observe(app, "tcp", config.metricsAddress);
   const stop = async () => {
     await app.close();
     await sandbox?.close();
@@ -126,14 +126,20 @@ async function buildApp(
 }
 
 /**
- * Traces and metrics, when the OTEL_* variables or MCP_METRICS_ADDRESS ask for them: only then is
+ * Traces and metrics, when the OTEL_* variables or the metrics address ask for them: only then is
  * the OpenTelemetry SDK loaded (a chunk of its own). Returns the /metrics URL, if any.
  */
-async function observe(app: App, transport: "tcp" | "pipe", env = process.env): Promise<string | undefined> {
-  if (!telemetryWanted(env)) return undefined;
+async function observe(
+  app: App,
+  transport: "tcp" | "pipe",
+  metricsAddress: string | undefined,
+  env = process.env,
+): Promise<string | undefined> {
+  if (!telemetryWanted(env, metricsAddress)) return undefined;
   const { startTelemetry } = await import("./core/telemetry/otel.js");
   const started = await startTelemetry({
     env,
+    metricsAddress,
     version: VERSION,
     replicaId: app.replicaId,
     transport,
@@ -210,7 +216,7 @@ async function serveStdio(
       Promise.resolve(ready).then((c) => ({ ...c, stateUrl: undefined })),
       services,
     ).then(async (made) => {
-      await observe(made, "pipe");
+      await observe(made, "pipe", config.metricsAddress);
       app = made;
       made.runtime.logger.info("switchboard-mcp ready on stdio", {
         version: VERSION,

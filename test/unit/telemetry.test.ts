@@ -12,8 +12,8 @@ describe("telemetry", () => {
     expect(telemetryWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toBe(true);
     expect(telemetryWanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/v1/traces" })).toBe(true);
     expect(telemetryWanted({ OTEL_METRICS_EXPORTER: "otlp" })).toBe(true);
-    expect(telemetryWanted({ MCP_METRICS_ADDRESS: "127.0.0.1:9464" })).toBe(true);
-    expect(telemetryWanted({ MCP_METRICS_ADDRESS: "127.0.0.1:9464", OTEL_SDK_DISABLED: "true" })).toBe(false);
+    expect(telemetryWanted({}, "127.0.0.1:9464")).toBe(true);
+    expect(telemetryWanted({ OTEL_SDK_DISABLED: "true" }, "127.0.0.1:9464")).toBe(false);
   });
 
   it("off, runs what it wraps and records nothing", async () => {

@@ -40,6 +40,7 @@ export const SECTIONS = {
   calls: "Calls",
   state: "Replicas and shared state",
   logs: "Logs",
+  telemetry: "Telemetry",
   sandbox: "Sandbox",
 } as const;
 export type Section = keyof typeof SECTIONS;
@@ -392,6 +393,21 @@ const settingsTable = {
         }
       }),
     help: "sandbox: JSON array of faults to inject from the start",
+  },
+  metricsAddress: {
+    env: "MCP_METRICS_ADDRESS",
+    section: "telemetry",
+    type: z
+      .string()
+      .regex(
+        /^(\[[0-9a-f:.]+\]|[\w.-]*):\d{1,5}$/i,
+        "MCP_METRICS_ADDRESS must be host:port (127.0.0.1:9464, [::1]:9464, :9464 for every address)",
+      )
+      .optional(),
+    shown: "none",
+    help:
+      "host:port of a Prometheus /metrics listener of its own, never the MCP port; unset: none. Traces and " +
+      "metrics also go to an OTLP collector named by the standard OTEL_* variables (docs/observability.md)",
   },
   sandboxAccounts: {
     env: "SANDBOX_ACCOUNTS",

@@ -1,7 +1,7 @@
 /**
  * What the server tells its operator: traces and metrics (docs/observability.md). This module is
  * the interface and its "off" value only: the OpenTelemetry SDK lives in core/telemetry/otel.ts,
- * which launch.ts imports only when `telemetryWanted` (an OTLP exporter or MCP_METRICS_ADDRESS
+ * which launch.ts imports only when `telemetryWanted` (an OTLP exporter or the metrics address
  * is configured). Off, every hook is a no-op on a constant object, and the MCP request handlers are
  * not even wrapped (core/mcp/server.ts).
  *
@@ -95,11 +95,11 @@ export function useTelemetry(next: Telemetry): void {
 
 /**
  * Whether anything would be exported: an OTLP endpoint or exporter named by the standard OTEL_*
- * variables, or MCP_METRICS_ADDRESS. OTEL_SDK_DISABLED=true wins over all of them.
+ * variables, or a /metrics listener (`metricsAddress`). OTEL_SDK_DISABLED=true wins over all of them.
  */
-export function telemetryWanted(env: Record<string, string | undefined>): boolean {
+export function telemetryWanted(env: Record<string, string | undefined>, metricsAddress?: string): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return false;
-  if (env.MCP_METRICS_ADDRESS?.trim()) return true;
+  if (metricsAddress) return true;
   const endpoints = ["", "_TRACES", "_METRICS"].some((s) => env[`OTEL_EXPORTER_OTLP${s}_ENDPOINT`]?.trim());
   const named = [env.OTEL_TRACES_EXPORTER, env.OTEL_METRICS_EXPORTER].some((v) => v?.includes("otlp"));
   return endpoints || named;

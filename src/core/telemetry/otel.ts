@@ -18,6 +18,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { type MetricReader, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { ENV } from "../base/settings.js";
 import type { GaugeName, Labels, MetricName, ServerOperation, Telemetry, UpstreamAttempt } from "../base/telemetry.js";
 import { scrubbingProcessor } from "./scrub.js";
 import { routeTemplate } from "./route.js";
@@ -82,7 +83,7 @@ const METRICS: Record<
     name: "switchboard.linked_key.attempts",
     kind: "counter",
     labels: ["outcome"],
-    description: "Attempts to link a key through a connect link (MCP_CREDENTIALS=linked)",
+    description: "Attempts to link a key through a connect link (linked credentials)",
   },
 };
 
@@ -95,6 +96,8 @@ const GAUGES: Record<GaugeName, { name: string; description: string }> = {
 
 export interface TelemetryOptions {
   env: Record<string, string | undefined>;
+  /** host:port of the /metrics listener (ENV.metricsAddress); none without. */
+  metricsAddress?: string;
   version: string;
   replicaId?: string;
   /** How this process serves MCP: "tcp" (HTTP) or "pipe" (stdio), the conventions' network.transport. */
@@ -113,7 +116,7 @@ const getter = {
   },
 };
 
-/** Starts the SDK as the OTEL_* variables and MCP_METRICS_ADDRESS say, and returns the server's hooks into it. */
+/** Starts the SDK as the OTEL_* variables and the metrics address say, and returns the server's hooks into it. */
 export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry & { metricsUrl?: string }> {
   const { env } = options;
   const replica = options.replicaId ?? "";
@@ -146,7 +149,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
 
   const readers: MetricReader[] = [];
   let metricsUrl: string | undefined;
-  const address = env.MCP_METRICS_ADDRESS?.trim();
+  const address = options.metricsAddress;
   if (address) {
     const { host, port } = hostPort(address);
     const prometheus = new PrometheusExporter({ host, port, preventServerStart: true });
@@ -369,7 +372,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
 export function hostPort(address: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address);
   const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new Error(`MCP_METRICS_ADDRESS must be host:port, not ${JSON.stringify(address)}`);
+  if (!m || port > 65535) throw new Error(`${ENV.metricsAddress} must be host:port, not ${JSON.stringify(address)}`);
   return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
 }
 
