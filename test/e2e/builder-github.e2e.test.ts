@@ -35,9 +35,11 @@ describe("build_github: connection, pulls and environment names", () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get("build_get_env_names")!.annotations).toMatchObject({ readOnlyHint: true });
     expect(byName.get("build_disconnect_github")!.annotations).toMatchObject({ destructiveHint: true });
+    // §12: without shared history one side is overwritten (issue 29).
     expect(byName.get("build_connect_github")!.annotations).toMatchObject({
       readOnlyHint: false,
-      destructiveHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
     });
     for (const name of ["build_get_github_status", "build_pull_github", "build_get_github_pull_status"])
       expect(byName.has(name), name).toBe(true);
@@ -132,7 +134,10 @@ describe("build_github: connection, pulls and environment names", () => {
       repoHasContent: false,
       requiresRebuild: false,
     });
-    expect(text(connected)).toBe("Connected acme/storefront to acme-storefront (push_new).");
+    expect(text(connected)).toBe(
+      "Connected acme/storefront to acme-storefront (push_new). " +
+        "Overwritten: nothing (acme/storefront was empty: main and develop were created).",
+    );
     expect(JSON.stringify(connected)).not.toContain(TOKEN);
 
     const status = await call(conn.client, "build_get_github_status", { projectId: "acme-storefront" });
@@ -207,7 +212,11 @@ describe("build_github: connection, pulls and environment names", () => {
         syncDirection: "github_to_totalum",
       },
     );
-    expect(connected).toMatchObject({ requiresRebuild: true, syncAction: "pull" });
+    expect(connected).toMatchObject({
+      requiresRebuild: true,
+      syncAction: "pull",
+      overwritten: "the code of booking-app, replaced by salon/unrelated-app's develop",
+    });
     const rendered = await call(conn.client, "build_get_github_pull_status", { projectId: "booking-app" });
     expect(rendered.structuredContent).toMatchObject({ status: expect.stringMatching(/^(pulling|success)$/) });
     const waited = await ok<{ outcome: string; until: string }>(conn.client, "build_wait", {
@@ -277,5 +286,42 @@ describe("build_github: connection, pulls and environment names", () => {
     const leaked = await call(conn.client, "build_get_github_status", { projectId: "internal-dashboard" });
     expect(text(leaked)).toMatch(/GITHUB_STATUS_ERROR/);
     expect(text(leaked)).not.toContain(dev);
+  });
+
+  // Issue 29 (§12): connecting an unrelated repository overwrote its main and develop without a word.
+  it("asks before a connection that may overwrite the repository, naming it and its branches", async () => {
+    const asked: string[] = [];
+    let answer: "accept" | "decline" = "decline";
+    const eliciting = await retryStart(() =>
+      connectStdio(sandboxEnv(sandbox), [], { capabilities: { elicitation: {} } }),
+    );
+    // 2025: elicitation/create from the server; 2026-07-28: input_required, fulfilled by this handler.
+    eliciting.client.setRequestHandler("elicitation/create", async (req) => {
+      asked.push(req.params.message);
+      return answer === "accept" ? { action: "accept", content: { confirm: true } } : { action: answer };
+    });
+    try {
+      const connects = hits(`POST ${P}/github/connect`);
+      const args = { projectId: "acme-storefront", token: TOKEN, repositoryFullName: "acme/unrelated-site" };
+      const declined = await call(eliciting.client, "build_connect_github", args);
+      expect(declined.isError).toBe(true);
+      expect(text(declined)).toMatch(/^Not done: the user did not approve this\. If acme\/unrelated-site has content/);
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatch(/acme\/unrelated-site .*acme-storefront, its branches main and develop are overwritten/);
+      expect(hits(`POST ${P}/github/connect`)).toBe(connects);
+
+      answer = "accept";
+      const done = await call(eliciting.client, "build_connect_github", args);
+      expect(done.isError).toBeFalsy();
+      expect(hits(`POST ${P}/github/connect`)).toBe(connects + 1);
+      expect(done.structuredContent).toMatchObject({
+        syncAction: "push",
+        overwritten: "branches main and develop of acme/unrelated-site, replaced by the code of acme-storefront",
+      });
+      expect(text(done)).toMatch(/Overwritten: branches main and develop of acme\/unrelated-site/);
+      expect(JSON.stringify(done)).not.toContain(TOKEN);
+    } finally {
+      await eliciting.close();
+    }
   });
 });

@@ -95,6 +95,12 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
   output: Out;
   /** Runs in the foreground before `run`, even for a task: confirmations and guards that may refuse. */
   before?(input: Obj<In>, ctx: ToolContext<Deps>): Promise<void>;
+  /**
+   * What the call overwrites or drops of the user's data, one sentence naming it. It makes the tool
+   * destructive (annotations) and the call asks the user first: within the question `before` asks
+   * (a spend), else on its own (runBeforeHooks). A client that cannot be asked has the annotation.
+   */
+  destroys?(input: Obj<In>): string;
   run(input: Obj<In>, ctx: ToolContext<Deps>): Promise<z.infer<Out>>;
   /** A short summary for people and models; structuredContent carries the data. */
   render(output: z.infer<Out>, input: Obj<In>, ctx: HookContext<Deps>): string;
@@ -139,10 +145,10 @@ export class ToolError extends Error {
   }
 }
 
-export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent">): ToolAnnotations {
+export function annotationsFor(def: Pick<ToolDef, "kind" | "idempotent" | "destroys">): ToolAnnotations {
   return {
     readOnlyHint: def.kind === "read",
-    destructiveHint: def.kind === "destructive",
+    destructiveHint: def.kind === "destructive" || def.destroys !== undefined,
     idempotentHint: def.idempotent ?? (def.kind === "read" || def.kind === "destructive"),
     openWorldHint: true,
   };
@@ -223,7 +229,7 @@ export async function runTool(
   const ctx: ToolContext = { ...call, deps: host.deps(def) };
   let raw: unknown;
   try {
-    if (def.before && !skipBefore) await def.before(input, ctx);
+    if (!skipBefore) await runBeforeHooks(def, input, ctx);
     const resume = resumeFrom && def.longRunning?.resume;
     raw = resume ? await resume(resumeFrom, input, ctx) : await def.run(input, ctx);
   } catch (err) {
@@ -240,17 +246,42 @@ export async function runTool(
   }
 }
 
-/** Runs only `before`; a refusal comes back as the failure result. */
+/**
+ * `before`, and for a tool that `destroys` data the user's approval of it: one question per call
+ * (a round trip carries one answer), so a `before` that asks (a spend) asks it with the loss named
+ * first; otherwise it is asked here, whatever the spending policy. Declined: nothing is sent.
+ */
+async function runBeforeHooks(def: ToolDef<any, any, any>, input: Record<string, unknown>, ctx: ToolContext) {
+  const destroys = def.destroys?.(input);
+  if (!destroys) return def.before?.(input, ctx);
+  let asked = false;
+  const confirm: ToolContext["confirm"] = (request) => {
+    asked = true;
+    const message = `${destroys}\n${request.message}`;
+    return ctx.confirm({ ...request, message, binding: { ...request.binding, destroys } });
+  };
+  await def.before?.(input, { ...ctx, confirm });
+  if (asked) return;
+  const answer = await ctx.confirm({
+    title: "Overwrite or delete",
+    message: `${destroys} Proceed?`,
+    binding: { destroys },
+  });
+  if (answer === "declined")
+    throw new ToolError(`Not done: the user did not approve this. ${destroys} Nothing was sent.`, { declined: true });
+}
+
+/** Runs only `before` (and the approval of what the tool destroys); a refusal comes back as the failure result. */
 export async function runBefore(
   def: ToolDef<any, any, any>,
   input: Record<string, unknown>,
   call: CallContext,
   host: ToolHost,
 ): Promise<CallToolResult | undefined> {
-  if (!def.before) return undefined;
+  if (!def.before && !def.destroys) return undefined;
   const ctx: ToolContext = { ...call, deps: host.deps(def) };
   try {
-    await def.before(input, ctx);
+    await runBeforeHooks(def, input, ctx);
     return undefined;
   } catch (err) {
     if (err instanceof NeedsInput) throw err;

@@ -51,6 +51,9 @@ export function databaseTools() {
       description: "Change fields of one record; others stay. Also sets one-to-one, one-to-many and many-to-one links.",
       toolset: "build_database",
       kind: "write",
+      destroys: ({ projectId, tableName, recordId }) =>
+        `The given fields of record ${recordId} of table ${tableName} in project ${projectId} are overwritten ` +
+        "(the old values are not kept).",
       idempotent: true,
       input: { projectId: s.projectId, tableName, recordId, data },
       output: record,
@@ -67,6 +70,8 @@ export function databaseTools() {
       description: "Delete one record of a project's database. Cannot be undone.",
       toolset: "build_database",
       kind: "destructive",
+      destroys: ({ projectId, tableName, recordId }) =>
+        `Record ${recordId} of table ${tableName} in project ${projectId} is deleted for good.`,
       input: { projectId: s.projectId, tableName, recordId },
       output: z.looseObject({ recordId: z.string(), deleted: z.boolean() }),
       verify: ({ tableName, recordId }) => byId(tableName, recordId),
@@ -106,6 +111,9 @@ export function databaseTools() {
       description: "Remove a many-to-many link; both records stay. Safe to repeat.",
       toolset: "build_database",
       kind: "destructive",
+      destroys: (i) =>
+        `The ${i.propertyId} link between records ${i.recordId} and ${i.referenceId} of project ${i.projectId} is ` +
+        "removed (both records stay).",
       input: linkInput,
       output: z.looseObject({ unlinked: z.boolean() }),
       verify: () => "unlinking again is harmless (idempotent): call it again",

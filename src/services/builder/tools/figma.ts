@@ -95,6 +95,7 @@ export function figmaTools() {
       description: "Remove a project's stored Figma token. Safe to repeat (succeeds when nothing is connected).",
       toolset: "build_figma",
       kind: "destructive",
+      destroys: ({ projectId }) => `The Figma token stored for project ${projectId} is deleted.`,
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), disconnected: z.boolean() }),
       verify: ({ projectId }) => `call build_get_figma_status for "${projectId}" (disconnecting again is safe)`,

@@ -47,6 +47,37 @@ function envNames(env: unknown, ctx: ToolContext): string[] {
   return names;
 }
 
+/**
+ * §12: with no shared history, `totalum_to_github` (the default) overwrites both branches with the
+ * project, and `github_to_totalum` replaces the project code. Whether the repo has such content is
+ * known only after the call, so every connect is confirmed with both what may be lost and where.
+ */
+function overwriteOf(projectId: string, repo: string, direction: string | undefined): string {
+  return direction === "github_to_totalum"
+    ? `If ${repo} has content with no history shared with project ${projectId}, the project's code is ` +
+        `replaced by the repository's (develop, created from main if missing).`
+    : `If ${repo} has content with no history shared with project ${projectId}, its branches main and ` +
+        `develop are overwritten with the project's code.`;
+}
+
+/** What the initial sync overwrote, from the syncAction the service reports (§12). */
+function overwrittenBy(action: string | undefined, projectId: string, repo: string): string {
+  switch (action) {
+    case "push":
+      return `branches main and develop of ${repo}, replaced by the code of ${projectId}`;
+    case "pull":
+      return `the code of ${projectId}, replaced by ${repo}'s develop`;
+    case "push_new":
+      return `nothing (${repo} was empty: main and develop were created)`;
+    case "merge_and_push":
+      return "nothing (shared history: merged)";
+    case "already_synced":
+      return "nothing (already in sync)";
+    default:
+      return `not known (the service reported syncAction ${action ?? "none"}): check ${repo}'s main and develop`;
+  }
+}
+
 export function githubTools() {
   return [
     defineTool({
@@ -54,10 +85,12 @@ export function githubTools() {
       upstream: "POST …/github/connect",
       title: "Connect GitHub",
       description:
-        "Connect a GitHub repo (pushed to develop after each prompt, main on deploy). " +
-        "A repo with content needs both branches.",
+        "Connect a GitHub repo (pushed to develop after each prompt, main on deploy). A repo with content " +
+        "needs both branches; without shared history one side is overwritten (syncDirection). Asks first.",
       toolset: "build_github",
       kind: "write",
+      destroys: ({ projectId, repositoryFullName, syncDirection }) =>
+        overwriteOf(projectId, repositoryFullName, syncDirection),
       input: {
         projectId: s.projectId,
         token: z
@@ -70,7 +103,10 @@ export function githubTools() {
         syncDirection: z
           .enum(["totalum_to_github", "github_to_totalum"])
           .optional()
-          .describe("If repo and project share no history, which wins (default totalum_to_github)"),
+          .describe(
+            "If repo and project share no history: totalum_to_github (default) overwrites the repo's main and " +
+              "develop; github_to_totalum replaces the project's code",
+          ),
       },
       output: z.looseObject({
         projectId: z.string(),
@@ -80,6 +116,7 @@ export function githubTools() {
         repoHasContent: z.boolean().optional(),
         requiresRebuild: z.boolean().optional(),
         startedAt: z.string(),
+        overwritten: z.string().describe("What the initial sync overwrote, from syncAction"),
       }),
       verify: ({ projectId }) => `call build_get_github_status for "${projectId}"`,
       run: async ({ projectId, token, repositoryFullName, syncDirection }, ctx) => {
@@ -90,7 +127,9 @@ export function githubTools() {
           { token, repositoryFullName, ...(syncDirection ? { syncDirection } : {}) },
           ctx.signal,
         );
-        return { ...data, projectId, startedAt: new Date(since).toISOString() };
+        const repo = data.repositoryFullName ?? repositoryFullName;
+        const overwritten = overwrittenBy(data.syncAction, projectId, repo);
+        return { ...data, projectId, startedAt: new Date(since).toISOString(), overwritten };
       },
       render: (r) => {
         const connected = r.connected === false ? "Not connected" : "Connected";
@@ -99,7 +138,8 @@ export function githubTools() {
           ? " The project code changed and is rebuilding: follow it with " +
             `${followHint(r.projectId, "githubPull", r.startedAt)}.`
           : "";
-        return `${connected} ${r.repositoryFullName ?? "the repository"} to ${r.projectId}${sync}.${rebuilding}`;
+        const repo = r.repositoryFullName ?? "the repository";
+        return `${connected} ${repo} to ${r.projectId}${sync}. Overwritten: ${r.overwritten}.${rebuilding}`;
       },
     }),
 
@@ -110,6 +150,7 @@ export function githubTools() {
       description: "Delete a project's stored GitHub token and repo link; the code and the repo stay as they are.",
       toolset: "build_github",
       kind: "destructive",
+      destroys: ({ projectId }) => `The GitHub token and repo link stored for project ${projectId} are deleted.`,
       input: { projectId: s.projectId },
       output: z.looseObject({ projectId: z.string(), success: z.boolean().optional(), message: z.string().optional() }),
       run: async ({ projectId }, ctx) => ({

@@ -129,6 +129,7 @@ export function groupTools() {
       description: "Delete a project group. Its projects are kept and become ungrouped.",
       toolset: "build_groups",
       kind: "destructive",
+      destroys: ({ groupId }) => `Project group ${groupId} is deleted (its projects stay, ungrouped).`,
       input: { groupId },
       output: z.looseObject({ groupId: z.string(), deleted: z.boolean(), releasedProjects: z.number().optional() }),
       verify: ({ groupId }) => `call build_get_group for "${groupId}" (404 PROJECT_GROUP_NOT_FOUND = deleted)`,

@@ -285,6 +285,8 @@ export function operationTools() {
       description: "Delete a project secret by its _id (from build_get_project).",
       toolset: "build_admin",
       kind: "destructive",
+      destroys: ({ projectId, secretId }) =>
+        `Secret ${secretId} of project ${projectId} is deleted; its value cannot be read back.`,
       input: { projectId: s.projectId, secretId: s.pathId("secretId") },
       output: z.object({ projectId: z.string(), secretId: z.string(), deleted: z.boolean() }),
       run: async ({ projectId, secretId }, ctx) => {
@@ -363,6 +365,7 @@ export function operationTools() {
       description: "Detach the custom domain of a project; the canonical production address keeps serving.",
       toolset: "build_admin",
       kind: "destructive",
+      destroys: ({ projectId }) => `The custom domain of project ${projectId} is detached.`,
       input: { projectId: s.projectId },
       output: z.object({ projectId: z.string(), removed: z.boolean() }),
       run: async ({ projectId }, ctx) => {

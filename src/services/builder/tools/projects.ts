@@ -274,6 +274,7 @@ export function projectTools() {
       description: "Permanently delete a project, its database and deployments. Cannot be undone.",
       toolset: "build_admin",
       kind: "destructive",
+      destroys: ({ projectId }) => `Project ${projectId}, its database and deployments are deleted for good.`,
       input: { projectId: s.projectId },
       output: z.object({ projectId: z.string(), deleted: z.boolean() }),
       verify: ({ projectId }) => `call build_get_project for "${projectId}"`,

@@ -122,10 +122,13 @@ export function transferTools() {
       upstream: "POST …/import",
       title: "Import project",
       description:
-        "Import an export into a new empty project (from build_create_project), replacing its data. " +
+        "Import an export into a new empty project (from build_create_project), dropping all its data. " +
         "Spends IMPORT_PROJECT credits; 1/min, 5/h.",
       toolset: "build_transfer",
       kind: "spend",
+      // §15: "Its existing data is always dropped".
+      destroys: ({ projectId }) =>
+        `All existing data of project ${projectId} (its database and code) is dropped and replaced by the export.`,
       longRunning: { runsAsTask: (input) => input.wait === true, resume: resumeWait },
       input: {
         projectId: s.projectId,
@@ -157,10 +160,11 @@ export function transferTools() {
         });
       },
       render: (r) =>
-        r.wait
+        `The existing data of ${r.projectId} was dropped for the import. ` +
+        (r.wait
           ? waitSummary(r.wait)
           : `Import into ${r.projectId} started (${r.status ?? "importing"}). Follow it with ` +
-            `${followHint(r.projectId, "import", r.startedAt)}.`,
+            `${followHint(r.projectId, "import", r.startedAt)}.`),
     }),
   ];
 }

@@ -105,6 +105,7 @@ export function webhookTools() {
       description: "Delete a webhook by its id (from build_list_webhooks).",
       toolset: "build_webhooks",
       kind: "destructive",
+      destroys: ({ webhookId }) => `Webhook ${webhookId} is deleted: its event is no longer delivered.`,
       input: { webhookId: s.pathId("webhookId") },
       output: z.looseObject({ webhookId: z.string(), deleted: z.boolean() }),
       verify: ({ webhookId }) => `call build_list_webhooks and look for ${webhookId}`,
