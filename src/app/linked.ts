@@ -119,7 +119,7 @@ export class LinkedKeys {
   connectOptions(logger: Logger): ConnectPageOptions {
     return {
       publicUrl: this.options.publicUrl,
-      services: this.options.enabled.map((m) => ({ name: m.name, title: m.title })),
+      services: this.options.enabled.map((m) => ({ name: m.name, displayName: m.displayName, keyHint: m.keyHint })),
       tickets: this.tickets,
       nonces: this.options.nonces,
       attempts: this.attempts,
@@ -151,10 +151,10 @@ export class LinkedKeys {
       if (!(err instanceof UpstreamError) || err.status === undefined) throw err;
       if (err.status === 401 || err.status === 403)
         return (
-          `The ${module.title} refused this key (HTTP ${err.status}): ` +
+          `${module.displayName} refused this key (HTTP ${err.status}): ` +
           "check that you copied the whole key and that it is still active."
         );
-      return `The ${module.title} answered HTTP ${err.status} when the key was checked; try again in a moment.`;
+      return `${module.displayName} answered HTTP ${err.status} when the key was checked; try again in a moment.`;
     } finally {
       await instance.close().catch(() => undefined);
     }

@@ -7,7 +7,10 @@ import type { Vault } from "../vault/vault.js";
 
 export interface ConnectService {
   name: string;
-  title: string;
+  /** As the user knows it, capitalized. */
+  displayName: string;
+  /** Where to find the key and what it looks like. */
+  keyHint?: string;
 }
 
 export interface ConnectPageOptions {
@@ -135,7 +138,7 @@ export function connectPages(
       );
     const problem = await options
       .verifyKey(service.name, key, AbortSignal.timeout(15_000))
-      .catch(() => `The ${service.title} could not be reached to check the key; try again in a moment.`);
+      .catch(() => `${service.displayName} could not be reached to check the key; try again in a moment.`);
     if (problem) return send(res, 400, form(service, ticket, raw!, body.get("csrf")!, problem));
     const use = await options.nonces.consume(`link:${ticket.nonce}`, ticket.generation, TICKET_TTL_MS);
     if (use === "stale") return send(res, 400, page("Link not valid", `<p role="alert">${esc(STALE_TICKET)}</p>`));
@@ -156,8 +159,8 @@ export function connectPages(
       res,
       200,
       page(
-        `${service.title} linked`,
-        `<p role="status">Your ${esc(service.title)} key ending in <strong>${esc(key.slice(-4))}</strong> is ` +
+        `${service.displayName} key linked`,
+        `<p role="status">Your ${esc(service.displayName)} key ending in <strong>${esc(key.slice(-4))}</strong> is ` +
           "linked. You can close this tab and go back to your chat.</p>",
       ),
     );
@@ -167,21 +170,27 @@ export function connectPages(
 function form(service: ConnectService, ticket: Ticket, raw: string, csrf: string, error?: string): string {
   const minutes = Math.max(1, Math.round((ticket.expires - Date.now()) / 60_000));
   return page(
-    `Link your ${service.title} key`,
+    `Link your ${service.displayName} key`,
     `<p>Signed in as <strong>${esc(ticket.who)}</strong>. The key you enter here stays between this page and the
 server: it never goes through your chat or the AI model. It is stored encrypted and used only for your requests.</p>
 ${error ? `<p class="error" role="alert" id="key-error">${esc(error)}</p>` : ""}
 <form method="post" autocomplete="off">
   <input type="hidden" name="ticket" value="${esc(raw)}">
   <input type="hidden" name="csrf" value="${esc(csrf)}">
-  <label for="key">${esc(service.title)} API key</label>
+  <label for="key">${esc(service.displayName)} API key</label>
+  ${service.keyHint ? `<p class="small" id="key-hint">${esc(service.keyHint)}</p>` : ""}
   <input id="key" name="key" type="password" required minlength="8" maxlength="1024" autofocus
-    spellcheck="false" autocapitalize="off"${error ? ' aria-invalid="true" aria-describedby="key-error"' : ""}>
+    spellcheck="false" autocapitalize="off"${describedBy(service, error)}>
   <button type="submit">Check and link</button>
 </form>
 <p class="small">This link works once, for about ${minutes} more minute${minutes === 1 ? "" : "s"}.
-To remove the key later, ask your chat app to unlink it (account_unlink_service).</p>`,
+To remove the key later, ask your assistant to unlink it.</p>`,
   );
+}
+
+function describedBy(service: ConnectService, error?: string): string {
+  const ids = [...(error ? ["key-error"] : []), ...(service.keyHint ? ["key-hint"] : [])];
+  return `${error ? ' aria-invalid="true"' : ""}${ids.length ? ` aria-describedby="${ids.join(" ")}"` : ""}`;
 }
 
 const STYLE = `:root{color-scheme:light dark;--bg:#fff;--fg:#1a1a1a;--muted:#555;--accent:#0b57d0;--err:#b3261e;
@@ -196,7 +205,7 @@ border-radius:6px;background:var(--bg);color:var(--fg)}
 button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;border:0;border-radius:6px;background:var(--accent);
 color:var(--bg);cursor:pointer}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}.error{color:var(--err)}
-.small{color:var(--muted);font-size:.875rem}`;
+.small{color:var(--muted);font-size:.875rem}#key-hint{margin:0 0 .4rem}`;
 
 function page(title: string, body: string): string {
   return `<!doctype html>

@@ -49,6 +49,13 @@ export interface ServiceDeclaration<S extends Record<string, unknown> = Record<s
   /** Used in error messages: "The build service failed (...)". */
   name: string;
   title: string;
+  /** The service's name as its users know it, capitalized ("Totalum App Builder"): shown on the connect page. */
+  displayName: string;
+  /**
+   * MCP_CREDENTIALS=linked: one or two sentences on the connect page telling a user where to find
+   * the key and what it looks like ("… starts with tlm_sk_").
+   */
+  keyHint?: string;
   toolsets: ToolsetDecl[];
   /** Every variable the service reads, its base URL and key first. */
   env: EnvVarDecl[];

@@ -170,6 +170,10 @@ export type BuildSettings = z.infer<typeof settings>;
 export const builder: ServiceDeclaration<BuildSettings> = {
   name: "build",
   title: "project build service",
+  displayName: "Totalum App Builder",
+  keyHint:
+    "Find it in your Totalum account, in the API keys section of its settings. It starts with tlm_sk_ " +
+    "followed by letters and digits.",
   toolsets: [
     { id: "build", description: "launch, follow, iterate and deploy projects; credits", default: true, tasks: "read" },
     {

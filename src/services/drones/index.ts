@@ -13,6 +13,10 @@ export type DronesSettings = z.infer<typeof settings>;
 export const drones: ServiceDeclaration<DronesSettings> = {
   name: "drones",
   title: "drone fleet data API",
+  displayName: "Drone Fleet Data API",
+  keyHint:
+    "Find it in the API keys area of your fleet application. It is a live key: the application's " +
+    "live-key prefix followed by a long secret, on one line.",
   toolsets: [
     { id: "drones", description: "drones, missions, alerts, API keys; fleet summary and nearest drone", default: true },
   ],

@@ -13,6 +13,8 @@ export type SizingSettings = z.infer<typeof settings>;
 export const sizing: ServiceDeclaration<SizingSettings> = {
   name: "sizing",
   title: "garment size recommendation API",
+  displayName: "Garment Size Recommendation API",
+  keyHint: "Find it in the settings of your retailer dashboard. Copy the whole key, on one line.",
   toolsets: [{ id: "sizing", description: "catalog, size recommendation, virtual try-on", default: true }],
   env: [
     {

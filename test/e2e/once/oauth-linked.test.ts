@@ -247,6 +247,30 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     });
   }
 
+  it("tells a user on the connect page which service, where its key is and what it looks like", async () => {
+    const { client, links } = await signedIn("heidi", "legacy", undefined);
+    await call(client, "build_get_account");
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(links[0]);
+      // biome-ignore lint/performance/useDomNodeTextContent: playwright's innerText is the text as shown
+      const form = await page.locator("main").innerText();
+      expect(await page.locator("h1").innerText()).toBe("Link your Totalum App Builder key");
+      expect(form).toMatch(/in the API keys section of its settings\. It starts with tlm_sk_/);
+      expect(form).toContain("ask your assistant to unlink it");
+      expect(form).not.toMatch(/account_unlink_service|project build service/);
+      expect(await page.locator("#key").getAttribute("aria-describedby")).toBe("key-hint");
+      await page.locator("#key").fill(buildKeys[1]);
+      await page.keyboard.press("Enter");
+      await page.locator("[role=status]").waitFor({ timeout: 30_000 });
+      expect(await page.locator("h1").innerText()).toBe("Totalum App Builder key linked");
+      expect(await page.locator("main").innerText()).toMatch(/Your Totalum App Builder key ending in/);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("guards the connect page: a forged ticket, a post without its CSRF cookie, a used link, a wrong key", async () => {
     const base = publicUrl.replace(/\/mcp$/, "");
     expect((await fetch(`${base}/connect/build?ticket=forged.signature`)).status).toBe(400);
