@@ -24,8 +24,11 @@ export function clientsMissing() {
   const { devDependencies } = JSON.parse(readFileSync(join(CLIENTS, "package.json"), "utf8"));
   const stale = Object.entries(devDependencies).filter(([pkg, pinned]) => clientVersion(pkg) !== pinned);
   if (stale.length === 0) return undefined;
-  const names = stale.map(([pkg, pinned]) => `${pkg}@${pinned}`).join(", ");
-  return `${names} not installed (run: ${INSTALL_CLIENTS})`;
+  const what =
+    stale.length === Object.keys(devDependencies).length
+      ? "test/clients/ is not installed"
+      : `${stale.map(([pkg, pinned]) => `${pkg}@${pinned}`).join(", ")} not installed`;
+  return `${what} (run: ${INSTALL_CLIENTS})`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && clientsMissing()) {
