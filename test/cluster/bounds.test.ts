@@ -185,6 +185,35 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     expect((await initialize(cluster.url)).status).toBe(200);
   });
 
+  it("takes the tasks cap in one atomic step: 12 concurrent calls on both replicas start 5 tasks", async () => {
+    const b = await connectHttp(cluster.url, as(keyB), {}, "modern");
+    await ok(b, "build_start_agent", { projectId: "booking-app", prompt: "Long work [minutes=100000]" });
+    // Redis holds every command for a moment, so all 12 checks are queued before any task is written:
+    // a check and a write in two steps then lets every call through, as replicas racing under load did.
+    await cluster.redis.command("CLIENT", "PAUSE", "1500", "ALL");
+    const calls = Array.from({ length: 12 }, (_, i) =>
+      rpc2026(
+        cluster.replicas[i % cluster.replicas.length].url,
+        "tools/call",
+        { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } },
+        { headers: as(keyB), capabilities: TASKS },
+      ),
+    );
+    const answers = (await Promise.all(calls)).map((a) => a.body.result);
+    const started = answers.filter((r) => r?.resultType === "task").map((r) => r.taskId as string);
+    const refused = answers.filter((r) => r?.isError);
+    try {
+      expect(started).toHaveLength(CAPS.MCP_MAX_TASKS_PER_TENANT);
+      expect(refused).toHaveLength(12 - CAPS.MCP_MAX_TASKS_PER_TENANT);
+      for (const r of refused) expect(r.content[0].text).toMatch(/5 tasks working.*MCP_MAX_TASKS_PER_TENANT/);
+    } finally {
+      for (const taskId of started)
+        await rpc2026(cluster.url, "tasks/cancel", { taskId }, { headers: as(keyB), capabilities: TASKS });
+      await ok(b, "build_stop_agent", { projectId: "booking-app" });
+      await b.close();
+    }
+  });
+
   it("caps working tasks per tenant (MCP_MAX_TASKS_PER_TENANT) and pages 2025 tasks/list with cursors", async () => {
     const a = await connectHttp(cluster.url, as(keyA), {}, "modern");
     await ok(a, "build_start_agent", { projectId: "booking-app", prompt: "Long work [minutes=100000]" });

@@ -21,13 +21,16 @@ export async function startTask(
   ctx: ServerContext,
   era: Era,
 ) {
+  const limited = (err: unknown) => {
+    if (!(err instanceof TaskLimitError)) throw err;
+    if (era === "legacy") throw new ProtocolError(TASK_LIMIT_CODE, err.message);
+    return { content: [{ type: "text", text: err.message }], isError: true } satisfies CallToolResult;
+  };
   try {
     // Before `before`: a confirmation is not spent on a task that would be refused.
     await rt.tasks.admit(rt.owner(ctx));
   } catch (err) {
-    if (!(err instanceof TaskLimitError)) throw err;
-    if (era === "legacy") throw new ProtocolError(TASK_LIMIT_CODE, err.message);
-    return { content: [{ type: "text", text: err.message }], isError: true } satisfies CallToolResult;
+    return limited(err);
   }
   const call = callHost(rt.toolHost, def, input);
   const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, { logLevelSet: true });
@@ -45,12 +48,16 @@ export async function startTask(
   if (refused)
     return era === "legacy" ? { task: legacyTask(await rt.tasks.settled(rt.owner(ctx), def, refused)) } : refused;
   const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
-  const record = await rt.tasks.start({
-    owner: rt.owner(ctx),
-    tool: taskTool(rt, def),
-    credentials: rt.credentials ? { ...rt.credentials } : undefined,
-    input,
-    ttlMs: requestedTtl ?? undefined,
-  });
+  // The cap is taken atomically here (admit above only refuses early): concurrent calls never pass it.
+  const record = await rt.tasks
+    .start({
+      owner: rt.owner(ctx),
+      tool: taskTool(rt, def),
+      credentials: rt.credentials ? { ...rt.credentials } : undefined,
+      input,
+      ttlMs: requestedTtl ?? undefined,
+    })
+    .catch((err: unknown) => limited(err));
+  if (!("taskId" in record)) return record;
   return era === "legacy" ? { task: legacyTask(record) } : { resultType: "task", ...modernTask(record) };
 }

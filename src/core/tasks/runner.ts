@@ -37,6 +37,13 @@ export class TaskLimitError extends Error {
   }
 }
 
+function taskLimit(working: number, cap: number): TaskLimitError {
+  return new TaskLimitError(
+    `These keys have ${working} tasks working, the limit (${ENV.maxTasksPerTenant} is ${cap}); ` +
+      "wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.",
+  );
+}
+
 /** A tool ready to run for a task's tenant. */
 export interface TaskTool {
   def: ToolDef<any, any>;
@@ -141,15 +148,13 @@ export class TaskRunner {
     const cap = this.options.maxWorkingPerOwner;
     if (cap === undefined) return;
     const working = await this.store.working(owner, cap);
-    if (working >= cap) {
-      throw new TaskLimitError(
-        `These keys have ${working} tasks working, the limit (${ENV.maxTasksPerTenant} is ${cap}); ` +
-          "wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.",
-      );
-    }
+    if (working >= cap) throw taskLimit(working, cap);
   }
 
-  /** Starts a task; the caller checked `admit` first. */
+  /**
+   * Starts a task; the caller checked `admit` first (a cheap early refusal). The store takes the
+   * owner's slot atomically with the write: past the cap, throws TaskLimitError and starts nothing.
+   */
   async start(spec: StartTask): Promise<TaskRecord> {
     const now = new Date().toISOString();
     const ttlMs = Math.min(spec.ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
@@ -173,7 +178,9 @@ export class TaskRunner {
       ...this.sealed(work, taskId),
     };
     // The task must exist before its handle is returned (a tasks/get right after must find it).
-    await this.store.create(record);
+    const cap = this.options.maxWorkingPerOwner;
+    const full = await this.store.create(record, cap);
+    if (full) throw taskLimit(full.working, cap!);
     this.options.logger.info("task started", { taskId, tool: def.name });
     this.follow(record, work, spec.tool, undefined);
     return record;

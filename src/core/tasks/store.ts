@@ -69,7 +69,11 @@ export const afterCursor = (
 
 /** Where tasks live: in process by default, a shared store for replicas (the hosted mode). */
 export interface TaskStore {
-  create(record: TaskRecord): Promise<void>;
+  /**
+   * Writes a new task. With `cap`, a working task is written only while its owner has fewer working
+   * tasks, in one atomic step across replicas; else the owner's count is answered and nothing written.
+   */
+  create(record: TaskRecord, cap?: number): Promise<{ working: number } | undefined>;
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** Applies a change unless the task is already terminal; returns the task as it now is. */
   update(taskId: string, change: TaskChange): Promise<TaskRecord | undefined>;
@@ -111,7 +115,11 @@ export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, { record: TaskRecord; expiry: NodeJS.Timeout }>();
   private readonly listeners = new Set<(record: TaskRecord) => void>();
 
-  async create(record: TaskRecord): Promise<void> {
+  async create(record: TaskRecord, cap?: number): Promise<{ working: number } | undefined> {
+    if (cap !== undefined && !TERMINAL.has(record.status)) {
+      const working = await this.working(record.owner, cap);
+      if (working >= cap) return { working };
+    }
     const expiry = setTimeout(() => this.tasks.delete(record.taskId), record.ttlMs);
     expiry.unref();
     this.tasks.set(record.taskId, { record, expiry });
