@@ -546,8 +546,9 @@ describe("deployments, recovery, import", () => {
     await expectError(call("POST", "/projects/empty-sandbox/deployments/deploy", {}), 409, "SERVER_NOT_READY");
     expect(sim.balance().credits).toBe(500 - CREDIT_COSTS.START_SERVER);
     expect((await data("GET", "/projects/empty-sandbox")).agentServerStatus).toBe("Starting");
+    // §1.6, §1.8, T7: every SERVER_NOT_READY answer costs START_SERVER, a server already starting too.
     await expectError(call("POST", "/projects/empty-sandbox/deployments/deploy", {}), 409, "SERVER_NOT_READY");
-    expect(sim.balance().credits).toBe(497);
+    expect(sim.balance().credits).toBe(494);
     // Reference §5 ([RC]): a never-published project reads {status: null, createdAt: null}.
     expect(await data("GET", "/projects/empty-sandbox/deployments/status")).toEqual({
       projectId: "empty-sandbox",
@@ -557,7 +558,7 @@ describe("deployments, recovery, import", () => {
 
     advance(1);
     expect(await data("POST", "/projects/empty-sandbox/deployments/deploy", {})).toMatchObject({ status: "deploying" });
-    expect(sim.balance().credits).toBe(496);
+    expect(sim.balance().credits).toBe(493);
     await expectError(call("POST", "/projects/empty-sandbox/deployments/deploy", {}), 409, "DEPLOYMENT_RUNNING");
     await expectError(call("POST", "/projects/empty-sandbox/agent/start", { prompt: "x" }), 409, "DEPLOYMENT_RUNNING");
     advance(3);

@@ -60,7 +60,8 @@ function agentStatus(p: SimProject) {
     projectId: p.projectId,
     status: agentStatusOf(p),
     startedAt: run ? iso(run.startedAt) : null,
-    creditsSpent: run?.creditsSpent ?? 0,
+    // §4: present when done; kept while a prompt runs (assumed); absent when the project never ran.
+    ...(run ? { creditsSpent: run.creditsSpent } : {}),
     realtimeConversation: from === undefined ? [] : p.conversation.slice(from).map(messageView),
     ...(batch ? { multiPrompt: batchView(batch) } : {}),
   };

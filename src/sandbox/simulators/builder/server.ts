@@ -36,15 +36,14 @@ function startServer(ctx: BuildContext, p: SimProject, at: number): void {
 }
 
 /**
- * Deploy or recover on a server that is not Active: starts it unless it is already on its way up
- * (charging START_SERVER; a server already starting is not charged again: not stated), then 409.
+ * Deploy or recover on a server that is not Active (§1.6): START_SERVER charged, then 409. A server
+ * already on its way up (Creating, Starting, Unarchiving) keeps its boot time (assumed: §1.6 says
+ * the service starts it, not whether a start in progress begins again). Import calls it for an
+ * asleep target (its charge is assumed, transfer.ts).
  */
 export function serverNotReady(ctx: BuildContext, p: SimProject, what = "call"): never {
-  const booting = ["Creating", "Starting", "Unarchiving"].includes(p.server.status);
-  if (!booting) {
-    chargeProject(ctx, p, "START_SERVER");
-    startServer(ctx, p, ctx.simNow());
-  }
+  chargeProject(ctx, p, "START_SERVER");
+  if (!["Creating", "Starting", "Unarchiving"].includes(p.server.status)) startServer(ctx, p, ctx.simNow());
   fail(
     409,
     "SERVER_NOT_READY",

@@ -89,7 +89,9 @@ function importProject(ctx: BuildContext, p: SimProject, body: Json, codes: Map<
   const source = codes.get(importCode.trim());
   if (!source) fail(400, "INVALID_IMPORT_CODE", "The import code is not valid");
   checkRate(ctx, history, "PROJECT_IMPORT_LIMIT_REACHED", "import");
-  if (p.server.status === "Archived" || p.server.status === "Archiving") serverNotReady(ctx, p);
+  // §15 [RC]: 409 SERVER_NOT_READY for an asleep target. Assumed: asleep = Archived or Archiving (a
+  // server being created or started is left to the import), and START_SERVER is charged as for deploy.
+  if (p.server.status === "Archived" || p.server.status === "Archiving") serverNotReady(ctx, p, "import");
   chargeProject(ctx, p, "IMPORT_PROJECT");
   history.push(ctx.now());
   // The target's data is dropped at once; the export is restored when the background job ends.

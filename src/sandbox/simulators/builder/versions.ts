@@ -43,7 +43,9 @@ export function addVersion(
 }
 
 function listVersions(p: SimProject, query: URLSearchParams) {
-  const limit = intParam(query, "limit", 20, 1, 1000, "LIST_VERSIONS_ERROR");
+  // §1.2: the maximum is not stated, so none is applied; a limit that is not a whole number of at
+  // least 1 answers LIST_VERSIONS_ERROR (assumed: the code of the operation's internal error).
+  const limit = intParam(query, "limit", 20, 1, Number.MAX_SAFE_INTEGER, "LIST_VERSIONS_ERROR");
   const skip = intParam(query, "skip", 0, 0, Number.MAX_SAFE_INTEGER, "LIST_VERSIONS_ERROR");
   const newestFirst = [...p.versions].reverse();
   return {
