@@ -95,7 +95,7 @@ export function createApp(
 
   // Built once and shared by every tenant; each runs them with its own services' deps (ctx.deps).
   const allTools = serviceTools(enabled, config, toolsets);
-  const instance = instanceMaker(config, caller, pools, state.pollers);
+  const instance = instanceMaker(config, caller, pools, state.pollers, config.stateKey ? sealer : undefined);
   // ENV.credentials=linked: keys each signed-in user linked through the connect page (app/linked.ts).
   const linked =
     config.credentials === "linked"

@@ -1,5 +1,6 @@
 import { credentialHeader, type Config } from "../config.js";
 import type { Egress } from "../core/base/egress.js";
+import { Sealer } from "../core/base/seal.js";
 import type { Logger } from "../core/base/logger.js";
 import type { ServiceInstance, ServiceModule } from "../core/service/service.js";
 import type { Poller, PollerFactory } from "../core/upstream/poller.js";
@@ -23,11 +24,19 @@ export function instanceMaker(
   caller: boolean,
   pools: PoolCache,
   pollers: PollerFactory,
+  stateSealer?: Sealer,
 ): InstanceMaker {
   return (module, key, tenantId, tenantEgress, tenantLogger) => {
     let settings = config.services.get(module.name)!;
     if (caller && key) settings = { ...settings, [module.apiKeyVar]: key };
     const missingKey = caller && !key ? missingKeyMessage(module, config) : undefined;
+    // Made on first use: most tenants never seal anything, and the key derivation is not free.
+    let sealer = stateSealer;
+    const serviceSealer = () => {
+      const serviceKey = settings[module.apiKeyVar];
+      sealer ??= new Sealer(typeof serviceKey === "string" ? `${module.name}\n${serviceKey}` : undefined);
+      return sealer;
+    };
     const instance = module.create(settings, {
       logger: tenantLogger,
       upstream: (spec) =>
@@ -43,6 +52,8 @@ export function instanceMaker(
         }),
       createPoller: (namespace, fetch, options) =>
         firstFollow(() => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options)),
+      seal: (value, purpose) => serviceSealer().seal(value, `${module.name}:${purpose}`),
+      open: (sealed, purpose) => serviceSealer().open(sealed, `${module.name}:${purpose}`),
     });
     // Without the caller's key nothing can be read: a subscription starts no poller (issue 18 item 6).
     return missingKey ? { ...instance, keyless: true } : instance;

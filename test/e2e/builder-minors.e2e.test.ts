@@ -148,6 +148,48 @@ describe("build minors (issue 29): advice, warnings, hints, descriptions, retrie
     });
   });
 
+  // Item 10: the guard counted IMPORT_PROJECT (6) alone for an asleep target, which the service
+  // starts first (409 SERVER_NOT_READY, §15 [RC]; the charge is assumed to be START_SERVER's 3).
+  it("counts a server start in an import's price when the target is asleep, before sending it", async () => {
+    await ok(conn.client, "build_create_project", { projectId: "asleep-target" });
+    sandbox.build.project("asleep-target")!.server = { status: "Archived", readyAt: 0 };
+    const imports = received(`POST ${API}/projects/asleep-target/import`);
+    const { recurrentCredits, oneTimeCredits } = sandbox.build.balance();
+    sandbox.build.setCredits(0, 7);
+    try {
+      const r = await call(conn.client, "build_import_project", {
+        projectId: "asleep-target",
+        importCode: "acme-storefront-export-project-0123456789abcdef0123456789abcdef.zip",
+      });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/costs 9 credits \(START_SERVER 3 \+ IMPORT_PROJECT 6\) and the balance is 7/);
+      expect(text(r)).toMatch(/that start's charge is not stated/);
+      expect(received(`POST ${API}/projects/asleep-target/import`)).toBe(imports);
+    } finally {
+      sandbox.build.setCredits(recurrentCredits, oneTimeCredits);
+    }
+  });
+
+  // Item 9: the transferId lived in one process's memory: lost on restart and on another replica.
+  it("imports with a transferId after the server that exported it is gone", async () => {
+    const exported = await ok<{ transferId: string }>(conn.client, "build_export_project", {
+      projectId: "acme-storefront",
+    });
+    await ok(conn.client, "build_create_project", { projectId: "moved-copy" });
+    await conn.close();
+    conn = await retryStart(() => connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never" })));
+    const imported = await call(conn.client, "build_import_project", {
+      projectId: "moved-copy",
+      transferId: exported.transferId,
+    });
+    // The service took the code (a code it never issued answers 400 INVALID_IMPORT_CODE).
+    expect(text(imported)).toMatch(/^Import into moved-copy started \(importing\)/);
+    const { tools } = await conn.client.listTools();
+    expect(tools.find((t) => t.name === "build_export_project")!.description).toMatch(
+      /import code is a bearer credential and is never shown; for a target account on no such server/,
+    );
+  });
+
   // Item 8: verify=true was retried on a 5xx: three live Figma checks for one call.
   it("sends a verifying Figma status check once, even on a 5xx", async () => {
     const key = `GET ${API}/projects/acme-storefront/figma/status`;

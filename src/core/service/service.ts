@@ -129,6 +129,14 @@ export interface ServiceHost {
   upstream(spec: UpstreamSpec): UpstreamClient;
   /** Status pollers: one upstream poll per key and interval, in process or across replicas. */
   createPoller: PollerFactory;
+  /**
+   * Seals a value the service hands out and must open again on another replica or after a restart
+   * (AES-256-GCM, bound to `purpose`): under MCP_STATE_KEY, so any server sharing that key opens it;
+   * without one, under a key derived from this service's API key, so only the same account does.
+   */
+  seal(value: unknown, purpose: string): string;
+  /** Opens what `seal` made for `purpose`; throws when it was altered or sealed under another key. */
+  open<T>(sealed: string, purpose: string): T;
 }
 
 /** A service built for one tenant (the process's one account, or one caller's keys): shared by all its sessions. */

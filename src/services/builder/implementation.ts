@@ -99,6 +99,7 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
       pullPoller: host.createPoller("pull", (id, signal) => client.github.getPullStatus(id, signal), pollOptions),
       guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
       writtenSecrets: new WrittenSecrets(),
+      sealing: { seal: host.seal, open: host.open },
     };
     return {
       deps,

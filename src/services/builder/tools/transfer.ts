@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { ToolError } from "../../../core/tools/tool.js";
-import { defineTool } from "../deps.js";
+import { ToolError, type ToolContext } from "../../../core/tools/tool.js";
+import type { SpendEstimate } from "../credits.js";
+import { type BuildDeps, defineTool } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
 import { trimLine } from "../../../core/base/text.js";
 import { waitSummary } from "../render.js";
@@ -11,74 +11,97 @@ import { followHint, resumeWait, startThenWait } from "../waits.js";
 /**
  * Project transfer (reference §15): clone = export (2) + create an empty target (1) + import (6).
  *
- * The import code is a bearer credential for the project's data and source, and every output of
- * this server is scrubbed of registered secrets, so it cannot be handed out. Export keeps it in
- * this process's memory for TRANSFER_TTL_MS under an opaque `transferId`; import takes that id,
- * or an `importCode` the caller brings (an export made by another account, outside this server).
- * The code never reaches the model, a log line or a task status. Lost on restart, and not shared
- * between replicas: then export again.
+ * The import code is a bearer credential for the project's data and source that never expires
+ * (expiry not stated), so it is not returned: every output of this server passes one scrubber
+ * that removes registered secrets, and MCP has no channel to the user that stays out of the
+ * model's context and the client's logs (results, progress and elicitation messages all reach
+ * them). Export instead returns a `transferId`: the code and its expiry sealed (AES-GCM) under
+ * MCP_STATE_KEY, so it opens on every replica and after a restart, and on any server sharing that
+ * key (another account's included: a move between accounts); without MCP_STATE_KEY, under a key
+ * derived from the build API key, so only the same account opens it. Import takes that id, or an
+ * `importCode` the caller brings (an export made outside this server). Nothing is kept in memory.
  */
 const TRANSFER_TTL_MS = 60 * 60_000;
-const MAX_TRANSFERS = 100;
+const PURPOSE = "transfer";
 
 interface Transfer {
-  importCode: string;
-  expiresAt: number;
+  /** The import code. */
+  c: string;
+  /** Expiry, epoch ms. */
+  e: number;
 }
 
-/** Import codes this server exported, by transferId; oldest dropped first past MAX_TRANSFERS. */
-class TransferVault {
-  private readonly held = new Map<string, Transfer>();
+type Sealing = BuildDeps["sealing"];
 
-  keep(importCode: string): { transferId: string; expiresAt: number } {
-    this.prune();
-    const transferId = `tr_${randomBytes(16).toString("hex")}`;
-    const expiresAt = Date.now() + TRANSFER_TTL_MS;
-    this.held.set(transferId, { importCode, expiresAt });
-    if (this.held.size > MAX_TRANSFERS) this.held.delete(this.held.keys().next().value!);
-    return { transferId, expiresAt };
-  }
+function sealTransfer(sealing: Sealing, importCode: string): { transferId: string; expiresAt: number } {
+  const expiresAt = Date.now() + TRANSFER_TTL_MS;
+  return { transferId: `tr_${sealing.seal({ c: importCode, e: expiresAt } satisfies Transfer, PURPOSE)}`, expiresAt };
+}
 
-  get(transferId: string): Transfer | undefined {
-    this.prune();
-    return this.held.get(transferId);
+/** The import code a transferId holds; undefined when it is not one of ours, or has expired. */
+function openTransfer(sealing: Sealing, transferId: string): string | undefined {
+  if (!transferId.startsWith("tr_")) return undefined;
+  try {
+    const t = sealing.open<Transfer>(transferId.slice(3), PURPOSE);
+    return typeof t.c === "string" && t.e > Date.now() ? t.c : undefined;
+  } catch {
+    return undefined;
   }
+}
 
-  private prune(): void {
-    const now = Date.now();
-    for (const [id, t] of this.held) if (t.expiresAt <= now) this.held.delete(id);
-  }
+/**
+ * §15 [RC]: an import into an asleep target answers 409 SERVER_NOT_READY while the service starts
+ * it. Whether that start is charged is not stated: counted as START_SERVER, as deploy's (§1.6), so
+ * the confirmation never understates it. Asleep is assumed to mean Archived or Archiving; a target
+ * still being created (a fresh project) is imported into as it is.
+ */
+async function importEstimate(projectId: string, ctx: ToolContext<BuildDeps>): Promise<SpendEstimate> {
+  const { agentServerStatus } = await ctx.deps.client.getProject(projectId, ctx.signal);
+  const operation = `Import into ${projectId}`;
+  if (agentServerStatus !== "Archived" && agentServerStatus !== "Archiving")
+    return { operation, items: [["IMPORT_PROJECT", 1]] };
+  return {
+    operation:
+      `${operation} (its server reads ${agentServerStatus}: this call may start it and answer ` +
+      "SERVER_NOT_READY; that start's charge is not stated, counted as START_SERVER; IMPORT_PROJECT " +
+      "is charged by the call after it is Active)",
+    items: [
+      ["START_SERVER", 1],
+      ["IMPORT_PROJECT", 1],
+    ],
+  };
 }
 
 const invalid = (tool: string, why: string) =>
   new ToolError(`Invalid arguments for ${tool}: ${why}. Nothing was sent upstream.`);
 
+/** The code to import: the caller's, or the one a transferId holds. */
+function codeFor(input: { transferId?: string; importCode?: string }, sealing: Sealing): string {
+  if ((input.transferId === undefined) === (input.importCode === undefined))
+    throw invalid("build_import_project", "pass exactly one of transferId or importCode");
+  if (input.importCode !== undefined) return input.importCode;
+  const code = openTransfer(sealing, input.transferId!);
+  if (code === undefined)
+    throw invalid(
+      "build_import_project",
+      `transferId ${trimLine(input.transferId, 24)} is expired (valid 1 h), altered, or made by a server ` +
+        "with another MCP_STATE_KEY (or, without one, by another account): export again with build_export_project",
+    );
+  return code;
+}
+
 export function transferTools() {
-  const vault = new TransferVault();
-
-  /** The code to import: the caller's, or the one kept for transferId. */
-  const codeFor = (input: { transferId?: string; importCode?: string }): string => {
-    if ((input.transferId === undefined) === (input.importCode === undefined))
-      throw invalid("build_import_project", "pass exactly one of transferId or importCode");
-    if (input.importCode !== undefined) return input.importCode;
-    const held = vault.get(input.transferId!);
-    if (!held)
-      throw invalid(
-        "build_import_project",
-        `transferId ${input.transferId} is unknown or expired (kept 1 h, lost on restart): export ` +
-          `again with build_export_project`,
-      );
-    return held.importCode;
-  };
-
   return [
     defineTool({
       name: "build_export_project",
       upstream: "POST …/export",
       title: "Export project",
       description:
-        "Export a project to clone it with build_import_project. Spends EXPORT_PROJECT credits; " +
-        "1/min, 5/h. Returns a transferId valid 1 h on this server; the secret import code is never shown.",
+        "Export a project to clone or move it with build_import_project. Spends EXPORT_PROJECT " +
+        "credits; 1/min, 5/h. Returns a transferId valid 1 h on every server sharing this one's " +
+        "MCP_STATE_KEY, other accounts' included (without it: this account only). The import code is a " +
+        "bearer credential and is never shown; for a target account on no such server, export with the " +
+        "service's API directly and pass its importCode to build_import_project.",
       toolset: "build_transfer",
       kind: "spend",
       input: {
@@ -108,7 +131,7 @@ export function transferTools() {
               `Check build_get_account before exporting again.`,
           );
         ctx.secret(importCode);
-        const { transferId, expiresAt } = vault.keep(importCode);
+        const { transferId, expiresAt } = sealTransfer(ctx.deps.sealing, importCode);
         return { ...data, projectId, transferId, expiresAt: new Date(expiresAt).toISOString() };
       },
       render: (r) =>
@@ -146,16 +169,17 @@ export function transferTools() {
         `blindly (each call is charged and counted)`,
       before: async (input, ctx) => {
         ctx.secret(input.importCode);
-        codeFor(input);
-        await ctx.deps.guard.check(
-          { operation: `Import into ${input.projectId}`, items: [["IMPORT_PROJECT", 1]] },
-          ctx,
-        );
+        codeFor(input, ctx.deps.sealing);
+        await ctx.deps.guard.check(await importEstimate(input.projectId, ctx), ctx);
       },
       run: ({ projectId, wait, timeoutSeconds, ...source }, ctx) => {
         ctx.secret(source.importCode);
         return startThenWait(projectId, "import", ctx, { wait, timeoutSeconds }, async () => {
-          const data = await ctx.deps.client.transfer.importProject(projectId, codeFor(source), ctx.signal);
+          const data = await ctx.deps.client.transfer.importProject(
+            projectId,
+            codeFor(source, ctx.deps.sealing),
+            ctx.signal,
+          );
           return { ...data, projectId: String(data.projectId ?? projectId) };
         });
       },
