@@ -183,7 +183,7 @@ describe("build minors (issue 29): advice, warnings, hints, descriptions, retrie
       transferId: exported.transferId,
     });
     // The service took the code (a code it never issued answers 400 INVALID_IMPORT_CODE).
-    expect(text(imported)).toMatch(/^Import into moved-copy started \(importing\)/);
+    expect(text(imported)).toMatch(/Import into moved-copy started \(importing\)/);
     const { tools } = await conn.client.listTools();
     expect(tools.find((t) => t.name === "build_export_project")!.description).toMatch(
       /import code is a bearer credential and is never shown; for a target account on no such server/,
