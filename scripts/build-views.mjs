@@ -61,11 +61,11 @@ export const VIEWS = [
   },
 ];
 
-/** world-atlas without country names and ids: the map draws shapes only (saves ~8 KB raw). */
+/** The atlas (views/fleet-map/countries-110m.json) without country names and ids: the map draws shapes only (saves ~8 KB raw). */
 const slimAtlas = {
   name: "slim-atlas",
   setup(b) {
-    b.onLoad({ filter: /[\\/]world-atlas[\\/][\w-]+\.json$/ }, async (args) => {
+    b.onLoad({ filter: /[\\/]fleet-map[\\/]countries-110m\.json$/ }, async (args) => {
       const topology = JSON.parse(await readFile(args.path, "utf8"));
       for (const object of Object.values(topology.objects)) {
         for (const g of object.geometries ?? []) {

@@ -1,11 +1,13 @@
 import { geoPath, type GeoProjection } from "d3-geo";
 import { feature, mesh } from "topojson-client";
 import type { GeometryCollection, Topology } from "topojson-specification";
-import atlas from "world-atlas/countries-110m.json";
+import atlas from "./countries-110m.json";
 
 /**
- * The base map: Natural Earth 1:110m land and country borders from world-atlas, bundled into the
- * view at build time (scripts/build-views.mjs strips the country names). Nothing is fetched.
+ * The base map: Natural Earth 1:110m land and country borders, bundled into the view at build time
+ * (scripts/build-views.mjs strips the country names). Nothing is fetched. countries-110m.json is
+ * world-atlas 2.0.2's file (ISC, Mike Bostock; Natural Earth data, public domain), kept here rather
+ * than installing the 8 MB package for its 108 KB.
  */
 
 type Shapes = { land: GeoJSON.FeatureCollection | GeoJSON.Feature; borders: GeoJSON.MultiLineString };
