@@ -66,8 +66,9 @@ describe("build_database: record writes and many-to-many links", () => {
       destructiveHint: false,
       idempotentHint: false,
     });
+    // The fields given overwrite the old values, which are not kept (issue 29): it asks first.
     expect(byName.get("build_update_record")?.annotations).toMatchObject({
-      destructiveHint: false,
+      destructiveHint: true,
       idempotentHint: true,
     });
     expect(byName.get("build_delete_record")?.annotations).toMatchObject({ destructiveHint: true });

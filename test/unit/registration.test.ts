@@ -58,7 +58,8 @@ describe("registration", () => {
     for (const t of tools) {
       const def = defs.find((d) => d.name === t.name)!;
       expect(t.annotations?.readOnlyHint, t.name).toBe(def.kind === "read");
-      expect(t.annotations?.destructiveHint, t.name).toBe(def.kind === "destructive");
+      // A write or spend that overwrites or drops user data declares `destroys` (issue 29).
+      expect(t.annotations?.destructiveHint, t.name).toBe(def.kind === "destructive" || def.destroys !== undefined);
       expect(t.annotations?.openWorldHint, t.name).toBe(true);
       expect(t.inputSchema.type, t.name).toBe("object");
     }
