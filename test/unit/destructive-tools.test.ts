@@ -123,6 +123,7 @@ describe("the confirmation of what a tool destroys", () => {
         };
       },
     },
+    getProject: async (projectId: string) => ({ projectId, agentServerStatus: "Active" }),
     getAccount: async () => ({ credits: 100 }),
     getCreditCosts: async () => ({ creditCosts: { IMPORT_PROJECT: 6 } }),
   };
