@@ -3,6 +3,7 @@ import { decodeJwt } from "jose";
 import { Introspection, type IntrospectionOptions } from "./introspect.js";
 import { InvalidToken, TrustedIssuer } from "./issuer.js";
 import { grantedScopes, SCOPES } from "./scopes.js";
+import { telemetry } from "../base/telemetry.js";
 
 export interface OAuthSettings {
   /** The MCP endpoint as clients reach it: the protected resource's identifier (RFC 8707). */
@@ -199,6 +200,7 @@ export class ResourceServer {
    */
   unauthorized(err: unknown): Refusal {
     if (!(err instanceof InvalidToken)) {
+      telemetry.add("oauth.rejections", 1, { status: 503, reason: "issuer_unavailable" });
       return {
         status: 503,
         headers: { "retry-after": "5" },
@@ -209,6 +211,7 @@ export class ResourceServer {
       };
     }
     const description = err.message;
+    telemetry.add("oauth.rejections", 1, { status: 401, reason: description ? "invalid_token" : "no_token" });
     const params = [
       ...(description ? [`error="invalid_token"`, `error_description=${quoted(description)}`] : []),
       `resource_metadata=${quoted(this.metadataUrl)}`,
@@ -233,6 +236,7 @@ export class ResourceServer {
     // Step-up: ask for what the token already has of ours plus what is missing, so no grant is lost.
     const scope = [...new Set([...identity.scopes.filter((s) => this.scopes.includes(s)), ...needed])].join(" ");
     const description = `This call needs the ${missing.join(" and ")} scope; authorize again with scope "${scope}"`;
+    telemetry.add("oauth.rejections", 1, { status: 403, reason: "insufficient_scope" });
     return {
       status: 403,
       headers: {

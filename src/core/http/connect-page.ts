@@ -4,6 +4,7 @@ import type { NonceStore } from "../tools/confirm.js";
 import type { Logger } from "../base/logger.js";
 import { type AttemptCounter, STALE_TICKET, TICKET_TTL_MS, type Ticket, type TicketSigner } from "../vault/tickets.js";
 import type { Vault } from "../vault/vault.js";
+import { telemetry } from "../base/telemetry.js";
 
 export interface ConnectService {
   name: string;
@@ -113,7 +114,8 @@ export function connectPages(
         ),
       );
     }
-    if ((await options.attempts.add(`link-try:${ticket.nonce}`, TICKET_TTL_MS)) > MAX_ATTEMPTS)
+    if ((await options.attempts.add(`link-try:${ticket.nonce}`, TICKET_TTL_MS)) > MAX_ATTEMPTS) {
+      tried("too_many");
       return send(
         res,
         429,
@@ -123,8 +125,10 @@ export function connectPages(
             "Call the tool again in your chat app for a new one.</p>",
         ),
       );
+    }
     const key = (body.get("key") ?? "").trim();
-    if (key.length < 8 || key.length > 1024 || /\s/.test(key))
+    if (key.length < 8 || key.length > 1024 || /\s/.test(key)) {
+      tried("malformed");
       return send(
         res,
         400,
@@ -136,9 +140,11 @@ export function connectPages(
           "That does not look like an API key: paste the whole key, without spaces.",
         ),
       );
+    }
     const problem = await options
       .verifyKey(service.name, key, AbortSignal.timeout(15_000))
       .catch(() => `${service.displayName} could not be reached to check the key; try again in a moment.`);
+    tried(problem ? "refused" : "accepted");
     if (problem) return send(res, 400, form(service, ticket, raw!, body.get("csrf")!, problem));
     const use = await options.nonces.consume(`link:${ticket.nonce}`, ticket.generation, TICKET_TTL_MS);
     if (use === "stale") return send(res, 400, page("Link not valid", `<p role="alert">${esc(STALE_TICKET)}</p>`));
@@ -271,4 +277,9 @@ function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
     req.once("end", () => done(new URLSearchParams(Buffer.concat(chunks).toString("utf8"))));
     req.once("error", () => done(undefined));
   });
+}
+
+/** One key tried with a connect link: switchboard.linked_key.attempts by outcome. */
+function tried(outcome: "too_many" | "malformed" | "refused" | "accepted"): void {
+  telemetry.add("linked.attempts", 1, { outcome });
 }

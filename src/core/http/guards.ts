@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isLoopbackHost } from "../base/loopback.js";
+import { telemetry } from "../base/telemetry.js";
 import { ENV } from "../base/settings.js";
 
 export { LOOPBACK_ORIGINS } from "../base/loopback.js";
@@ -101,6 +102,7 @@ export function readJson(req: IncomingMessage, max: number, deadlineMs?: number)
       const counted = Math.max(0, size - UNCOUNTED_BODY_BYTES) - held;
       if (counted > 0 && budget) {
         if (!budget.tryTake(counted)) {
+          telemetry.add("caps", 1, { setting: ENV.bodyBudgetBytes });
           return stop(
             {
               error:

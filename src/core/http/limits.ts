@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "nod
 import type { Socket } from "node:net";
 import { ByteBudget } from "../upstream/budget.js";
 import type { Logger } from "../base/logger.js";
+import { telemetry } from "../base/telemetry.js";
 import { BODY_DEADLINE_MS, closeAfterAnswer, rpcError, setBodyPolicy } from "./guards.js";
 import { ENV, settingDefault } from "../base/settings.js";
 
@@ -133,6 +134,7 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
   const take = (req: IncomingMessage, res: ServerResponse, retryWith: string): boolean => {
     if (bucket.take()) return true;
     counts.throttled++;
+    telemetry.add("caps", 1, { setting: ENV.unauthRate });
     warn("HTTP: requests without a valid token over the rate are answered 429", {
       ratePerSecond: rate,
       variable: ENV.unauthRate,
@@ -160,6 +162,7 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
       });
       server.on("drop", () => {
         counts.droppedConnections++;
+        telemetry.add("caps", 1, { setting: ENV.maxConnections });
         warn("HTTP connection cap reached: new connections are closed at once", {
           maxConnections,
           variable: ENV.maxConnections,

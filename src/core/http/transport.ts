@@ -268,11 +268,14 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
           -32000,
           "Bad request: no mcp-session-id header, and the body is not an initialize request",
         );
-      if (sessions.size >= maxSessions)
+      if (sessions.size >= maxSessions) {
+        telemetry.add("caps", 1, { setting: ENV.maxSessions });
         return rpcError(res, 503, -32000, `Too many open sessions (${maxSessions}); close one or retry later`);
+      }
       if ((sessionsOf.get(tenant.owner(undefined)) ?? 0) >= maxPerTenant) {
         const whose =
           tenant.credentials && Object.keys(tenant.credentials).length === 0 ? "Callers without keys" : "These keys";
+        telemetry.add("caps", 1, { setting: ENV.maxSessionsPerTenant });
         return rpcError(
           res,
           429,

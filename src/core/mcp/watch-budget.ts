@@ -1,4 +1,5 @@
 import { ENV, settingDefault } from "../base/settings.js";
+import { telemetry } from "../base/telemetry.js";
 /**
  * What resource subscriptions may cost a replica. Each followed resource is an upstream poll per
  * interval (and, with Redis, a lease and a publish): one caller naming 10,000 URIs in one
@@ -23,9 +24,10 @@ export const DEFAULT_WATCH_LIMITS: WatchLimits = {
 
 /** A subscription past a cap: the message names the cap's setting and what to do. */
 export class WatchLimitError extends Error {
-  constructor(message: string) {
+  constructor(message: string, setting: string) {
     super(message);
     this.name = "WatchLimitError";
+    telemetry.add("caps", 1, { setting });
   }
 }
 
@@ -54,6 +56,7 @@ export class WatchBudget {
       throw new WatchLimitError(
         `subscriptions/listen names ${count} resources; one request may name at most ${this.limits.perRequest} ` +
           `(${ENV.maxListenUris}). Listen to fewer, or split them over several streams.`,
+        ENV.maxListenUris,
       );
     }
   }
@@ -69,6 +72,7 @@ export class WatchBudget {
       throw new WatchLimitError(
         `These keys hold ${held} resource subscriptions on this server; at most ${this.limits.perTenant} are ` +
           `allowed (${ENV.maxSubscriptionsPerTenant}). Close a listen stream or unsubscribe first.`,
+        ENV.maxSubscriptionsPerTenant,
       );
     }
     const keys = polls ? uris.map((uri) => `${tenant} ${uri}`) : [];
@@ -77,6 +81,7 @@ export class WatchBudget {
       throw new WatchLimitError(
         `This server already follows ${this.followed.size} resources for its callers, its limit (${ENV.maxPollers}); ` +
           "retry later, or subscribe to fewer.",
+        ENV.maxPollers,
       );
     }
     this.subscriptions.set(tenant, held + uris.length);

@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import type { NonceStore, NonceUse } from "../tools/confirm.js";
 import type { RepeatStore } from "../tools/idempotency.js";
 import type { Logger } from "../base/logger.js";
+import { telemetry } from "../base/telemetry.js";
 import type { AttemptCounter } from "../vault/tickets.js";
 import type { VaultStore } from "../vault/vault.js";
 import {
@@ -197,6 +198,7 @@ export class RedisState {
         down = false;
       });
     }
+    timeCommands(this.cmd);
     this.cmd.defineCommand("sbLease", { numberOfKeys: 1, lua: LEASE });
     this.cmd.defineCommand("sbRelease", { numberOfKeys: 1, lua: RELEASE });
     this.cmd.defineCommand("sbRenew", { lua: RENEW });
@@ -578,3 +580,22 @@ export class RedisVaultStore implements VaultStore {
 }
 
 const vaultKey = (tenant: string) => `${P}vault:${tenant}`;
+
+/**
+ * Each command's round trip (switchboard.redis.duration) and failure (switchboard.redis.errors), by
+ * command name, when telemetry is on: the client's one sending method is wrapped.
+ */
+function timeCommands(client: Redis): void {
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string; promise: Promise<unknown> }, ...rest: unknown[]) => {
+    if (!telemetry.on) return (send as (...a: unknown[]) => unknown)(command, ...rest);
+    const started = performance.now();
+    const sent = (send as (...a: unknown[]) => unknown)(command, ...rest);
+    const operation = command.name.toLowerCase();
+    command.promise.then(
+      () => telemetry.add("redis.duration", (performance.now() - started) / 1000, { operation }),
+      () => telemetry.add("redis.errors", 1, { operation }),
+    );
+    return sent;
+  }) as typeof client.sendCommand;
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
+import { telemetry } from "../base/telemetry.js";
 import type { Sealer } from "../base/seal.js";
 import { callHost, runTool, verifyOf, type CallContext, type ToolDef, type ToolHost } from "../tools/tool.js";
 import type { LostTaskAdvice } from "../service/service.js";
@@ -38,6 +39,7 @@ export class TaskLimitError extends Error {
 }
 
 function taskLimit(working: number, cap: number): TaskLimitError {
+  telemetry.add("caps", 1, { setting: ENV.maxTasksPerTenant });
   return new TaskLimitError(
     `These keys have ${working} tasks working, the limit (${ENV.maxTasksPerTenant} is ${cap}); ` +
       "wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.",

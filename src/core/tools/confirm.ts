@@ -5,6 +5,7 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { telemetry } from "../base/telemetry.js";
 import { NeedsInput, ToolError, type ConfirmOutcome, type ConfirmRequest } from "./tool.js";
 
 /** What a confirmation round trip carries in its signed requestState. */
@@ -80,6 +81,16 @@ export interface ConfirmCall {
  * the answer. On 2025 connections the SDK's legacy shim sends the elicitation itself and re-enters
  * the handler, so the same code serves both.
  */
+/**
+ * A confirmation asked, or answered (accepted, refused), or whose state came back expired, tampered
+ * or already used (expired): the switchboard.confirmations counter and an event on the call's span.
+ */
+function counted<T>(outcome: "asked" | "accepted" | "refused" | "expired", value?: T): T {
+  telemetry.add("confirmations", 1, { outcome });
+  telemetry.event("switchboard.confirmation", { outcome });
+  return value as T;
+}
+
 export class Confirmations {
   private readonly codec: RequestStateCodec<ConfirmState>;
 
@@ -95,7 +106,14 @@ export class Confirmations {
   }
 
   /** The SDK's requestState hook: a tampered or expired state never reaches a handler. */
-  readonly verify = (state: string, ctx: ServerContext) => this.codec.verify(state, ctx);
+  readonly verify = (state: string, ctx: ServerContext) => {
+    try {
+      return this.codec.verify(state, ctx);
+    } catch (err) {
+      counted("expired");
+      throw err;
+    }
+  };
 
   mint(state: ConfirmState, ctx: ServerContext): Promise<string> {
     return this.codec.mint(state, ctx);
@@ -110,13 +128,13 @@ export class Confirmations {
       if (answer.kind === "elicit") {
         if (state.tenant !== call.tenant) throw new ToolError(OTHER_TENANT);
         if (answer.action !== "accept" || (answer.content as { confirm?: unknown } | undefined)?.confirm !== true)
-          return "declined";
+          return counted("refused", "declined");
         const use = await this.storeCall(
           () => this.nonces.consume(state.nonce, state.generation, STATE_TTL_SECONDS * 1000),
           CHECK_UNAVAILABLE,
         );
-        if (use !== "first") throw new ReplayedConfirmation(use, call.verify);
-        return "approved";
+        if (use !== "first") throw counted("expired", new ReplayedConfirmation(use, call.verify));
+        return counted("accepted", "approved");
       }
     }
     const generation = await this.storeCall(() => this.nonces.generation(), ASK_UNAVAILABLE);
@@ -127,6 +145,7 @@ export class Confirmations {
       tenant: call.tenant,
       generation,
     };
+    counted("asked");
     throw new NeedsInput(CONFIRM_KEY, call.request, { ...next });
   }
 

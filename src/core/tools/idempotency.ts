@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
 import type { Sealer } from "../base/seal.js";
+import { telemetry } from "../base/telemetry.js";
 import { NeedsInput, runBefore, runTool, verifyOf, type CallContext, type ToolDef, type ToolHost } from "./tool.js";
 import { UpstreamError } from "../upstream/upstream.js";
 
@@ -209,6 +210,7 @@ export class SpendOnce {
     const state = record.checkpoint ? "following" : record.ended ? "ended" : "running";
     const fields = { tool: def.name, first: record.at, state };
     this.logger.info("repeated spending call answered without spending", fields);
+    telemetry.add("repeats", 1, { tool: def.name });
     const head =
       `Same call as one made at ${record.at} that had not reached its caller: nothing was spent again ` +
       "(repeat: true spends again on purpose).";
