@@ -2,7 +2,7 @@
 // npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
 // one table per goal and writes bench/results.json. See bench/README.md.
 //
-//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen,versions]
+//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen,versions,telemetry]
 //                      [--quick] [--use-dist]
 //   --only versions-calls: row 9b alone; BENCH_NODE_MAJORS=20,24 narrows row 9 to those Node lines.
 import { execFile } from "node:child_process";
@@ -22,6 +22,7 @@ import { availableParallelism, cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { callOverhead } from "./call-overhead.mjs";
+import { telemetryCost } from "./telemetry-cost.mjs";
 import { coldStart } from "./cold-start.mjs";
 import { contextCost } from "./context-cost.mjs";
 import { hosted } from "./hosted.mjs";
@@ -147,6 +148,19 @@ try {
       results.callOverhead = await callOverhead({ sandbox, calls: quick ? 400 : 2000, warmup: quick ? 50 : 200, log });
     } catch (err) {
       fail("callOverhead", err);
+    }
+  }
+  if (want("telemetry")) {
+    log("telemetry cost...");
+    try {
+      results.telemetryCost = await telemetryCost({ sandbox, blocks: quick ? 4 : 16, log });
+      const t = results.telemetryCost;
+      log(
+        `telemetry: cpu ms per tools/call off ${t.cpuMsPerCall.off}, disabled ${t.cpuMsPerCall.disabled}, ` +
+          `on (100% sampled) ${t.cpuMsPerCall.on}: on/off ${t.onOverOff} (goal <= 1.05)`,
+      );
+    } catch (err) {
+      fail("telemetryCost", err);
     }
   }
   if (want("versions") || versionCalls) {

@@ -1,0 +1,85 @@
+// Telemetry's cost per tools/call (docs/observability.md): three HTTP servers on one sandbox,
+// driven in interleaved blocks so that each sees the same machine load. "off": no OTEL_* and no
+// MCP_METRICS_ADDRESS (the SDK is not loaded); "disabled": OTEL_SDK_DISABLED=true beside an OTLP
+// endpoint (also off: the same code path as "off", a check that off means off); "on": traces
+// sampled at 100 % (OTEL_TRACES_SAMPLER=always_on) and metrics, exported over OTLP/HTTP to a sink
+// in this process, plus the /metrics listener. Reported: server CPU ms per call, and on/off.
+//
+//   node bench/telemetry-cost.mjs [--blocks 12] [--block 100]
+import { createServer } from "node:http";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CLI, cpuMs, loadSandbox, round, sandboxEnv, spawnUntil, stopChild, summarize } from "./lib.mjs";
+
+export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = () => undefined }) {
+  let received = 0;
+  const sink = createServer((req, res) => {
+    req.on("data", (c) => (received += c.length));
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
+  });
+  await new Promise((r) => sink.listen(0, "127.0.0.1", r));
+  const endpoint = `http://127.0.0.1:${sink.address().port}`;
+  const variants = {
+    off: {},
+    disabled: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SDK_DISABLED: "true" },
+    on: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_TRACES_SAMPLER: "always_on",
+      OTEL_BSP_SCHEDULE_DELAY: "1000",
+      OTEL_METRIC_EXPORT_INTERVAL: "5000",
+      MCP_METRICS_ADDRESS: "127.0.0.1:0",
+    },
+  };
+  const servers = {};
+  try {
+    for (const [name, extra] of Object.entries(variants)) {
+      const s = await spawnUntil([CLI, "--transport", "http", "--port", "0"], {
+        env: sandboxEnv(sandbox, { LOG_LEVEL: "info", ...extra }),
+        ready: /ready on (http:\/\/[^\s"]+\/mcp)/,
+      });
+      const client = new Client({ name: "switchboard-bench", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(s.match[1])));
+      const list = await client.callTool({ name: "drones_list_drones", arguments: {} });
+      const droneId = JSON.stringify(list.structuredContent).match(/"_id":"([^"]+)"/)?.[1];
+      servers[name] = { ...s, client, droneId, cpu: [] };
+      for (let i = 0; i < 200; i++) await client.callTool({ name: "drones_get_drone", arguments: { id: droneId } });
+    }
+    for (let b = 0; b < blocks; b++) {
+      for (const s of Object.values(servers)) {
+        const before = cpuMs(s.child.pid);
+        for (let i = 0; i < block; i++)
+          await s.client.callTool({ name: "drones_get_drone", arguments: { id: s.droneId } });
+        s.cpu.push((cpuMs(s.child.pid) - before) / block);
+      }
+      log(`telemetry cost: block ${b + 1}/${blocks}`);
+    }
+    const med = (name) => summarize(servers[name].cpu).median;
+    return {
+      cpuMsPerCall: Object.fromEntries(Object.keys(servers).map((n) => [n, round(med(n), 3)])),
+      onOverOff: round(med("on") / med("off"), 3),
+      disabledOverOff: round(med("disabled") / med("off"), 3),
+      exportedBytes: received,
+      goal: { onWithin5Percent: med("on") / med("off") <= 1.05 },
+      blocks,
+      block,
+    };
+  } finally {
+    for (const s of Object.values(servers)) {
+      await s.client.close().catch(() => undefined);
+      await stopChild(s.child);
+    }
+    sink.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const arg = (name, d) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : d);
+  const { startSandbox } = await loadSandbox();
+  const sandbox = await startSandbox({});
+  try {
+    const r = await telemetryCost({ sandbox, blocks: arg("--blocks", 12), block: arg("--block", 100) });
+    console.log(JSON.stringify(r, null, 2));
+  } finally {
+    await sandbox.close();
+  }
+}
