@@ -9,6 +9,7 @@ import { SECTIONS } from "../src/core/base/settings.js";
 import type { EnvVarDecl, ServiceDeclaration } from "../src/core/service/service.js";
 import { createMcpServer } from "../src/core/mcp/server.js";
 import type { ToolDef } from "../src/core/tools/tool.js";
+import { LISTING } from "../src/instructions.js";
 import { createApp } from "../src/server.js";
 import { loadServices, SERVICES } from "../src/services/registry.js";
 
@@ -123,7 +124,7 @@ export function serverJson(existing: Record<string, any>, services: Services = S
     ...(registryDefault(v.default) ? { default: registryDefault(v.default) } : {}),
   }));
   const packages = (existing.packages as Array<Record<string, any>>).map((p) => ({ ...p, environmentVariables: env }));
-  return `${JSON.stringify({ ...existing, packages }, null, 2)}\n`;
+  return `${JSON.stringify({ ...existing, ...LISTING, version: existing.version, packages }, null, 2)}\n`;
 }
 
 /** A default the registry can hold: a bare value, or the value before its note in parentheses ("64 MiB"). */

@@ -6,6 +6,17 @@ import { VERSION } from "./version.js";
 // What the server says of itself in its first answer (`initialize`, `server/discover`) comes from
 // the services' declarations alone: a stdio start answers before any tool module is loaded.
 
+/**
+ * How the server is listed (server.json for the MCP registry, the server card): its registry name
+ * (package.json's mcpName), title, a description of at most 100 characters, its repository.
+ */
+export const LISTING = {
+  name: "io.github.switchboard-mcp/switchboard-mcp",
+  title: "Switchboard",
+  description: "Build and deploy apps, recommend garment sizes, watch a drone fleet; with a built-in sandbox",
+  repository: { url: "https://github.com/switchboard-mcp/switchboard-mcp", source: "github" },
+};
+
 /** Identity, instructions, and what the capabilities depend on (core/mcp/shell.ts). */
 export interface Declared {
   info: { name: string; version: string; title: string };

@@ -1,4 +1,6 @@
 import { configuredServices, type Config } from "./config.js";
+import type { ConnectPageOptions } from "./core/http/connect-page.js";
+import type { HttpOptions } from "./core/http/transport.js";
 import type { ServiceDeclaration } from "./core/service/service.js";
 import { isLoopbackUrl } from "./core/service/settings.js";
 import { telemetry, telemetryWanted, useTelemetry } from "./core/base/telemetry.js";
@@ -75,7 +77,7 @@ export async function launch(
       ? (headers, identity) => app.runtimeFor(tenantCredentials(headers, identity, app, config))
       : undefined,
     oauth,
-    pages: app.connect ? (await import("./core/http/connect-page.js")).connectPages(app.connect) : undefined,
+    pages: await pages(config, services, app.connect),
     replicaId: app.replicaId,
     ready: app.ready,
     health: () => ({
@@ -290,4 +292,15 @@ export function sandboxEnv(
         [s.apiKeyVar, keys[s.name]],
       ]),
   );
+}
+
+/** What is served beside /mcp: the server card, and with linked keys the connect page. */
+async function pages(
+  config: Config,
+  services: readonly ServiceDeclaration<any>[],
+  connect: ConnectPageOptions | undefined,
+): Promise<NonNullable<HttpOptions["pages"]>> {
+  const card = (await import("./server-card.js")).serverCardPage(config, services);
+  const linking = connect && (await import("./core/http/connect-page.js")).connectPages(connect);
+  return async (req, res, url) => (await card(req, res, url)) || (linking ? linking(req, res, url) : false);
 }

@@ -70,12 +70,9 @@ export class ResourceServer {
   checks = 0;
 
   constructor(private readonly settings: OAuthSettings) {
-    const url = new URL(settings.publicUrl);
-    this.resource = url.href;
-    const path = url.pathname.replace(/\/+$/, "");
-    const pathAware = `/.well-known/oauth-protected-resource${path}`;
-    this.metadataUrl = new URL(pathAware, url.origin).href;
-    this.metadataPaths = new Set([pathAware, "/.well-known/oauth-protected-resource"]);
+    this.resource = new URL(settings.publicUrl).href;
+    this.metadataUrl = protectedResourceMetadataUrl(settings.publicUrl);
+    this.metadataPaths = new Set([new URL(this.metadataUrl).pathname, "/.well-known/oauth-protected-resource"]);
     this.issuers = new Map(settings.issuers.map((i) => [i, new TrustedIssuer(i)]));
     const audience = settings.audience ?? settings.publicUrl;
     // A trailing slash is the same resource to most authorization servers' resource indicators.
@@ -247,6 +244,12 @@ export class ResourceServer {
       body: { error: "insufficient_scope", error_description: description },
     };
   }
+}
+
+/** The path-aware URL of the protected resource metadata of the resource at `publicUrl` (RFC 9728 section 3.1). */
+export function protectedResourceMetadataUrl(publicUrl: string): string {
+  const url = new URL(publicUrl);
+  return new URL(`/.well-known/oauth-protected-resource${url.pathname.replace(/\/+$/, "")}`, url.origin).href;
 }
 
 const tokenHash = (token: string) => createHash("sha256").update(token).digest("base64url");

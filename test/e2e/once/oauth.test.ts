@@ -20,6 +20,7 @@ import {
 } from "../../harness.js";
 import { completeRedirect, connectWithOAuth, REDIRECT_URI, TestOAuthProvider } from "../../oauth/client.js";
 import { freePort, startIdp, type Idp } from "../../oauth/idp.js";
+import { cardProblems } from "../../server-card.js";
 
 sayIfChromiumMissing("oauth e2e");
 
@@ -85,6 +86,16 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
       expect(body.scopes_supported).toEqual(["switchboard:read", "switchboard:write", "switchboard:spend"]);
       expect(String(body.resource_documentation)).toMatch(/^https:\/\//);
     }
+    // The server card (no token needed) says OAuth is required, and where to start.
+    const card = (await (await fetch(`${publicUrl}/server-card`)).json()) as Record<string, any>;
+    expect(cardProblems(card)).toEqual([]);
+    expect(card.remotes[0].url).toBe(publicUrl);
+    expect(card._meta["io.github.switchboard-mcp/authorization"]).toEqual({
+      type: "oauth2",
+      required: true,
+      protectedResourceMetadata: metadataUrl,
+      authorizationServers: [idp.issuer],
+    });
     // Liveness says nothing more than that to anyone (every user holds a token here).
     expect(await (await fetch(new URL("/healthz", publicUrl))).json()).toEqual({ status: "ok" });
     // A token that is not one, and a JWT from nobody this server trusts: 401 invalid_token.
