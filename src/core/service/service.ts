@@ -115,7 +115,7 @@ export interface ServiceImplementation<
 /** What an upstream client of a service is made from: where, how the key is sent, the answer's envelope. */
 export type UpstreamSpec = Omit<
   UpstreamOptions,
-  "service" | "keyVariable" | "timeoutMs" | "logger" | "redact" | "pools" | "missingKey"
+  "service" | "keyVariable" | "timeoutMs" | "logger" | "redact" | "pools" | "missingKey" | "headersFor"
 >;
 
 /** What the process gives a service for one tenant (`create`'s second argument). */

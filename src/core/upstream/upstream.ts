@@ -5,8 +5,59 @@ import type { Logger } from "../base/logger.js";
 import { ENV, settingDefault } from "../base/settings.js";
 import { telemetry } from "../base/telemetry.js";
 
-/** Which JSON envelope an upstream wraps its answers in. */
-export type Envelope = "errors-data" | "ok-data";
+/** What an upstream's answer reports as its failure: the upstream's own code, message and detail. */
+export interface ReplyFailure {
+  code?: string;
+  message?: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * How a service's upstream shapes its JSON answers: where the data is, and how a failure is told.
+ * A service whose upstream answers in a shape of its own passes one; the two shapes seen so far are
+ * presets (`REPLY_FORMATS`), named by a string.
+ */
+export interface ReplyFormat {
+  /** The failure the answer reports, or undefined when it reports none. */
+  failure(json: unknown): ReplyFailure | undefined;
+  /** The answer's data, or undefined when the answer is not in this shape (NON_JSON_RESPONSE). */
+  data(json: unknown): { data: unknown } | undefined;
+}
+
+/** The `data` member of an object answer. */
+const dataMember = (json: unknown) => (isObject(json) && "data" in json ? { data: json.data } : undefined);
+
+export const REPLY_FORMATS: Readonly<Record<"errors-data" | "ok-data", ReplyFormat>> = {
+  /** `{ errors: null, data }`, or `{ errors: { errorCode, errorMessage, errorDetails } }` (the build service). */
+  "errors-data": {
+    failure(json) {
+      if (!isObject(json)) return undefined;
+      const errors = json.errors;
+      if (errors === null || errors === undefined) return undefined;
+      if (isObject(errors))
+        return {
+          code: str(errors.errorCode),
+          message: str(errors.errorMessage),
+          details: isObject(errors.errorDetails) ? errors.errorDetails : undefined,
+        };
+      return { message: String(errors) };
+    },
+    data: dataMember,
+  },
+  /** `{ ok: true, data }`, or `{ ok: false, error }` in one of the common shapes (their specs show none). */
+  "ok-data": {
+    failure(json) {
+      if (!isObject(json) || json.ok !== false) return undefined;
+      const e = json.error;
+      if (isObject(e)) return { code: str(e.code) ?? str(e.errorCode), message: str(e.message) ?? str(e.errorMessage) };
+      return { code: str(json.code), message: str(e) ?? str(json.message) };
+    },
+    data: dataMember,
+  },
+};
+
+/** Which reply format an upstream answers in: a preset's name, or the service's own. */
+export type Envelope = keyof typeof REPLY_FORMATS | ReplyFormat;
 
 export interface UpstreamOptions {
   /** Service name used in messages: "build", "sizing", "drones". */
@@ -15,6 +66,11 @@ export interface UpstreamOptions {
   /** Headers sent with every request (the auth header). */
   headers: Record<string, string>;
   envelope: Envelope;
+  /**
+   * Headers for one request, asked for at each attempt (a trace context, say); the process sets it,
+   * not the service. The client's own headers win over these and the request's.
+   */
+  headersFor?(request: RequestInfo): Record<string, string> | undefined;
   timeoutMs: number;
   logger: Logger;
   maxBodyBytes?: number;
@@ -85,6 +141,8 @@ export interface RequestOptions {
   form?: FormData;
   /** Retries of a transient failure of a read (default: the client's). 0 for a read that uses up a quota. */
   retries?: number;
+  /** Headers of this request only (an Idempotency-Key); the client's own (its key) cannot be replaced. */
+  headers?: Record<string, string>;
 }
 
 /** The envelope's data plus the response headers (paging metadata such as X-Total-Count). */
@@ -274,7 +332,13 @@ export class UpstreamClient {
         ...where,
         idempotent: true,
       });
-    const headers: Record<string, string> = { accept: "application/json", ...this.options.headers, ...trace };
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      ...this.options.headersFor?.(where),
+      ...req.headers,
+      ...trace,
+      ...this.options.headers,
+    };
     let body: string | Buffer | undefined;
     if (req.form) {
       // undici's pool takes bytes: let the platform encode the multipart body and its boundary.
@@ -471,13 +535,16 @@ export class UpstreamClient {
         "Unauthorized";
       return new UpstreamError(service, 401, "UNAUTHORIZED", message, where);
     }
-    const failure = envelopeFailure(this.options.envelope, json);
+    const format =
+      typeof this.options.envelope === "string" ? REPLY_FORMATS[this.options.envelope] : this.options.envelope;
+    const failure = isObject(json) ? format.failure(json) : undefined;
     if (failure || status < 200 || status >= 300) {
       const code = failure?.code ?? `HTTP_${status}`;
       const message = failure?.message ?? `The ${service} service answered HTTP ${status}.`;
       return new UpstreamError(service, status, code, message, where, false, undefined, failure?.details);
     }
-    if (!isObject(json) || !("data" in json)) {
+    const reply = format.data(json);
+    if (!reply) {
       return new UpstreamError(
         service,
         status,
@@ -486,7 +553,7 @@ export class UpstreamClient {
         where,
       );
     }
-    return { data: json.data };
+    return { data: reply.data };
   }
 
   /** A short, flattened piece of an unexpected body, scrubbed of known secrets before it is cut. */
@@ -544,29 +611,6 @@ export function bearerAuth(apiKey: string | undefined): { headers: Record<string
 
 function isIdempotent(req: RequestOptions): boolean {
   return req.idempotent ?? req.method === "GET";
-}
-
-function envelopeFailure(
-  envelope: Envelope,
-  json: unknown,
-): { code?: string; message?: string; details?: Record<string, unknown> } | undefined {
-  if (!isObject(json)) return undefined;
-  if (envelope === "errors-data") {
-    const errors = json.errors;
-    if (errors === null || errors === undefined) return undefined;
-    if (isObject(errors))
-      return {
-        code: str(errors.errorCode),
-        message: str(errors.errorMessage),
-        details: isObject(errors.errorDetails) ? errors.errorDetails : undefined,
-      };
-    return { message: String(errors) };
-  }
-  if (json.ok !== false) return undefined;
-  // The failure shape of the {ok, data} services is not shown in their specs: accept the common ones.
-  const e = json.error;
-  if (isObject(e)) return { code: str(e.code) ?? str(e.errorCode), message: str(e.message) ?? str(e.errorMessage) };
-  return { code: str(json.code), message: str(e) ?? str(json.message) };
 }
 
 /** What an answer says its request spent (`creditsSpent`, as the upstreams report it), for telemetry. */
