@@ -52,7 +52,7 @@ export interface ServiceDeclaration<S extends Record<string, unknown> = Record<s
   /** The service's name as its users know it, capitalized ("Totalum App Builder"): shown on the connect page. */
   displayName: string;
   /**
-   * MCP_CREDENTIALS=linked: one or two sentences on the connect page telling a user where to find
+   * ENV.credentials=linked: one or two sentences on the connect page telling a user where to find
    * the key and what it looks like ("… starts with tlm_sk_").
    */
   keyHint?: string;
