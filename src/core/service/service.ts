@@ -131,7 +131,7 @@ export interface ServiceHost {
   createPoller: PollerFactory;
   /**
    * Seals a value the service hands out and must open again on another replica or after a restart
-   * (AES-256-GCM, bound to `purpose`): under MCP_STATE_KEY, so any server sharing that key opens it;
+   * (AES-256-GCM, bound to `purpose`): under ENV.stateKey, so any server sharing that key opens it;
    * without one, under a key derived from this service's API key, so only the same account does.
    */
   seal(value: unknown, purpose: string): string;

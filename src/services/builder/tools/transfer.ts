@@ -7,6 +7,7 @@ import { trimLine } from "../../../core/base/text.js";
 import { waitSummary } from "../render.js";
 import * as s from "../schemas.js";
 import { followHint, resumeWait, startThenWait } from "../waits.js";
+import { ENV } from "../../../core/base/settings.js";
 
 /**
  * Project transfer (reference §15): clone = export (2) + create an empty target (1) + import (6).
@@ -16,8 +17,8 @@ import { followHint, resumeWait, startThenWait } from "../waits.js";
  * that removes registered secrets, and MCP has no channel to the user that stays out of the
  * model's context and the client's logs (results, progress and elicitation messages all reach
  * them). Export instead returns a `transferId`: the code and its expiry sealed (AES-GCM) under
- * MCP_STATE_KEY, so it opens on every replica and after a restart, and on any server sharing that
- * key (another account's included: a move between accounts); without MCP_STATE_KEY, under a key
+ * ENV.stateKey, so it opens on every replica and after a restart, and on any server sharing that
+ * key (another account's included: a move between accounts); without ENV.stateKey, under a key
  * derived from the build API key, so only the same account opens it. Import takes that id, or an
  * `importCode` the caller brings (an export made outside this server). Nothing is kept in memory.
  */
@@ -85,7 +86,7 @@ function codeFor(input: { transferId?: string; importCode?: string }, sealing: S
     throw invalid(
       "build_import_project",
       `transferId ${trimLine(input.transferId, 24)} is expired (valid 1 h), altered, or made by a server ` +
-        "with another MCP_STATE_KEY (or, without one, by another account): export again with build_export_project",
+        `with another ${ENV.stateKey} (or, without one, by another account): export again with build_export_project`,
     );
   return code;
 }
@@ -99,7 +100,7 @@ export function transferTools() {
       description:
         "Export a project to clone or move it with build_import_project. Spends EXPORT_PROJECT " +
         "credits; 1/min, 5/h. Returns a transferId valid 1 h on every server sharing this one's " +
-        "MCP_STATE_KEY, other accounts' included (without it: this account only). The import code is a " +
+        `${ENV.stateKey}, other accounts' included (without it: this account only). The import code is a ` +
         "bearer credential and is never shown; for a target account on no such server, export with the " +
         "service's API directly and pass its importCode to build_import_project.",
       toolset: "build_transfer",
