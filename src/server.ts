@@ -3,6 +3,7 @@ import type { GaugeName } from "./core/base/telemetry.js";
 import { configuredEgress } from "./app/secrets.js";
 import { LinkedKeys } from "./app/linked.js";
 import { instanceMaker } from "./app/service-instances.js";
+import { AcceptedKeys } from "./core/tenancy/accepted.js";
 import { type RedisModule, sharedState } from "./app/state.js";
 import { sharedResources } from "./app/resources.js";
 import { taskRunner } from "./app/tasks.js";
@@ -95,7 +96,19 @@ export function createApp(
 
   // Built once and shared by every tenant; each runs them with its own services' deps (ctx.deps).
   const allTools = serviceTools(enabled, config, toolsets);
-  const instance = instanceMaker(config, caller, pools, state.pollers, config.stateKey ? sealer : undefined);
+  // Per-user keys no upstream has accepted yet share one bucket of the per-tenant caps (made-up keys).
+  const acceptedKeys = caller
+    ? new AcceptedKeys(state.redis && new state.redis.module.RedisAcceptedStore(state.redis.state))
+    : undefined;
+  const keyId = (service: string, key: string) => sealer.tenantId({ [service]: key });
+  const instance = instanceMaker(
+    config,
+    caller,
+    pools,
+    state.pollers,
+    config.stateKey ? sealer : undefined,
+    acceptedKeys && ((service, key) => acceptedKeys.accept(keyId(service, key))),
+  );
   // ENV.credentials=linked: keys each signed-in user linked through the connect page (app/linked.ts).
   const linked =
     config.credentials === "linked"
@@ -138,6 +151,7 @@ export function createApp(
       listKey: {},
       watchBudget,
       spendOnce,
+      accepted: acceptedKeys && { keys: acceptedKeys, id: keyId },
       pin: (tenantId) => tenants.pin(tenantId),
     },
     { max: config.maxTenants, sealer, byUser: linked !== undefined },

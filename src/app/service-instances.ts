@@ -25,6 +25,8 @@ export function instanceMaker(
   pools: PoolCache,
   pollers: PollerFactory,
   stateSealer?: Sealer,
+  /** Per-user keys: told when an upstream accepted one (it gets its own quota from then on). */
+  accepted?: (service: string, key: string) => void,
 ): InstanceMaker {
   return (module, key, tenantId, tenantEgress, tenantLogger) => {
     let settings = config.services.get(module.name)!;
@@ -49,6 +51,7 @@ export function instanceMaker(
           redact: (t) => tenantEgress.text(t),
           pools,
           missingKey,
+          onAccepted: caller && key && accepted ? () => accepted(module.name, key) : undefined,
         }),
       createPoller: (namespace, fetch, options) =>
         firstFollow(() => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options)),

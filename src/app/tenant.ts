@@ -12,6 +12,7 @@ import type { ServiceAdvice } from "../core/tools/errors.js";
 import type { SpendOnce } from "../core/tools/idempotency.js";
 import type { ServiceWatcher } from "../core/service/resources.js";
 import type { ToolDef, ToolHost } from "../core/tools/tool.js";
+import type { AcceptedKeys } from "../core/tenancy/accepted.js";
 import { LiveInstances } from "../core/vault/live-instances.js";
 import { ISSUER, SUBJECT, upstreamKeys } from "./credentials.js";
 import type { LinkedKeys } from "./linked.js";
@@ -53,6 +54,8 @@ export interface TenantShared {
   listKey: object;
   watchBudget: WatchBudget;
   spendOnce?: SpendOnce;
+  /** Per-user keys (caller mode): which of them an upstream accepted, by their keyed hash. */
+  accepted?: { keys: AcceptedKeys; id(service: string, key: string): string };
   /** Keeps a tenant (per-user modes) alive; returns the release. */
   pin(tenantId: string): () => void;
 }
@@ -101,6 +104,7 @@ class TenantObject implements Tenant {
   private host?: ToolHost;
   private live?: LiveInstances;
   private mine?: Linked;
+  private keyIds?: string[];
 
   constructor(
     private readonly shared: TenantShared,
@@ -198,6 +202,17 @@ class TenantObject implements Tenant {
     return this.ownerId;
   }
 
+  /**
+   * Whose share of the per-tenant caps this tenant draws on: its own once an upstream accepted each
+   * of its keys; until then the one share of every tenant whose keys no upstream accepted yet.
+   */
+  quotaKey(): string {
+    const accepted = this.shared.accepted;
+    if (!accepted || !this.given || this.given[ISSUER]) return this.ownerId;
+    this.keyIds ??= Object.entries(upstreamKeys(this.given)).map(([service, key]) => accepted.id(service, key));
+    return this.keyIds.length === 0 || accepted.keys.all(this.keyIds) ? this.ownerId : UNACCEPTED_KEYS;
+  }
+
   pin(): () => void {
     return this.shared.perTenant ? this.shared.pin(this.tenantId) : noRelease;
   }
@@ -249,3 +264,6 @@ class TenantObject implements Tenant {
 }
 
 const noRelease = () => undefined;
+
+/** The share of the per-tenant caps of every tenant whose keys no upstream has accepted yet. */
+export const UNACCEPTED_KEYS = "keys-not-accepted-yet";

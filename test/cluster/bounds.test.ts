@@ -3,6 +3,7 @@
 // key) without limit, also for callers without any key; callers without keys share one tenant and
 // could take every 2025 session slot. Two replicas on Redis (requests go to the first unless a test
 // says otherwise), per-user keys, small caps. Issue 18 item 9: one pattern subscription per replica.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { connectHttp, ok, request2026, rpc2026, sleep, until } from "../harness.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
@@ -14,6 +15,7 @@ const CAPS = {
   MCP_MAX_POLLERS: 40,
   MCP_MAX_SESSIONS_PER_TENANT: 3,
   MCP_MAX_TASKS_PER_TENANT: 5,
+  MCP_MAX_SESSIONS: 14,
 };
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const PROJECT_GET = "GET /api/v1/vcaas/projects/:projectId";
@@ -134,6 +136,9 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
   it("caps subscriptions per tenant and resources followed per replica, and frees them when streams close", async () => {
     const a = await connectHttp(cluster.url, as(keyA), {}, "modern");
     const b = await connectHttp(cluster.url, as(keyB), {}, "modern");
+    // Each key gets its own share once the upstream accepted it (until then it shares one with made-up keys).
+    await ok(a, "build_get_account");
+    await ok(b, "build_get_account");
     const streams = [await a.listen({ resourceSubscriptions: uris("a", 20) })];
     try {
       // A second stream of A's would hold 40 > 30.
@@ -292,6 +297,41 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     } finally {
       await Promise.all(streams.map((x) => x.close()));
       await Promise.all([aOnR1, bOnR1, aOnR2].map((c) => c.close()));
+    }
+  });
+  it("gives made-up keys one share together: they cannot take a real tenant's sessions or pollers", async () => {
+    const madeUp = () => `tlm_sk_made_up_${randomBytes(12).toString("hex")}`;
+    // 11 keys x 3 sessions: together they get the one share of MCP_MAX_SESSIONS_PER_TENANT.
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      const key = madeUp();
+      for (let j = 0; j < CAPS.MCP_MAX_SESSIONS_PER_TENANT; j++)
+        statuses.push((await initialize(cluster.url, as(key))).status);
+    }
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(CAPS.MCP_MAX_SESSIONS_PER_TENANT);
+    const real = await initialize(cluster.url, as(keyA));
+    expect(real.status, real.text).toBe(200);
+    // 10 keys x 20 URIs: together at most MCP_MAX_SUBSCRIPTIONS_PER_TENANT; a real tenant still listens.
+    const clients = await Promise.all(
+      Array.from({ length: 10 }, () => connectHttp(cluster.url, as(madeUp()), {}, "modern")),
+    );
+    const streams: Array<{ close(): Promise<void> }> = [];
+    let refused = 0;
+    for (const [i, c] of clients.entries()) {
+      try {
+        streams.push(await c.listen({ resourceSubscriptions: uris(`made-up-${i}`, 20) }));
+      } catch {
+        refused++;
+      }
+    }
+    try {
+      expect(refused).toBeGreaterThanOrEqual(9);
+      const a = await connectHttp(cluster.url, as(keyA), {}, "modern");
+      clients.push(a);
+      streams.push(await a.listen({ resourceSubscriptions: uris("real", 20) }));
+    } finally {
+      await Promise.all(streams.map((s) => s.close()));
+      await Promise.all(clients.map((c) => c.close()));
     }
   });
 });

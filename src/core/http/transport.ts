@@ -272,9 +272,14 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
         telemetry.add("caps", 1, { setting: ENV.maxSessions });
         return rpcError(res, 503, -32000, `Too many open sessions (${maxSessions}); close one or retry later`);
       }
-      if ((sessionsOf.get(tenant.owner(undefined)) ?? 0) >= maxPerTenant) {
+      const quota = tenant.quotaKey?.() ?? tenant.owner(undefined);
+      if ((sessionsOf.get(quota) ?? 0) >= maxPerTenant) {
         const whose =
-          tenant.credentials && Object.keys(tenant.credentials).length === 0 ? "Callers without keys" : "These keys";
+          tenant.credentials && Object.keys(tenant.credentials).length === 0
+            ? "Callers without keys"
+            : quota !== tenant.owner(undefined)
+              ? "Keys no service has accepted yet (together)"
+              : "These keys";
         telemetry.add("caps", 1, { setting: ENV.maxSessionsPerTenant });
         return rpcError(
           res,
@@ -326,7 +331,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
         void sessions.set(id, { transport, server, runtime: tenant, lastSeen: Date.now(), inflight: 0 }),
     });
     const unpin = tenant.pin();
-    const owner = tenant.owner(undefined);
+    const owner = tenant.quotaKey?.() ?? tenant.owner(undefined);
     sessionsOf.set(owner, (sessionsOf.get(owner) ?? 0) + 1);
     let counted = true;
     const uncount = () => {

@@ -38,6 +38,11 @@ export interface TenantRuntime {
   tasks: TaskRunner;
   confirmations: Confirmations;
   changes: ChangeHub;
+  /**
+   * Whose share of the per-tenant caps (sessions, subscriptions) this tenant draws on: its owner, or
+   * with per-user keys no upstream accepted yet, one share for all such tenants. Absent: the owner.
+   */
+  quotaKey?(): string;
   /** The tenant a request acts for: tasks are visible to their owner only. */
   owner(ctx: ServerContext | undefined): string;
   /** Per-user mode: this tenant's upstream keys, by service (sealed into its tasks for takeover). */

@@ -3,6 +3,7 @@ import type { NonceStore, NonceUse } from "../tools/confirm.js";
 import type { RepeatStore } from "../tools/idempotency.js";
 import type { Logger } from "../base/logger.js";
 import { telemetry } from "../base/telemetry.js";
+import type { AcceptedStore } from "../tenancy/accepted.js";
 import type { AttemptCounter } from "../vault/tickets.js";
 import type { VaultStore } from "../vault/vault.js";
 import {
@@ -331,6 +332,21 @@ export class RedisAttemptCounter implements AttemptCounter {
     const [error, count] = answers?.[1] ?? [new Error("no answer from Redis")];
     if (error) throw error;
     return Number(count);
+  }
+}
+
+/** Per-user keys an upstream accepted, by keyed hash, across replicas (core/tenancy/accepted.ts). */
+export class RedisAcceptedStore implements AcceptedStore {
+  constructor(private readonly state: RedisState) {}
+
+  async add(id: string, ttlMs: number): Promise<void> {
+    this.state.roundTrips++;
+    await this.state.cmd.set(`${P}accepted:${id}`, "1", "PX", ttlMs);
+  }
+
+  async has(id: string): Promise<boolean> {
+    this.state.roundTrips++;
+    return (await this.state.cmd.exists(`${P}accepted:${id}`)) === 1;
   }
 }
 

@@ -86,6 +86,8 @@ export interface UpstreamOptions {
   pools?: PoolCache;
   /** Set when the caller sent no key for this service: every request fails with this, before anything is sent. */
   missingKey?: string;
+  /** Told when the upstream answers 2xx: it accepted the key (per-user keys get their own quota then). */
+  onAccepted?: () => void;
   /** Bytes of upstream answers being read at once (default: the process-wide `upstreamBodyBudget`). */
   bodyBudget?: ByteBudget;
   /**
@@ -398,6 +400,7 @@ export class UpstreamClient {
         });
         progress++;
         status = res.statusCode;
+        if (status >= 200 && status < 300) this.options.onAccepted?.();
         responseHeaders = res.headers;
         contentType = String(res.headers["content-type"] ?? "");
         retryAfter = res.headers["retry-after"] as string | undefined;
