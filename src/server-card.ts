@@ -11,6 +11,7 @@ import { MODERN_REVISION } from "./core/mcp/era.js";
 import type { ServiceDeclaration } from "./core/service/service.js";
 import { LISTING } from "./instructions.js";
 import { VERSION } from "./version.js";
+import { ENV } from "./core/base/settings.js";
 
 export const SERVER_CARD_PATH = "/mcp/server-card";
 export const SERVER_CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json";
@@ -18,7 +19,7 @@ export const SERVER_CARD_SCHEMA = "https://static.modelcontextprotocol.io/schema
 export const AUTHORIZATION_META = `${LISTING.name.split("/")[0]}/authorization`;
 const MEDIA_TYPE = "application/mcp-server-card+json";
 
-/** The card for the MCP endpoint at `endpoint` (MCP_PUBLIC_URL, or the URL a request reached). */
+/** The card for the MCP endpoint at `endpoint` (ENV.publicUrl, or the URL a request reached). */
 export function serverCard(
   config: Config,
   services: readonly ServiceDeclaration<any>[],
@@ -33,7 +34,7 @@ export function serverCard(
   if (config.auth === "token")
     headers.push({
       name: "Authorization",
-      description: "The token this server's operator gave you (MCP_HTTP_TOKEN)",
+      description: `The token this server's operator gave you (${ENV.httpToken})`,
       isRequired: true,
       isSecret: true,
       value: "Bearer {token}",
