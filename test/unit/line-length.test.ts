@@ -1,4 +1,4 @@
-// No source line over 120 characters in src/, views/, scripts/ and bench/. Biome's formatter wraps
+// No source line over 120 characters in src/, views/, scripts/, bench/ and test/. Biome's formatter wraps
 // code at 120 columns but never splits a string, a template or a comment, and Biome has no rule
 // for line length: this test is that rule. Split a long text with + or into named parts.
 import { readdirSync, readFileSync } from "node:fs";
@@ -8,14 +8,58 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const MAX = 120;
-const ROOTS = ["src", "views", "scripts", "bench"];
+const ROOTS = ["src", "views", "scripts", "bench", "test"];
 const SOURCE = /\.(ts|tsx|mts|mjs|js|css|html)$/;
 
+/** Test files that had long lines when test/ came under the rule (issue 32, item 10): split them. */
+const OLD_TEST = "over the limit before test/ was checked; split its lines and remove the entry";
+
 /**
- * Files still over the limit, each with who is rewriting it (none now): remove an entry once the
- * file is within the limit (the test fails on an entry with nothing left to allow).
+ * Files still over the limit, each with why: remove an entry once the file is within the limit
+ * (the test fails on an entry with nothing left to allow). A new file gets no entry.
  */
-const ALLOWED: Record<string, string> = {};
+const ALLOWED: Record<string, string> = {
+  "test/clients/inspector.test.ts": OLD_TEST,
+  "test/clients/matrix.test.ts": OLD_TEST,
+  "test/cluster/bounds.test.ts": OLD_TEST,
+  "test/cluster/hosted.test.ts": OLD_TEST,
+  "test/cluster/oauth.test.ts": OLD_TEST,
+  "test/cluster/topology.test.ts": OLD_TEST,
+  "test/e2e/builder-billing.e2e.test.ts": OLD_TEST,
+  "test/e2e/builder-fidelity.e2e.test.ts": OLD_TEST,
+  "test/e2e/builder-files.e2e.test.ts": OLD_TEST,
+  "test/e2e/builder-logs-diff.e2e.test.ts": OLD_TEST,
+  "test/e2e/builder-traps.e2e.test.ts": OLD_TEST,
+  "test/e2e/builder-webhooks.e2e.test.ts": OLD_TEST,
+  "test/e2e/canary.e2e.test.ts": OLD_TEST,
+  "test/e2e/faults.e2e.test.ts": OLD_TEST,
+  "test/e2e/fuzz.e2e.test.ts": OLD_TEST,
+  "test/e2e/http-transport.e2e.test.ts": OLD_TEST,
+  "test/e2e/long-running.e2e.test.ts": OLD_TEST,
+  "test/e2e/once/apps-browser.test.ts": OLD_TEST,
+  "test/e2e/once/apps-host/sources.ts": OLD_TEST,
+  "test/e2e/once/hardening.test.ts": OLD_TEST,
+  "test/e2e/once/hosted.test.ts": OLD_TEST,
+  "test/e2e/once/oauth.test.ts": OLD_TEST,
+  "test/e2e/once/release.test.ts": OLD_TEST,
+  "test/e2e/stateless.2026.e2e.test.ts": OLD_TEST,
+  "test/e2e/stdio-cli.e2e.test.ts": OLD_TEST,
+  "test/e2e/tasks.2025.e2e.test.ts": OLD_TEST,
+  "test/e2e/tasks.2026.e2e.test.ts": OLD_TEST,
+  "test/e2e/telemetry.e2e.test.ts": OLD_TEST,
+  "test/smoke.ts": OLD_TEST,
+  "test/unit/build-simulator-traps.test.ts": OLD_TEST,
+  "test/unit/build-simulator.test.ts": OLD_TEST,
+  "test/unit/config.test.ts": OLD_TEST,
+  "test/unit/destructive-tools.test.ts": OLD_TEST,
+  "test/unit/http-limits.test.ts": OLD_TEST,
+  "test/unit/oauth-scopes.test.ts": OLD_TEST,
+  "test/unit/sdk-internals.test.ts": OLD_TEST,
+  "test/unit/server-json.test.ts": OLD_TEST,
+  "test/unit/tenants.test.ts": OLD_TEST,
+  "test/unit/tool-render.test.ts": OLD_TEST,
+  "test/unit/views.test.ts": OLD_TEST,
+};
 
 function sourceFiles(): string[] {
   return ROOTS.flatMap((root) =>
