@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { CallToolResult } from "@modelcontextprotocol/client";
@@ -23,6 +23,7 @@ import {
  */
 
 const HOST_URL = "http://apps-host.test/";
+/** Every screenshot of the last run (gitignored; emptied at the start, named at the end): look without running. */
 const ARTIFACTS = fileURLToPath(new URL("../../../test-artifacts/views/", import.meta.url));
 
 sayIfChromiumMissing("apps-browser e2e");
@@ -59,6 +60,7 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
   let session: Session | undefined;
 
   beforeAll(async () => {
+    await rm(ARTIFACTS, { recursive: true, force: true });
     [hostHtml] = await Promise.all([hostPageHtml(), mkdir(ARTIFACTS, { recursive: true })]);
     tools = await sandboxTools();
     browser = await launchChromium();
@@ -67,6 +69,8 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
   afterAll(async () => {
     await browser?.close();
     await tools?.close();
+    const shots = (await readdir(ARTIFACTS).catch(() => [])).filter((f) => f.endsWith(".png"));
+    console.log(`views: ${shots.length} screenshots of this run in ${ARTIFACTS}`);
   });
 
   afterEach(async () => {
