@@ -10,7 +10,7 @@ const REMEMBER_MS = 24 * 60 * 60_000;
 const RECHECK_MS = 5_000;
 
 /**
- * Per-user keys (MCP_CREDENTIALS=caller) that an upstream has accepted at least once (answered 2xx).
+ * Per-user keys (ENV.credentials=caller) that an upstream has accepted at least once (answered 2xx).
  * Until then a key is anyone's guess: its tenant shares one bucket of the per-tenant caps with every
  * other such key, so made-up keys cannot take the sessions and pollers of real ones. Only keys an
  * upstream accepted are remembered, by keyed hash: the memory is bounded by real keys (`max` here,
