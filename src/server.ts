@@ -1,3 +1,4 @@
+import { spendLedger } from "./app/ledger.js";
 import { randomBytes } from "node:crypto";
 import type { GaugeName } from "./core/base/telemetry.js";
 import { configuredEgress } from "./app/secrets.js";
@@ -19,7 +20,6 @@ import { WatchBudget } from "./core/mcp/watch-budget.js";
 import type { ServiceModule } from "./core/service/service.js";
 import type { TaskRunner } from "./core/tasks/runner.js";
 import { Confirmations } from "./core/tools/confirm.js";
-import { SpendOnce } from "./core/tools/idempotency.js";
 import { PoolCache } from "./core/upstream/upstream.js";
 import { declaredServer } from "./instructions.js";
 
@@ -74,10 +74,7 @@ export function createApp(
 
   const state = sharedState(config, redisModule, replicaId, logger);
   const pools = new PoolCache();
-  const windowMs = config.repeatWindowSeconds * 1000;
-  const fingerprint = (text: string) => sealer.fingerprint(text);
-  const spendOnce =
-    windowMs > 0 ? new SpendOnce(state.repeats, windowMs, logger, state.redis && sealer, fingerprint) : undefined;
+  const ledger = spendLedger(config, state, sealer, logger, perTenant);
   const confirmations = new Confirmations(
     config.requestStateKey ?? (config.stateKey ? sealer.requestStateKey : randomBytes(32)),
     state.nonces,
@@ -150,7 +147,7 @@ export function createApp(
       confirmations,
       listKey: {},
       watchBudget,
-      spendOnce,
+      ledger,
       accepted: acceptedKeys && { keys: acceptedKeys, id: keyId },
       pin: (tenantId) => tenants.pin(tenantId),
     },

@@ -1,3 +1,6 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { connect, type Socket } from "node:net";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -45,9 +48,21 @@ export function sandboxEnv(
     ...serviceVariables(sandbox, services),
     BUILD_POLL_INTERVAL_MS: "40",
     LOG_LEVEL: "debug",
+    MCP_STATE_DIR: freshStateDir(),
     ...extra,
   };
 }
+
+/**
+ * A state directory of its own (the spend ledger's files): a server spawned by a test must not
+ * remember the paid calls of another test, or of an earlier run, in the user's ~/.local/state.
+ */
+export function freshStateDir(): string {
+  return mkdtempSync(join(tmpdir(), "sb-state-"));
+}
+
+const isolated = (env: Record<string, string>) =>
+  env.MCP_STATE_DIR ? env : { ...env, MCP_STATE_DIR: freshStateDir() };
 
 /** Every service's base URL at its simulator, and no key: per-user mode, where callers bring the keys. */
 export function sandboxUrlsEnv(sandbox: Pick<Sandbox, "urls" | "keys">): Record<string, string> {
@@ -91,7 +106,7 @@ export async function connectStdio(
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, ...withToolsets(args)],
-    env,
+    env: isolated(env),
     stderr: "pipe",
   });
   let err = "";
@@ -116,7 +131,7 @@ export interface HttpServerProcess {
 /** Spawns the server with --transport http on a free port and waits until it is ready. */
 export async function spawnHttpServer(env: Record<string, string>, args: string[] = []): Promise<HttpServerProcess> {
   const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...withToolsets(args)], {
-    env,
+    env: isolated(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let err = "";

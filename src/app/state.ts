@@ -5,7 +5,7 @@ import { clusterPollers } from "../core/state/cluster-poller.js";
 import type { RedisState } from "../core/state/redis.js";
 import { MemoryTaskStore, type TaskStore } from "../core/tasks/store.js";
 import { MemoryNonceStore, type NonceStore } from "../core/tools/confirm.js";
-import { MemoryRepeatStore, type RepeatStore } from "../core/tools/idempotency.js";
+import { MemoryLedgerStore, type LedgerStore } from "../core/tools/ledger-store.js";
 import { localPollers, type PollerFactory } from "../core/upstream/poller.js";
 import { ENV } from "../core/base/settings.js";
 
@@ -14,13 +14,14 @@ export type RedisModule = typeof import("../core/state/redis.js");
 
 /**
  * What the process keeps beyond one request, in process or (ENV.stateUrl) on Redis behind the
- * same interfaces: tasks, confirmation nonces, spend-once records, pollers and list-change relays.
+ * same interfaces: tasks, confirmation nonces, spend ledger records, pollers and list-change relays.
  */
 export interface SharedState {
   redis?: { state: RedisState; module: RedisModule };
   store: TaskStore;
   nonces: NonceStore;
-  repeats: RepeatStore;
+  /** The spend ledger's records (stdio without Redis: see app/ledger.ts for the state file). */
+  ledger: LedgerStore;
   pollers: PollerFactory;
   /** Redis: carries a tenant's list changes to its other replicas. */
   relayFor?: (tenantId: string) => ChangeRelay;
@@ -48,7 +49,7 @@ export function sharedState(
     redis: redis && { state: redis, module: redisModule! },
     store,
     nonces: redis ? new redisModule!.RedisNonceStore(redis) : new MemoryNonceStore(),
-    repeats: redis ? new redisModule!.RedisRepeatStore(redis) : new MemoryRepeatStore(),
+    ledger: redis ? new redisModule!.RedisLedgerStore(redis) : new MemoryLedgerStore(),
     pollers: redis ? clusterPollers(redis) : localPollers,
     relayFor: redis ? changeRelays(redis) : undefined,
     leaseMs,

@@ -9,7 +9,7 @@ import type { ServiceInstance, ServiceModule } from "../core/service/service.js"
 import type { TaskRunner } from "../core/tasks/runner.js";
 import type { Confirmations } from "../core/tools/confirm.js";
 import type { ServiceAdvice } from "../core/tools/errors.js";
-import type { SpendOnce } from "../core/tools/idempotency.js";
+import type { SpendLedger } from "../core/tools/ledger.js";
 import type { ServiceWatcher } from "../core/service/resources.js";
 import type { ToolDef, ToolHost } from "../core/tools/tool.js";
 import type { AcceptedKeys } from "../core/tenancy/accepted.js";
@@ -53,7 +53,7 @@ export interface TenantShared {
   confirmations: Confirmations;
   listKey: object;
   watchBudget: WatchBudget;
-  spendOnce?: SpendOnce;
+  ledger?: SpendLedger;
   /** Per-user keys (caller mode): which of them an upstream accepted, by their keyed hash. */
   accepted?: { keys: AcceptedKeys; id(service: string, key: string): string };
   /** Keeps a tenant (per-user modes) alive; returns the release. */
@@ -252,8 +252,8 @@ class TenantObject implements Tenant {
   get blockingWaitMs(): number {
     return this.shared.config.maxBlockingWaitSeconds * 1000;
   }
-  get spendOnce(): Tenant["spendOnce"] {
-    return this.shared.spendOnce;
+  get ledger(): Tenant["ledger"] {
+    return this.shared.ledger;
   }
 
   async close(): Promise<void> {

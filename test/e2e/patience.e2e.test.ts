@@ -124,7 +124,7 @@ describe("no retry pays twice", () => {
     const [a, b] = await Promise.all([create(), create()]);
     expect([a.isError, b.isError], text(a) + text(b)).toEqual([undefined, undefined]);
     expect(b.structuredContent).toEqual(a.structuredContent);
-    expect(text(a) + text(b)).toMatch(/nothing was spent again/);
+    expect(text(a) + text(b)).toMatch(/nothing was sent again/);
     expect(hits(CREATE) - before).toBe(1);
     // On purpose: the upstream is asked again (and refuses, the id being taken now).
     const forced = await call(conn.client, "build_create_project", { ...args, repeat: true });
@@ -132,11 +132,16 @@ describe("no retry pays twice", () => {
     expect(hits(CREATE) - before).toBe(2);
   });
 
-  it("a call whose answer reached its caller leaves nothing to replay: the same call after it is new", async () => {
+  it("a call whose answer reached its caller is still remembered (a lost answer looks the same): repeat: true is new", async () => {
     const before = hits(CREATE);
     await ok(conn.client, "build_create_project", { projectId: "twice-on-purpose" });
     const again = await call(conn.client, "build_create_project", { projectId: "twice-on-purpose" });
-    expect(text(again)).toMatch(/HTTP 409, PROJECT_ALREADY_EXISTS/);
+    expect(again.isError).toBeFalsy();
+    expect(text(again)).toMatch(/^Same call as the one at \d\d:\d\d:\d\d UTC .*nothing was sent again.*repeat: true/s);
+    expect(text(again)).toMatch(/Created project twice-on-purpose/);
+    expect(hits(CREATE) - before).toBe(1);
+    const forced = await call(conn.client, "build_create_project", { projectId: "twice-on-purpose", repeat: true });
+    expect(text(forced)).toMatch(/HTTP 409, PROJECT_ALREADY_EXISTS/);
     expect(hits(CREATE) - before).toBe(2);
   });
 
@@ -162,7 +167,7 @@ describe("no retry pays twice", () => {
     await first;
     const retried = await call(conn.client, "build_launch_project", args);
     expect(retried.isError).toBeFalsy();
-    expect(text(retried)).toMatch(/nothing was spent again/);
+    expect(text(retried)).toMatch(/nothing was sent again/);
     expect(retried.structuredContent).toMatchObject({ projectId: "retry-app", wait: { outcome: "done" } });
     expect(hits(LAUNCH) - before).toBe(1);
     const cancelled = await until(

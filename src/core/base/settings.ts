@@ -355,10 +355,19 @@ const settingsTable = {
     type: wholeNumber("MCP_REPEAT_WINDOW_SECONDS", 0, 86400),
     default: "600",
     help:
-      "a call that spends credits, repeated by the same caller with the same arguments while the first runs, or " +
-      "within this many seconds after the first was cut off before its caller got the answer (a client timeout, " +
-      "a disconnect), gets the first call's outcome instead of spending again (repeat: true spends again); " +
+      "a call that spends credits, repeated by the same caller with the same arguments within this many seconds " +
+      "of the first one's outcome, gets that outcome instead of spending again (a first call whose outcome is " +
+      "not known is checked, and kept a day); repeat: true spends again (docs/security.md, spend ledger); " +
       "0 turns this off",
+  },
+  stateDir: {
+    env: "MCP_STATE_DIR",
+    section: "state",
+    type: z.string().min(1).optional(),
+    shown: "$XDG_STATE_HOME/switchboard-mcp, else ~/.local/state/switchboard-mcp",
+    help:
+      "without MCP_STATE_URL: directory of the spend ledger's files, so a restarted server remembers its " +
+      "paid calls (several servers may share it); unusable, every paid call asks first",
   },
   logLevel: {
     env: "LOG_LEVEL",

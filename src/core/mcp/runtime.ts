@@ -1,7 +1,7 @@
 import type { ServerContext } from "@modelcontextprotocol/server";
 import type { Confirmations } from "../tools/confirm.js";
 import type { Egress } from "../base/egress.js";
-import type { SpendOnce } from "../tools/idempotency.js";
+import type { SpendLedger } from "../tools/ledger.js";
 import type { Logger, LogLevel, LogEcho } from "../base/logger.js";
 import type { PromptDef } from "../service/prompts.js";
 import type { ServiceResource, ServiceWatcher } from "../service/resources.js";
@@ -57,8 +57,8 @@ export interface TenantRuntime {
   watchBudget?: WatchBudget;
   /** How long a wait may block a request that is not a task and set no timeoutSeconds (ENV.maxBlockingWaitSeconds). */
   blockingWaitMs: number;
-  /** Answers a repeated spending call with the first one's outcome (absent: ENV.repeatWindowSeconds=0). */
-  spendOnce?: SpendOnce;
+  /** The spend ledger: every spending call goes through it (absent: ENV.repeatWindowSeconds=0). */
+  ledger?: SpendLedger;
 }
 
 /** A tool of this runtime, ready to run as a task (started here, or adopted from another replica). */

@@ -17,6 +17,7 @@ export async function startTask(
   rt: TenantRuntime,
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
+  repeat: boolean,
   request: any,
   ctx: ServerContext,
   era: Era,
@@ -35,10 +36,19 @@ export async function startTask(
   const call = callHost(rt.toolHost, def, input);
   const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, { logLevelSet: true });
   let refused: CallToolResult | undefined;
+  // A spending call goes through the ledger: a repeat gets the first call's task or outcome.
+  const ledger = def.kind === "spend" ? rt.ledger : undefined;
+  const spend = ledger?.call(def, input, repeat, rt.owner(ctx), toolCtx, call);
   try {
     const needsLink = await linkGate(server, rt, def, ctx);
     if (needsLink && "resultType" in needsLink) return needsLink;
-    refused = needsLink ?? (await runBefore(def, input, toolCtx, call));
+    if (needsLink) refused = needsLink;
+    else if (ledger && spend) {
+      const opened = await ledger.open(spend);
+      const first = opened.prior?.task && (await rt.tasks.get(opened.prior.task, rt.owner(ctx)));
+      if (first) return era === "legacy" ? { task: legacyTask(first) } : { resultType: "task", ...modernTask(first) };
+      refused = opened.answer;
+    } else refused = await runBefore(def, input, toolCtx, call);
   } catch (err) {
     if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
     refused = failure(def, input, err, toolCtx, call, performance.now());
@@ -57,7 +67,12 @@ export async function startTask(
       input,
       ttlMs: requestedTtl ?? undefined,
     })
-    .catch((err: unknown) => limited(err));
+    .catch(async (err: unknown) => {
+      // Not started: nothing was sent, so the ledger's record goes.
+      if (spend) await ledger!.abandon(spend);
+      return limited(err);
+    });
   if (!("taskId" in record)) return record;
+  if (spend) await ledger!.started(spend, record.taskId);
   return era === "legacy" ? { task: legacyTask(record) } : { resultType: "task", ...modernTask(record) };
 }

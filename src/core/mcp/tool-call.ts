@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
-import { takeRepeat } from "../tools/idempotency.js";
+import { takeRepeat } from "../tools/ledger.js";
 import { annotationsFor, callHost, NeedsInput, parseInput, runTool, type ToolDef } from "../tools/tool.js";
 import { askForInput } from "./confirm-form.js";
 import type { Era } from "./era.js";
@@ -37,8 +37,9 @@ export function registerTool(
     try {
       const needsLink = await linkGate(server, rt, def, ctx);
       if (needsLink) return needsLink;
-      const once = def.kind === "spend" ? rt.spendOnce : undefined;
-      if (once) return await once.run(def, input, repeat, rt.owner(ctx), toolCtx, call);
+      // A spending call goes through the ledger: a repeat is answered, a first call recorded before it is sent.
+      const ledger = def.kind === "spend" ? rt.ledger : undefined;
+      if (ledger) return await ledger.run(ledger.call(def, input, repeat, rt.owner(ctx), toolCtx, call));
       return await runTool(def, input, toolCtx, call);
     } catch (err) {
       if (err instanceof NeedsInput) return askForInput(rt, err, ctx);
@@ -69,11 +70,11 @@ export function interceptToolCalls(server: McpServer, rt: TenantRuntime, era: Er
       );
     const parsed = parseInput(def, request.params?.arguments);
     if (!parsed.ok) return parsed.result;
-    const { input } = takeRepeat(parsed.input);
+    const { input, repeat } = takeRepeat(parsed.input);
     const modernTask = era === "modern" && declaresTasks(ctx) && (def.longRunning?.runsAsTask?.(input) ?? true);
     const asTask = def.longRunning && (legacyTaskRequest || modernTask);
     // The SDK's handler gets the parsed arguments; its own validation passes them through (registered-schemas.ts).
     if (!asTask) return original({ ...request, params: { ...request.params, arguments: parsed.input } }, ctx);
-    return withInputRequired(server, (req, c) => startTask(server, rt, def, input, req, c, era), request, ctx);
+    return withInputRequired(server, (req, c) => startTask(server, rt, def, input, repeat, req, c, era), request, ctx);
   });
 }

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import type { NonceStore, NonceUse } from "../tools/confirm.js";
-import type { RepeatStore } from "../tools/idempotency.js";
+import type { LedgerStore, Stored } from "../tools/ledger-store.js";
 import type { Logger } from "../base/logger.js";
 import { telemetry } from "../base/telemetry.js";
 import type { AcceptedStore } from "../tenancy/accepted.js";
@@ -121,6 +121,16 @@ const RUN_ID = `string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')`;
 const GENERATION = `return ${RUN_ID}`;
 
 /**
+ * One spend-ledger command with the generation: ARGV op (get, claim, set), value, TTL ms. Answers
+ * {run id, the record there before (false when none)}; a value is stored as "<run id>|<value>".
+ */
+const LEDGER = `local g = ${RUN_ID}
+local cur = redis.call('GET', KEYS[1])
+if ARGV[1] == 'get' or (ARGV[1] == 'claim' and cur) then return {g, cur} end
+redis.call('SET', KEYS[1], g .. '|' .. ARGV[2], 'PX', ARGV[3])
+return {g, cur}`;
+
+/**
  * Consumes a confirmation nonce of the given generation: 1 the first time, 0 after, -1 when Redis
  * restarted since it was issued (the marker of a use may be lost: no persistence, or an RDB
  * snapshot or an AOF fsync older than the use).
@@ -139,6 +149,7 @@ interface Scripts {
   sbCreate(...keysThenArgs: string[]): Promise<number[]>;
   sbGeneration(): Promise<string>;
   sbConsume(key: string, generation: string, ttlMs: number): Promise<number>;
+  sbLedger(key: string, op: string, value: string, ttlMs: number): Promise<[string, string | null]>;
 }
 
 export interface RedisStateOptions {
@@ -208,6 +219,7 @@ export class RedisState {
     this.cmd.defineCommand("sbCreate", { numberOfKeys: 5, lua: CREATE });
     this.cmd.defineCommand("sbGeneration", { numberOfKeys: 0, lua: GENERATION });
     this.cmd.defineCommand("sbConsume", { numberOfKeys: 1, lua: CONSUME });
+    this.cmd.defineCommand("sbLedger", { numberOfKeys: 1, lua: LEDGER });
     this.sub.on("message", (channel: string, message: string) => {
       for (const handler of this.handlers.get(channel) ?? []) {
         try {
@@ -350,29 +362,42 @@ export class RedisAcceptedStore implements AcceptedStore {
   }
 }
 
-/** Records of spending calls across replicas, so a repeat on another replica spends nothing either. */
-export class RedisRepeatStore implements RepeatStore {
+/**
+ * The spend ledger across replicas. Each value is stored as `<run id>|<record>`: the generation it
+ * was written in, so a record restored by persistence from before a restart is known as such.
+ * Every command is one script that also answers the current run id.
+ */
+export class RedisLedgerStore implements LedgerStore {
+  readonly where = "redis" as const;
   constructor(private readonly state: RedisState) {}
 
-  async claim(key: string, value: string, ttlMs: number): Promise<boolean> {
+  async claim(key: string, value: string, ttlMs: number): Promise<{ generation: string; prior?: Stored }> {
     this.state.roundTrips++;
-    return (await this.state.cmd.set(`${P}spend:${key}`, value, "PX", ttlMs, "NX")) === "OK";
+    const [generation, prior] = await this.state.scripts.sbLedger(`${P}spend:${key}`, "claim", value, ttlMs);
+    return { generation, prior: unpack(prior) };
   }
 
-  async get(key: string): Promise<string | undefined> {
+  async get(key: string): Promise<{ generation: string; found?: Stored }> {
     this.state.roundTrips++;
-    return (await this.state.cmd.get(`${P}spend:${key}`)) ?? undefined;
+    const [generation, found] = await this.state.scripts.sbLedger(`${P}spend:${key}`, "get", "", 0);
+    return { generation, found: unpack(found) };
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     this.state.roundTrips++;
-    await this.state.cmd.set(`${P}spend:${key}`, value, "PX", ttlMs);
+    await this.state.scripts.sbLedger(`${P}spend:${key}`, "set", value, ttlMs);
   }
 
   async delete(key: string): Promise<void> {
     this.state.roundTrips++;
     await this.state.cmd.del(`${P}spend:${key}`);
   }
+}
+
+function unpack(raw: string | null | undefined): Stored | undefined {
+  if (!raw) return undefined;
+  const bar = raw.indexOf("|");
+  return { generation: raw.slice(0, bar), value: raw.slice(bar + 1) };
 }
 
 const taskKey = (id: string) => `${P}task:${id}`;

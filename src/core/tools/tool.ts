@@ -106,6 +106,12 @@ export interface ToolDef<In extends Shape = Shape, Out extends z.ZodObject = z.Z
   render(output: z.infer<Out>, input: Obj<In>, ctx: HookContext<Deps>): string;
   /** For writes: how to check whether a request whose answer was lost went through. */
   verify?(input: Obj<In>, ctx: HookContext<Deps>): string;
+  /**
+   * For spending tools: that check, done (read-only). Run by the spend ledger when a repeat comes
+   * for a call whose outcome is unknown: what it found, in one sentence, or undefined for nothing.
+   * `since`: when that call began (ISO).
+   */
+  find?(input: Obj<In>, ctx: ToolContext<Deps>, since: string): Promise<string | undefined>;
   /** An MCP Apps view that shows this tool's result (a `ui://` resource URI). */
   view?: string;
   /** The upstream operation it calls (`GET /projects/{projectId}`), for the README's tables. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { viewUri } from "../../../core/service/views.js";
-import { defineTool } from "../deps.js";
+import type { ToolContext } from "../../../core/tools/tool.js";
+import { defineTool, type BuildDeps } from "../deps.js";
 import { waitInput } from "../../../core/upstream/wait.js";
 import * as s from "../schemas.js";
 import { projectLine, projectSummary, waitSummary } from "../render.js";
@@ -66,6 +67,33 @@ const launched = (projectId: string) =>
   `${listed(projectId)} and look for "${projectId}" or "${projectId}-" followed by 2-6 letters or ` +
   `digits, created since that call: such a project is that launch, and launching again would ` +
   `create and charge a second one`;
+
+/**
+ * The launch's (or create's) check, done: the projects named like it, created since the first call
+ * (a taken id gets a suffix). What it found, or undefined.
+ */
+async function findLaunched(
+  projectId: string,
+  since: string,
+  ctx: ToolContext<BuildDeps>,
+): Promise<string | undefined> {
+  const projects = (await ctx.deps.client.listProjects({ search: projectId, limit: 50 }, ctx.signal)) as Array<{
+    projectId?: string;
+    createdAt?: string;
+  }>;
+  const named = new RegExp(`^${projectId.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(-[a-z0-9]{2,6})?$`, "i");
+  // A minute of slack for clocks: the upstream stamps creation, this server stamped the call.
+  const after = Date.parse(since) - 60_000;
+  const found = (Array.isArray(projects) ? projects : []).filter(
+    (p) => p.projectId && named.test(p.projectId) && (!p.createdAt || Date.parse(p.createdAt) >= after),
+  );
+  if (!found.length) return undefined;
+  const ids = found.map((p) => `${p.projectId}${p.createdAt ? ` (created ${p.createdAt})` : ""}`).join(", ");
+  return (
+    `found project ${ids}: that call took effect (and was charged). Use it (build_get_project, build_wait) ` +
+    "instead of spending again."
+  );
+}
 
 export function projectTools() {
   return [
@@ -189,6 +217,7 @@ export function projectTools() {
       },
       output: z.looseObject({ projectId: z.string(), requestedProjectId: z.string().optional() }),
       verify: ({ projectId }) => listed(projectId),
+      find: ({ projectId }, ctx, since) => findLaunched(projectId, since, ctx),
       before: ({ projectId }, ctx) =>
         ctx.deps.guard.check({ operation: `Create project ${projectId}`, items: [["CREATE_PROJECT", 1]] }, ctx),
       run: async (input, ctx) => {
@@ -214,6 +243,7 @@ export function projectTools() {
       input: { ...s.launchFields, ...waitInput },
       output: s.launchResult,
       verify: ({ projectId }) => launched(projectId),
+      find: ({ projectId }, ctx, since) => findLaunched(projectId, since, ctx),
       before: ({ projectId, files }, ctx) =>
         ctx.deps.guard.check(
           {

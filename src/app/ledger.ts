@@ -1,0 +1,51 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { Config } from "../config.js";
+import type { Logger } from "../core/base/logger.js";
+import { Sealer } from "../core/base/seal.js";
+import { FileLedgerStore } from "../core/state/ledger-file.js";
+import { SpendLedger } from "../core/tools/ledger.js";
+import { MemoryLedgerStore } from "../core/tools/ledger-store.js";
+import type { SharedState } from "./state.js";
+
+/**
+ * The spend ledger (core/tools/ledger.ts) where it lives: on Redis with MCP_STATE_URL (written back
+ * after a restart that lost it), else in files under MCP_STATE_DIR, so a respawned server
+ * remembers. A state directory it cannot use is a start-up warning, and every spend then asks first.
+ */
+export function spendLedger(
+  config: Config,
+  state: SharedState,
+  sealer: Sealer,
+  logger: Logger,
+  perTenant: boolean,
+): SpendLedger | undefined {
+  const windowMs = config.repeatWindowSeconds * 1000;
+  if (windowMs <= 0) return undefined;
+  const common = { windowMs, logger, singleTenant: !perTenant };
+  if (state.redis) {
+    const ledger = new SpendLedger({ ...common, store: state.ledger, sealer });
+    state.redis.state.reconnected.add(() => void ledger.restore());
+    return ledger;
+  }
+  const dir = stateDir(config);
+  try {
+    const store = FileLedgerStore.open(dir);
+    return new SpendLedger({ ...common, store, sealer: new Sealer(store.secret) });
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    logger.warn(
+      `spend ledger unavailable: ${why}. Paid calls are not remembered across restarts, so every one ` +
+        "asks first (repeat: true spends). Fix MCP_STATE_DIR or its permissions, then restart",
+      { dir },
+    );
+    return new SpendLedger({ ...common, store: new MemoryLedgerStore(), sealer, degraded: `MCP_STATE_DIR: ${why}` });
+  }
+}
+
+/** MCP_STATE_DIR, else $XDG_STATE_HOME/switchboard-mcp, else ~/.local/state/switchboard-mcp. */
+export function stateDir(config: Pick<Config, "stateDir">, env: NodeJS.ProcessEnv = process.env): string {
+  if (config.stateDir) return config.stateDir;
+  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
+  return join(base, "switchboard-mcp");
+}
