@@ -192,7 +192,8 @@ describe("build service over stdio", () => {
       prompt: "Risky change [deploy-fail] [minutes=5]",
       wait: true,
     });
-    const failed = await call(conn.client, "build_deploy", { projectId: "e2e-launch", wait: true });
+    // The same deploy as before, on purpose (after new work): repeat: true (issue 28).
+    const failed = await call(conn.client, "build_deploy", { projectId: "e2e-launch", wait: true, repeat: true });
     expect(failed.isError).toBe(true);
     expect(text(failed)).toMatch(/The deployment failed/);
   });
@@ -464,7 +465,11 @@ describe("build service over stdio", () => {
 
     // Launch tries the id and six suffixed candidates, then answers 409; create answers 409 at once.
     for (let i = 0; i < 7; i++)
-      await ok(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Again [minutes=1]" });
+      await ok(conn.client, "build_launch_project", {
+        projectId: "crowded-name",
+        prompt: "Again [minutes=1]",
+        repeat: true,
+      });
     const crowded = call(conn.client, "build_launch_project", { projectId: "crowded-name", prompt: "Once more" });
     await expectError(crowded, 409, "PROJECT_ALREADY_EXISTS");
     // §3 lists five suffix lengths for "six" candidates: the hint claims no count (issue 23 item 15).

@@ -283,7 +283,8 @@ describe("build_files: source code, files and rebuilds", () => {
       path: "src/broken.ts",
       content: "export const x: number = 'a'; // [rebuild-fail]",
     });
-    const failed = await call(conn.client, "build_rebuild", { projectId: "acme-storefront", wait: true });
+    // The same rebuild as before, on purpose after an edit: repeat: true (issue 28).
+    const failed = await call(conn.client, "build_rebuild", { projectId: "acme-storefront", wait: true, repeat: true });
     expect(failed.isError).toBe(true);
     expect(text(failed)).toMatch(
       /The rebuild failed: BUILD_FAILED: npm run build failed: Type error in src\/broken\.ts/,
@@ -386,7 +387,7 @@ describe("build_files: rebuilds in simulated real time", () => {
       projectId: "booking-app",
     });
     expect(started.status).toBe("rebuilding");
-    const again = await call(conn.client, "build_rebuild", { projectId: "booking-app" });
+    const again = await call(conn.client, "build_rebuild", { projectId: "booking-app", repeat: true });
     expect(text(again)).toMatch(/HTTP 409, REBUILD_RUNNING[\s\S]*build_wait \{ until: "rebuild" \}/);
     const polling = await ok(conn.client, "build_get_rebuild_status", { projectId: "booking-app" });
     expect(polling).toMatchObject({ status: "rebuilding", finishedAt: null });
@@ -406,10 +407,10 @@ describe("build_files: rebuilds in simulated real time", () => {
     try {
       // booking-app already used one this hour; the free plan allows three.
       for (let i = 0; i < 2; i++) {
-        const r = await call(conn.client, "build_rebuild", { projectId: "booking-app", wait: true });
+        const r = await call(conn.client, "build_rebuild", { projectId: "booking-app", wait: true, repeat: true });
         expect(r.isError, text(r)).toBeFalsy();
       }
-      const limited = await call(conn.client, "build_rebuild", { projectId: "booking-app" });
+      const limited = await call(conn.client, "build_rebuild", { projectId: "booking-app", repeat: true });
       expect(text(limited)).toMatch(/HTTP 400, REBUILD_LIMIT_REACHED[\s\S]*Next step: the plan's rebuild limit/);
     } finally {
       sandbox.build.setAccountPlan("paid");
