@@ -246,6 +246,7 @@ export class SpendLedger {
       return text(
         `Same call as the one at ${when}, which runs as task ${prior.task}: nothing was sent again. ` +
           `Follow it with tasks/get (its result with tasks/result). ${again}`,
+        true,
       );
     if (prior.state === "started" && prior.checkpoint && def.longRunning?.resume) {
       const followed = await runTool(def, input, ctx, host, true, prior.checkpoint);
@@ -274,7 +275,8 @@ export class SpendLedger {
     if (def.find) {
       try {
         const found = await def.find(input, { ...ctx, deps: host.deps(def) }, prior.at);
-        if (found) return text(`${head} Checked: ${found} ${again}`);
+        // isError: not this call's output (a tool with an output schema answers structured content or an error).
+        if (found) return text(`${head} Checked: ${found} ${again}`, true);
         return text(`${head} Checked: the work it would have done was not found. ${again}`, true);
       } catch (err) {
         const error = err instanceof Error ? err.message : String(err);

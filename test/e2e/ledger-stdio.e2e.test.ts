@@ -1,0 +1,151 @@
+// Issue 28 over stdio: a client that spawns the server per session (Inspector CLI, say) and reruns
+// a paid call after the server was killed mid-call gets no second launch, because the spend
+// ledger lives in files under MCP_STATE_DIR. A state directory the server cannot use is a start-up
+// warning, and every paid call then asks first (repeat: true spends). Launches are counted by the
+// sandbox, not by the server.
+import { spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FAULTS } from "../../src/sandbox/faults.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { call, CLI, connectStdio, freshStateDir, sandboxEnv, testSandbox, text, until } from "../harness.js";
+
+const LAUNCH = "POST /api/v1/vcaas/projects/launch";
+
+describe("the spend ledger over stdio (issue 28)", () => {
+  let sandbox: Sandbox;
+  const launches = () => sandbox.build.router.count(LAUNCH);
+
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it("a server SIGKILLed mid-launch, a new one, the same call: checked and found, one launch", async () => {
+    const dir = freshStateDir();
+    const env = sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", MCP_STATE_DIR: dir });
+    const before = launches();
+    // The service takes 2 s to act on the launch: the server dies with the POST in flight.
+    sandbox.build.router.injectFault({
+      method: "POST",
+      path: "/api/v1/vcaas/projects/launch",
+      times: 1,
+      action: FAULTS.slow(2000),
+    });
+    const child = spawn(process.execPath, [CLI], { env, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    await until(
+      async () => out,
+      (o) => o.includes('"id":1'),
+    );
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "build_launch_project", arguments: { projectId: "respawned", prompt: "Landing page" } },
+    });
+    const records = () => {
+      try {
+        return readdirSync(join(dir, "ledger", "records")).filter((f) => !f.startsWith(".")).length;
+      } catch {
+        return 0;
+      }
+    };
+    try {
+      // The record is written before the request leaves; then the POST is in flight.
+      await until(
+        async () => records(),
+        (n) => n === 1,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      child.kill("SIGKILL");
+    }
+    await until(
+      async () => launches() - before,
+      (n) => n === 1,
+    );
+    expect(out).not.toContain('"id":2');
+    // Nothing of the call is readable in the directory: names are HMACs, records sealed.
+    const files = readdirSync(join(dir, "ledger", "records")).filter((f) => !f.startsWith("."));
+    const stored = files.map((f) => readFileSync(join(dir, "ledger", "records", f), "utf8")).join("");
+    expect(stored).not.toContain("respawned");
+    expect(stored).not.toContain("Landing page");
+
+    const next = await connectStdio(env);
+    try {
+      const again = await call(next.client, "build_launch_project", { projectId: "respawned", prompt: "Landing page" });
+      expect(text(again)).toMatch(/^Same call as the one at .*its caller stopped before its outcome was known/s);
+      expect(text(again)).toMatch(/Checked: found project respawned/);
+      expect(text(again)).toMatch(/repeat: true/);
+      expect(launches() - before).toBe(1);
+      // Asked for on purpose, it spends.
+      const forced = await call(next.client, "build_launch_project", {
+        projectId: "respawned",
+        prompt: "Landing page",
+        repeat: true,
+      });
+      expect(forced.isError, text(forced)).toBeFalsy();
+      expect(launches() - before).toBe(2);
+    } finally {
+      await next.close();
+    }
+  }, 60_000);
+
+  it("a finished call is remembered by the next server too: the same call says what the first did", async () => {
+    const env = sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", MCP_STATE_DIR: freshStateDir() });
+    const before = launches();
+    const first = await connectStdio(env);
+    const args = { projectId: "remembered", prompt: "Landing page" };
+    expect((await call(first.client, "build_launch_project", args)).isError).toBeFalsy();
+    await first.close();
+    const second = await connectStdio(env);
+    try {
+      const again = await call(second.client, "build_launch_project", args);
+      expect(text(again)).toMatch(/^Same call as the one at .*nothing was sent again.*Launched project remembered/s);
+      expect(launches() - before).toBe(1);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("an unusable state directory is a start-up warning, and every paid call asks first", async () => {
+    const file = join(freshStateDir(), "not-a-directory");
+    writeFileSync(file, "x");
+    const corrupt = freshStateDir();
+    mkdirSync(join(corrupt, "ledger"), { recursive: true });
+    writeFileSync(join(corrupt, "ledger", "key"), "garbage");
+    for (const dir of [file, corrupt]) {
+      const conn = await connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", MCP_STATE_DIR: dir }));
+      try {
+        await until(
+          async () => conn.stderr(),
+          (e) => e.includes("spend ledger unavailable"),
+        );
+        expect(conn.stderr()).toMatch(/every one asks first/);
+        const before = launches();
+        const args = { projectId: "asks-first", prompt: "Landing page" };
+        const asked = await call(conn.client, "build_launch_project", args);
+        expect(asked.isError).toBe(true);
+        expect(text(asked)).toMatch(/cannot remember its paid calls .*Nothing was sent.*repeat: true/s);
+        expect(launches() - before).toBe(0);
+        // Reads cost nothing and are not asked.
+        expect((await call(conn.client, "build_get_account", {})).isError).toBeFalsy();
+      } finally {
+        await conn.close();
+      }
+    }
+  });
+});
