@@ -3,14 +3,15 @@ import { join } from "node:path";
 import type { Config } from "../config.js";
 import type { Logger } from "../core/base/logger.js";
 import { Sealer } from "../core/base/seal.js";
+import { ENV } from "../core/base/settings.js";
 import { FileLedgerStore } from "../core/state/ledger-file.js";
 import { SpendLedger } from "../core/tools/ledger.js";
 import { MemoryLedgerStore } from "../core/tools/ledger-store.js";
 import type { SharedState } from "./state.js";
 
 /**
- * The spend ledger (core/tools/ledger.ts) where it lives: on Redis with MCP_STATE_URL (written back
- * after a restart that lost it), else in files under MCP_STATE_DIR, so a respawned server
+ * The spend ledger (core/tools/ledger.ts) where it lives: on Redis with ENV.stateUrl (written back
+ * after a restart that lost it), else in files under ENV.stateDir, so a respawned server
  * remembers. A state directory it cannot use is a start-up warning, and every spend then asks first.
  */
 export function spendLedger(
@@ -36,14 +37,14 @@ export function spendLedger(
     const why = err instanceof Error ? err.message : String(err);
     logger.warn(
       `spend ledger unavailable: ${why}. Paid calls are not remembered across restarts, so every one ` +
-        "asks first (repeat: true spends). Fix MCP_STATE_DIR or its permissions, then restart",
+        `asks first (repeat: true spends). Fix ${ENV.stateDir} or its permissions, then restart`,
       { dir },
     );
-    return new SpendLedger({ ...common, store: new MemoryLedgerStore(), sealer, degraded: `MCP_STATE_DIR: ${why}` });
+    return new SpendLedger({ ...common, store: new MemoryLedgerStore(), sealer, degraded: `${ENV.stateDir}: ${why}` });
   }
 }
 
-/** MCP_STATE_DIR, else $XDG_STATE_HOME/switchboard-mcp, else ~/.local/state/switchboard-mcp. */
+/** ENV.stateDir, else $XDG_STATE_HOME/switchboard-mcp, else ~/.local/state/switchboard-mcp. */
 export function stateDir(config: Pick<Config, "stateDir">, env: NodeJS.ProcessEnv = process.env): string {
   if (config.stateDir) return config.stateDir;
   const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");

@@ -14,7 +14,7 @@ import { MAX_MEMORY_RECORDS, type LedgerStore, type Stored } from "../tools/ledg
 
 /**
  * The spend ledger without Redis (stdio, one process): one small file per record under
- * MCP_STATE_DIR, so a respawned server remembers the paid calls of the one before it. Several
+ * ENV.stateDir, so a respawned server remembers the paid calls of the one before it. Several
  * servers may share the directory (a client that spawns one per session): a claim is a hard link
  * (atomic, fails when the record exists), a change a write to a fresh name renamed over the record.
  * Records are sealed with a key kept beside them (`key`, mode 0600), and named by an HMAC of the
