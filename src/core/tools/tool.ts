@@ -59,7 +59,7 @@ export interface ToolContext<Deps = unknown> extends HookContext<Deps> {
    * Tasks on shared state: the upstream work has started and this is how to go on following it. A
    * replica that takes the task over (its first replica died) calls the tool's `resume` with it
    * instead of starting the work again; a repeat of a spending call follows it too instead of
-   * spending again (core/tools/idempotency.ts). Absent elsewhere.
+   * spending again (core/tools/ledger.ts). Absent elsewhere.
    */
   checkpoint?(state: Record<string, unknown>): Promise<void>;
   /**
@@ -192,7 +192,7 @@ const inputSchemas = new WeakMap<Shape, z.ZodObject>();
 export function inputSchemaOf(def: ToolDef<any, any>): z.ZodObject {
   let schema = inputSchemas.get(def.input);
   if (!schema) {
-    // A spending tool answers a repeat of the same call with the first one's outcome (core/tools/idempotency.ts).
+    // A spending tool answers a repeat of the same call with the first one's outcome (core/tools/ledger.ts).
     schema = z.object(def.kind === "spend" ? { ...def.input, repeat: REPEAT_INPUT } : def.input);
     inputSchemas.set(def.input, schema);
   }
