@@ -61,7 +61,10 @@ export const VIEWS = [
   },
 ];
 
-/** The atlas (views/fleet-map/countries-110m.json) without country names and ids: the map draws shapes only (saves ~8 KB raw). */
+/**
+ * The atlas (views/fleet-map/countries-110m.json) without country names and ids: the map draws
+ * shapes only (saves ~8 KB raw).
+ */
 const slimAtlas = {
   name: "slim-atlas",
   setup(b) {

@@ -178,7 +178,8 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     });
   const operationDuration = seconds(
     "mcp.server.operation.duration",
-    "MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.",
+    "MCP request or notification duration as observed on the receiver from the time it was received " +
+      "until the result or ack is sent.",
     MCP_BUCKETS,
   );
   const sessionDuration = seconds(

@@ -118,8 +118,8 @@ export function projectTools() {
       title: "Credit costs",
       description:
         "Price in credits of each paid build-service operation (CREATE_PROJECT, CREATE_DEPLOYMENT, " +
-        "...). Agent runs are metered, not listed: typically 10-40 credits; a run that reaches its " +
-        "time budget costs a flat 50, or 60 on a healthy balance.",
+        "...). Agent runs are metered: typically 10-40 credits; one that reaches its time budget " +
+        "costs a flat 50 (60 on a healthy balance).",
       toolset: "build",
       kind: "read",
       input: {},
