@@ -132,7 +132,7 @@ describe("no retry pays twice", () => {
     expect(hits(CREATE) - before).toBe(2);
   });
 
-  it("a call whose answer reached its caller is still remembered (a lost answer looks the same): repeat: true is new", async () => {
+  it("a call whose answer arrived is still remembered (a lost one looks alike): repeat: true is new", async () => {
     const before = hits(CREATE);
     await ok(conn.client, "build_create_project", { projectId: "twice-on-purpose" });
     const again = await call(conn.client, "build_create_project", { projectId: "twice-on-purpose" });
