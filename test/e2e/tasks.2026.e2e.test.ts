@@ -217,13 +217,33 @@ describe("credit confirmation as an input_required round trip", () => {
     expect(retry.structuredContent).toMatchObject({ projectId: "mrtr-one" });
     expect(creates()).toBe(before + 1);
 
-    const replay = (
+    // Within the window the ledger answers the same call with the first one's outcome (issue 28).
+    const again = (
       await rpc(
         http.url,
         "tools/call",
         {
           name: "build_create_project",
           arguments: { projectId: "mrtr-one" },
+          inputResponses: answer,
+          requestState: first.requestState,
+        },
+        elicit,
+      )
+    ).body.result;
+    expect(again.isError).toBeFalsy();
+    expect(again.content[0].text).toMatch(/^Same call as the one at .*: nothing was sent again/);
+    expect(again.content[0].text).toMatch(/Created project mrtr-one/);
+    expect(creates()).toBe(before + 1);
+
+    // Past the ledger (repeat: true), the used confirmation itself is refused.
+    const replay = (
+      await rpc(
+        http.url,
+        "tools/call",
+        {
+          name: "build_create_project",
+          arguments: { projectId: "mrtr-one", repeat: true },
           inputResponses: answer,
           requestState: first.requestState,
         },
