@@ -2,7 +2,7 @@
 // npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
 // one table per goal and writes bench/results.json. See bench/README.md.
 //
-//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,tenants,listen,versions,telemetry]
+//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,ledger,tenants,listen,versions,telemetry]
 //                      [--quick] [--use-dist]
 //   --only versions-calls: row 9b alone; BENCH_NODE_MAJORS=20,24 narrows row 9 to those Node lines.
 import { execFile } from "node:child_process";
@@ -26,6 +26,7 @@ import { telemetryCost } from "./telemetry-cost.mjs";
 import { coldStart } from "./cold-start.mjs";
 import { contextCost } from "./context-cost.mjs";
 import { hosted } from "./hosted.mjs";
+import { ledgerCost } from "./ledger-cost.mjs";
 import { tenantCost } from "./tenants.mjs";
 import { nodeVersions } from "./node-versions.mjs";
 import { listenFlood } from "./listen.mjs";
@@ -200,6 +201,14 @@ try {
       results.hosted = await hosted({ log, quick, cores: results.machine.cpus });
     } catch (err) {
       fail("hosted", err);
+    }
+  }
+  if (want("ledger")) {
+    log("spend ledger cost (Redis, two replicas: ledger on and off)...");
+    try {
+      results.ledger = await ledgerCost({ log, quick });
+    } catch (err) {
+      fail("ledger", err);
     }
   }
   if (want("tenants")) {
@@ -696,6 +705,25 @@ function render(r) {
         `three replicas ${fmt(w.three.seconds, 0)} s (${w.three.cpuMsPerCall.join(", ")})\n`;
     out += `   note: ${hs.note}.\n`;
   } else if (hs) out += `\n7. Hosted mode: ${hs.skipped ? `skipped: ${hs.skipped}` : `ERROR ${hs.error}`}\n`;
+
+  const lg = r.ledger;
+  if (lg?.paid) {
+    const row = (label, on, off) => [label, fmt(on, 3), fmt(off, 3), fmt(on - off, 3)];
+    const { ledger: pOn, noLedger: pOff } = lg.paid;
+    const { ledger: fOn, noLedger: fOff } = lg.free;
+    out += table(
+      `7b. Spend ledger on Redis: ${lg.blocks} x ${lg.block} calls per replica (A B B A), ledger on vs off`,
+      ["per call", "ledger", "no ledger", "ledger's cost"],
+      [
+        row("build_write_file (paid): Redis commands (INFO)", pOn.redisCommands, pOff.redisCommands),
+        row("  replica round trips to Redis", pOn.roundTrips, pOff.roundTrips),
+        row("  replica CPU ms", pOn.cpuMs, pOff.cpuMs),
+        row("drones_list_drones (free): Redis commands (INFO)", fOn.redisCommands, fOff.redisCommands),
+        row("  replica CPU ms", fOn.cpuMs, fOff.cpuMs),
+      ],
+    );
+    out += `   idle Redis commands/s (subtracted): ${fmt(lg.idleCommandsPerSecond, 2)}\n`;
+  } else if (lg) out += `\n7b. Spend ledger: ${lg.skipped ? `skipped: ${lg.skipped}` : `ERROR ${lg.error}`}\n`;
 
   const tn = r.tenants;
   if (tn?.goals) {
