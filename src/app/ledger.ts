@@ -26,7 +26,10 @@ export function spendLedger(
   const common = { windowMs, logger, singleTenant: !perTenant };
   if (state.redis) {
     const ledger = new SpendLedger({ ...common, store: state.ledger, sealer });
-    state.redis.state.reconnected.add(() => void ledger.restore());
+    // A restart is seen by its generation: when Redis is back, on a timer, and in every ledger answer.
+    const check = () => void ledger.check();
+    state.redis.state.reconnected.add(check);
+    setInterval(check, state.redis.state.leaseMs / 3).unref();
     return ledger;
   }
   const dir = stateDir(config);

@@ -1,7 +1,8 @@
 // Issue 28: a paid call is sent once, even when the server forgets. Two replicas behind nginx, one
 // Redis, a 6 s MCP_REPEAT_WINDOW_SECONDS, driven through the balancer with real SIGKILLs and a
 // real Redis restart. Launches are counted from the sandbox's own record, never from the server.
-//   K3: a launch cancelled mid-POST, Redis restarted, the same call in the window: one launch.
+//   K3: a launch cancelled mid-POST, Redis restarted, the same call in the window: one launch (its
+//       replica sees the new generation and writes its record back; the other replica reads it).
 //   K4: the answer dropped between nginx and the client, the same call: one launch.
 //   K5: the same task-augmented launch twice, 2025 and 2026, on both replicas: one launch each.
 //   K6: the replica SIGKILLed mid-POST, retries past the window: one launch.
@@ -98,8 +99,39 @@ describeCluster("the spend ledger across replica deaths, Redis restarts and lost
     expect((await launches()) - before).toBe(1);
   }, 60_000);
 
-  // Skipped: in its first run the write-back after the restart was not logged in time (issue 28, left open).
-  it.skip("K3: cancelled mid-POST, Redis restarted empty, same call in the window: checked, not sent", async () => {
+  it("K5: the same task-augmented launch, 2026 on both replicas: one task, one launch", async () => {
+    const before = await launches();
+    const args = { projectId: "task-once-2026", prompt: "Shop [minutes=30]", wait: true };
+    const [r1, r2] = cluster.replicas;
+    const first = (
+      await rpc2026(r1.url, "tools/call", { name: "build_launch_project", arguments: args }, { capabilities: TASKS })
+    ).body.result;
+    expect(first?.resultType, JSON.stringify(first)).toBe("task");
+    for (const url of [r2.url, r1.url, cluster.url]) {
+      const again = (
+        await rpc2026(url, "tools/call", { name: "build_launch_project", arguments: args }, { capabilities: TASKS })
+      ).body.result;
+      expect(again.taskId, JSON.stringify(again)).toBe(first.taskId);
+    }
+    await sleep(1000);
+    expect((await launches()) - before).toBe(1);
+  });
+
+  it("K5: the same task-augmented launch, 2025 sessions on both replicas: one task, one launch", async () => {
+    const before = await launches();
+    const args = { projectId: "task-once-2025", prompt: "Shop [minutes=30]", wait: true };
+    const [r1, r2] = cluster.replicas;
+    const call = { name: "build_launch_project", arguments: args, task: { ttl: 600_000 } };
+    const first = await (await open2025(r1.url)).request("tools/call", call);
+    expect(first?.result?.task?.taskId, JSON.stringify(first)).toBeDefined();
+    for (const url of [r2.url, r1.url]) {
+      const again = await (await open2025(url)).request("tools/call", call);
+      expect(again?.result?.task?.taskId, JSON.stringify(again)).toBe(first?.result.task.taskId);
+    }
+    await sleep(1000);
+    expect((await launches()) - before).toBe(1);
+  });
+  it("K3: cancelled mid-POST, Redis restarted empty, same call in the window: checked, not sent", async () => {
     const [r1] = cluster.replicas;
     const before = await launches();
     await slowLaunch(2000);
@@ -138,39 +170,6 @@ describeCluster("the spend ledger across replica deaths, Redis restarts and lost
     }
     expect((await launches()) - before).toBe(1);
   }, 60_000);
-
-  it("K5: the same task-augmented launch, 2026 on both replicas: one task, one launch", async () => {
-    const before = await launches();
-    const args = { projectId: "task-once-2026", prompt: "Shop [minutes=30]", wait: true };
-    const [r1, r2] = cluster.replicas;
-    const first = (
-      await rpc2026(r1.url, "tools/call", { name: "build_launch_project", arguments: args }, { capabilities: TASKS })
-    ).body.result;
-    expect(first?.resultType, JSON.stringify(first)).toBe("task");
-    for (const url of [r2.url, r1.url, cluster.url]) {
-      const again = (
-        await rpc2026(url, "tools/call", { name: "build_launch_project", arguments: args }, { capabilities: TASKS })
-      ).body.result;
-      expect(again.taskId, JSON.stringify(again)).toBe(first.taskId);
-    }
-    await sleep(1000);
-    expect((await launches()) - before).toBe(1);
-  });
-
-  it("K5: the same task-augmented launch, 2025 sessions on both replicas: one task, one launch", async () => {
-    const before = await launches();
-    const args = { projectId: "task-once-2025", prompt: "Shop [minutes=30]", wait: true };
-    const [r1, r2] = cluster.replicas;
-    const call = { name: "build_launch_project", arguments: args, task: { ttl: 600_000 } };
-    const first = await (await open2025(r1.url)).request("tools/call", call);
-    expect(first?.result?.task?.taskId, JSON.stringify(first)).toBeDefined();
-    for (const url of [r2.url, r1.url]) {
-      const again = await (await open2025(url)).request("tools/call", call);
-      expect(again?.result?.task?.taskId, JSON.stringify(again)).toBe(first?.result.task.taskId);
-    }
-    await sleep(1000);
-    expect((await launches()) - before).toBe(1);
-  });
 });
 
 /** One 2026-07-28 tools/call over HTTP, as a client with no capabilities sends it. */

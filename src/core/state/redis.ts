@@ -392,6 +392,11 @@ export class RedisLedgerStore implements LedgerStore {
     this.state.roundTrips++;
     await this.state.cmd.del(`${P}spend:${key}`);
   }
+
+  async currentGeneration(): Promise<string> {
+    this.state.roundTrips++;
+    return this.state.scripts.sbGeneration();
+  }
 }
 
 function unpack(raw: string | null | undefined): Stored | undefined {

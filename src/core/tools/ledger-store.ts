@@ -14,6 +14,8 @@ export interface LedgerStore {
   get(key: string): Promise<{ generation: string; found?: Stored }>;
   set(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;
+  /** The store's generation now (a store whose memory can be lost while this process runs: Redis). */
+  currentGeneration?(): Promise<string>;
 }
 
 /** A record as the store holds it: the generation it was written in, and its value. */

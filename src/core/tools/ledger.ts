@@ -80,6 +80,9 @@ export interface LedgerOptions {
 export class SpendLedger {
   private readonly shadow = new Map<string, { value: string; ttlMs: number; until: number }>();
   private readonly live = new Set<string>();
+  /** The store generation this process last saw: a change is a Redis restart. */
+  private generation?: string;
+  private restoring?: Promise<number>;
 
   constructor(private readonly options: LedgerOptions) {}
 
@@ -129,6 +132,7 @@ export class SpendLedger {
       }
       const raw = this.write(call.key, record);
       const claimed = await this.store.claim(call.key, raw, UNSETTLED_TTL_MS);
+      this.observe(claimed.generation);
       if (!claimed.prior) {
         this.remember(call.key, raw, UNSETTLED_TTL_MS);
         return {};
@@ -308,6 +312,30 @@ export class SpendLedger {
       .catch((err) => this.warn(call, "note not saved", err));
   }
 
+  /**
+   * Asks the store for its generation (on a timer and when Redis is back): a change is seen even
+   * when no call comes, and this process's records are written back at once.
+   */
+  async check(): Promise<void> {
+    const generation = await this.store.currentGeneration?.().catch(() => undefined);
+    if (generation) this.observe(generation);
+    await this.restoring;
+  }
+
+  /**
+   * Every generation the store answers goes through here. A change means the store may have lost
+   * records (a Redis restart): this process writes back its own at once.
+   */
+  private observe(generation: string): boolean {
+    const before = this.generation;
+    this.generation = generation;
+    if (before === undefined || before === generation) return false;
+    this.options.logger.warn("state store generation changed; writing back this replica's spend records");
+    const previous = this.restoring ?? Promise.resolve(0);
+    this.restoring = previous.then(() => this.restore());
+    return true;
+  }
+
   /** Writes back what this process wrote and a restarted store lost: without a known outcome, as unknown. */
   async restore(): Promise<number> {
     let restored = 0;
@@ -359,7 +387,12 @@ export class SpendLedger {
   }
 
   private async read(key: string, quiet = false): Promise<Prior | undefined> {
-    const { generation, found } = await this.store.get(key);
+    let { generation, found } = await this.store.get(key);
+    if (this.observe(generation)) {
+      // A change seen just now: this process's records go back before this one is judged.
+      await this.restoring;
+      ({ generation, found } = await this.store.get(key));
+    }
     if (!found) return undefined;
     try {
       return this.interpret(key, found, generation);
