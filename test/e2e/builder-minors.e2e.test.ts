@@ -140,7 +140,8 @@ describe("build minors (issue 29): advice, warnings, hints, descriptions, retrie
   it("describes the flat price of a run at its budget, and marks credit caps idempotent", async () => {
     const { tools } = await conn.client.listTools();
     const tool = (name: string) => tools.find((t) => t.name === name)!;
-    expect(tool("build_get_credit_costs").description).toMatch(/time budget costs a flat 50, or 60/);
+    const costs = tool("build_get_credit_costs").description;
+    expect(costs).toMatch(/time budget costs a flat 50 \(60 on a healthy balance\)/);
     expect(tool("build_set_credit_limits").annotations).toMatchObject({
       idempotentHint: true,
       destructiveHint: false,
