@@ -147,6 +147,19 @@ describe("credit guard", () => {
     await conn.close();
   });
 
+  it("shows the balance as it is when asking, not a snapshot read seconds before (issue 28)", async () => {
+    const { conn, asked } = await elicitingClient("decline");
+    const { recurrentCredits, oneTimeCredits } = sandbox.build.balance();
+    await call(conn.client, "build_create_project", { projectId: "asked-first" });
+    // Credits spent elsewhere (another replica, an agent run) within the guard's cache lifetime.
+    sandbox.build.setCredits(Math.max(0, recurrentCredits - 7), oneTimeCredits);
+    await call(conn.client, "build_create_project", { projectId: "asked-after-spend" });
+    expect(asked).toHaveLength(2);
+    expect(asked[1]).toMatch(new RegExp(`Balance ${sandbox.build.balance().credits} → `));
+    sandbox.build.setCredits(200, 300);
+    await conn.close();
+  });
+
   it("ends cleanly with nothing spent when the user declines", async () => {
     const { conn, asked } = await elicitingClient("decline");
     const creates = sandbox.build.router.count(`POST ${API}/projects`);

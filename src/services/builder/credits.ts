@@ -56,6 +56,25 @@ export class CreditGuard {
     const worst = fixed + (estimate.variable?.upTo ?? 0);
     if (this.policy === "never" || (typeof this.policy === "number" && worst <= this.policy)) return this.spent();
 
+    // What the user is asked must be true now: the balance is read fresh, not from the brief cache
+    // (spends through another replica, a task or an agent run change it without this guard knowing).
+    const { credits: now } = await untilAborted(this.balance(true), ctx.signal);
+    if (fixed > now) return this.check(estimate, ctx);
+    return this.confirm(estimate, ctx, {
+      fixed,
+      breakdown,
+      items,
+      credits: now,
+      numbers: { ...numbers, balance: now },
+    });
+  }
+
+  private async confirm(
+    estimate: SpendEstimate,
+    ctx: ToolContext,
+    known: { fixed: number; breakdown: string; items: unknown[]; credits: number; numbers: Record<string, unknown> },
+  ): Promise<void> {
+    const { fixed, breakdown, items, credits, numbers } = known;
     const after = Math.round((credits - fixed) * 100) / 100;
     const price = items.length ? `costs ${plural(fixed)} (${breakdown})` : "has no fixed price";
     const variable = estimate.variable ? `${items.length ? ", plus" : ":"} ${estimate.variable.description}` : "";
@@ -80,8 +99,8 @@ export class CreditGuard {
     this.account = undefined;
   }
 
-  private balance(): Promise<{ credits: number }> {
-    if (!this.account || Date.now() - this.account.at > ACCOUNT_TTL_MS) {
+  private balance(fresh = false): Promise<{ credits: number }> {
+    if (fresh || !this.account || Date.now() - this.account.at > ACCOUNT_TTL_MS) {
       const value = this.client.getAccount();
       this.account = { at: Date.now(), value };
       value.catch(() => (this.account = undefined));
