@@ -130,6 +130,9 @@ describe("the spend ledger over stdio (issue 28)", () => {
     for (const dir of [file, corrupt]) {
       const conn = await connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", MCP_STATE_DIR: dir }));
       try {
+        // Reads cost nothing and are not asked. (A 2026-07-28 client sends no opening of its own:
+        // this first request is what loads the tools, and the ledger with them.)
+        expect((await call(conn.client, "build_get_account", {})).isError).toBeFalsy();
         await until(
           async () => conn.stderr(),
           (e) => e.includes("spend ledger unavailable"),
@@ -141,8 +144,6 @@ describe("the spend ledger over stdio (issue 28)", () => {
         expect(asked.isError).toBe(true);
         expect(text(asked)).toMatch(/cannot remember its paid calls .*Nothing was sent.*repeat: true/s);
         expect(launches() - before).toBe(0);
-        // Reads cost nothing and are not asked.
-        expect((await call(conn.client, "build_get_account", {})).isError).toBeFalsy();
       } finally {
         await conn.close();
       }
