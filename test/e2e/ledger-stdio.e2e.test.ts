@@ -119,7 +119,7 @@ describe("the spend ledger over stdio (issue 28)", () => {
     } finally {
       await second.close();
     }
-  });
+  }, 60_000);
 
   it("an unusable state directory is a start-up warning, and every paid call asks first", async () => {
     const file = join(freshStateDir(), "not-a-directory");
@@ -148,5 +148,5 @@ describe("the spend ledger over stdio (issue 28)", () => {
         await conn.close();
       }
     }
-  });
+  }, 60_000);
 });
