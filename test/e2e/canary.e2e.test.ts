@@ -534,7 +534,10 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   await col.ok(client, label, "build_delete_group", { groupId: group.groupId });
   // Export and import are limited to one a minute per account: the second run of this drive is refused, and must still say why.
   // repeat: the second drive's export is the first's call again, which the spend ledger would answer from its record.
-  const exported = await col.call(client, label, "build_export_project", { projectId: "acme-storefront", repeat: true });
+  const exported = await col.call(client, label, "build_export_project", {
+    projectId: "acme-storefront",
+    repeat: true,
+  });
   if (!exported.isError) {
     await col.ok(client, label, "build_create_project", { projectId: `${prefix}-clone` });
     const transferId = (exported.structuredContent as { transferId: string }).transferId;
