@@ -74,7 +74,7 @@ export function createApp(
 
   const state = sharedState(config, redisModule, replicaId, logger);
   const pools = new PoolCache();
-  const ledger = spendLedger(config, state, sealer, logger, perTenant);
+  const ledger = spendLedger(config, state, sealer, logger, perTenant, enabled);
   const confirmations = new Confirmations(
     config.requestStateKey ?? (config.stateKey ? sealer.requestStateKey : randomBytes(32)),
     state.nonces,

@@ -1,5 +1,5 @@
 import { credentialHeader, type Config } from "../config.js";
-import type { ServiceModule } from "../core/service/service.js";
+import type { ServiceDeclaration, ServiceModule } from "../core/service/service.js";
 import type { ServiceAdvice } from "../core/tools/errors.js";
 import type { ToolDef } from "../core/tools/tool.js";
 
@@ -18,7 +18,7 @@ export function serviceTools(
 }
 
 /** Whose deps a tool's hooks get: the service of its toolset (the account tools: the tenant's "account"). */
-export function serviceOfToolset(enabled: readonly ServiceModule<any>[]): ReadonlyMap<string, string> {
+export function serviceOfToolset(enabled: readonly ServiceDeclaration<any>[]): ReadonlyMap<string, string> {
   return new Map(enabled.flatMap((m) => m.toolsets.map((t) => [t.id, m.name] as const)));
 }
 

@@ -150,3 +150,57 @@ describe("the spend ledger over stdio (issue 28)", () => {
     }
   }, 60_000);
 });
+
+describe("whose records a stdio server finds (issue 28)", () => {
+  let sandbox: Sandbox;
+  const launchesOf = (account: number) => sandbox.accounts.build[account].simulator.router.count(LAUNCH);
+
+  beforeAll(async () => {
+    sandbox = await testSandbox({ accounts: 2 });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it("another key on the same upstream and state directory is another account: its call is its own", async () => {
+    const dir = freshStateDir();
+    const args = { projectId: "same-name", prompt: "Landing page" };
+    const first = await connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", MCP_STATE_DIR: dir }));
+    try {
+      expect((await call(first.client, "build_launch_project", args)).isError).toBeFalsy();
+    } finally {
+      await first.close();
+    }
+    const other = sandbox.accounts.build[1].key;
+    const env = sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", MCP_STATE_DIR: dir, BUILD_API_KEY: other });
+    const second = await connectStdio(env);
+    try {
+      const launched = await call(second.client, "build_launch_project", args);
+      expect(launched.isError, text(launched)).toBeFalsy();
+      expect(text(launched)).not.toMatch(/Same call/);
+      expect([launchesOf(0), launchesOf(1)]).toEqual([1, 1]);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
+
+  it("--sandbox twice on one state directory: the second run's launch is its own and can be followed", async () => {
+    // The README's demo, run twice: the in-process sandbox forgets every call when its process
+    // ends, so a record of the first run must not answer the second (it named a project the new
+    // sandbox never had, and build_wait failed with PROJECT_NOT_FOUND).
+    const env = { PATH: process.env.PATH ?? "", BUILD_CONFIRM_SPEND: "never", MCP_STATE_DIR: freshStateDir() };
+    const args = { projectId: "demo-twice", prompt: "Landing page" };
+    for (const run of [1, 2]) {
+      const conn = await connectStdio(env, ["--sandbox"]);
+      try {
+        const launched = await call(conn.client, "build_launch_project", args);
+        expect(launched.isError, `run ${run}: ${text(launched)}`).toBeFalsy();
+        expect(text(launched)).not.toMatch(/Same call/);
+        const project = await call(conn.client, "build_get_project", { projectId: "demo-twice" });
+        expect(project.isError, `run ${run}: ${text(project)}`).toBeFalsy();
+      } finally {
+        await conn.close();
+      }
+    }
+  }, 60_000);
+});

@@ -71,8 +71,12 @@ export interface LedgerOptions {
   logger: Logger;
   /** Seals records at rest (results can hold a caller's data) and keys them by an HMAC of the call. */
   sealer?: Sealer;
-  /** One caller (stdio, one account): records are keyed without the process's random tenant id. */
-  singleTenant?: boolean;
+  /**
+   * One caller (stdio, one account per service): records are keyed by the account the tool's
+   * service talks to (a digest of its address and key) instead of the process's random tenant id,
+   * so the next process finds them and another account never does.
+   */
+  accountOf?: (def: ToolDef<any, any>) => string;
   /** Why the store cannot be trusted (an unwritable state file): every spend asks first. */
   degraded?: string;
 }
@@ -98,7 +102,7 @@ export class SpendLedger {
     ctx: CallContext,
     host: ToolHost,
   ): LedgerCall {
-    const who = this.options.singleTenant ? "*" : owner;
+    const who = this.options.accountOf?.(def) ?? owner;
     const key = this.keyOf(JSON.stringify([who, def.name, canonical(input)]));
     const recentKey = this.keyOf(JSON.stringify([who, def.name, "recent"]));
     return { def, input, repeat, owner: who, key, recentKey, ctx: this.withRecent(ctx, recentKey), host };
