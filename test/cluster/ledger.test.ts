@@ -6,6 +6,8 @@
 //   K4: the answer dropped between nginx and the client, the same call: one launch.
 //   K5: the same task-augmented launch twice, 2025 and 2026, on both replicas: one launch each.
 //   K6: the replica SIGKILLed mid-POST, retries past the window: one launch.
+//   K7: the replica SIGKILLed mid-POST, then Redis restarted empty (its record lost), the same call on
+//       the other replica and on the dead one started again: checked with the tool's find, not sent.
 import { connect } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { request2026, rpc2026, sleep, until } from "../harness.js";
@@ -170,6 +172,69 @@ describeCluster("the spend ledger across replica deaths, Redis restarts and lost
     }
     expect((await launches()) - before).toBe(1);
   }, 60_000);
+});
+
+describeCluster("the spend ledger after a Redis restart that lost a dead replica's records (issue 28)", () => {
+  let cluster: TestCluster;
+  const launches = async () => (await cluster.sandbox!.stats()).services["/build"]?.[LAUNCH] ?? 0;
+  const launch = (url: string, projectId: string, signal?: AbortSignal) =>
+    fetchCall(url, "build_launch_project", { projectId, prompt: "Landing page" }, signal);
+
+  beforeAll(async () => {
+    // A window long enough for a replica to be started again within it.
+    cluster = await startTestCluster({
+      replicas: 2,
+      pollIntervalMs: 250,
+      timeScale: 600,
+      env: { MCP_REPEAT_WINDOW_SECONDS: 120, BUILD_CONFIRM_SPEND: "never", MCP_LEASE_MS: 2000 },
+      args: ["--toolsets", "all"],
+    });
+    expect(cluster.state).toBe(true);
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("K7: a replica SIGKILLed after its launch, then Redis restarted empty: the same call is checked, not sent", async () => {
+    const [r1, r2] = cluster.replicas;
+    const before = await launches();
+    await cluster.sandbox!.faults([
+      { service: "build", fault: "slow", arg: 3000, method: "POST", path: `${API}/projects/launch` },
+    ]);
+    const first = launch(r1.url, "lost-with-redis").catch((err: unknown) => err);
+    // The POST is in flight when its replica dies: nobody is left to write its record back.
+    await sleep(1000);
+    await r1.kill("SIGKILL");
+    await first;
+    await until(launches, (n) => n - before === 1, 10_000);
+    // Redis runs without persistence: the dead replica's record is gone with the restart.
+    await cluster.redis.kill("SIGKILL");
+    await cluster.redis.start();
+    await until(
+      async () => (await r2.readyz()).status,
+      (s) => s === 200,
+      15_000,
+    );
+    const onOther = await launch(r2.url, "lost-with-redis");
+    expect(textOf(onOther)).toMatch(
+      /state store restarted at .*Nothing was sent\. Checked: found project lost-with-redis/s,
+    );
+    expect(textOf(onOther)).toMatch(/repeat: true/);
+    // Started again after the restart, the dead replica never saw the old generation: Redis's note tells it.
+    await until(
+      () => cluster.redis.command("GET", "sb:spend-restarted"),
+      (v) => Boolean(v),
+      10_000,
+    );
+    await r1.start();
+    const onRestarted = await launch(r1.url, "lost-with-redis");
+    expect(textOf(onRestarted)).toMatch(/state store restarted at .*Checked: found project lost-with-redis/s);
+    expect((await launches()) - before).toBe(1);
+    // A call nobody made before the restart: checked, nothing found, sent once.
+    const fresh = await launch(cluster.url, "new-after-restart");
+    expect(fresh.isError, textOf(fresh)).toBeFalsy();
+    expect((await launches()) - before).toBe(2);
+  }, 90_000);
 });
 
 /** One 2026-07-28 tools/call over HTTP, as a client with no capabilities sends it. */

@@ -122,13 +122,30 @@ const GENERATION = `return ${RUN_ID}`;
 
 /**
  * One spend-ledger command with the generation: ARGV op (get, claim, set), value, TTL ms. Answers
- * {run id, the record there before (false when none)}; a value is stored as "<run id>|<value>".
+ * {run id, the record there before (false when none)}, and for a get the restart marker KEYS[2]
+ * (false when none); a value is stored as "<run id>|<value>".
  */
 const LEDGER = `local g = ${RUN_ID}
 local cur = redis.call('GET', KEYS[1])
-if ARGV[1] == 'get' or (ARGV[1] == 'claim' and cur) then return {g, cur} end
+if ARGV[1] == 'get' then return {g, cur, redis.call('GET', KEYS[2])} end
+if ARGV[1] == 'claim' and cur then return {g, cur} end
 redis.call('SET', KEYS[1], g .. '|' .. ARGV[2], 'PX', ARGV[3])
 return {g, cur}`;
+
+/**
+ * Notes that this Redis server restarted (a replica saw its run id change): KEYS[1] holds when it
+ * started (ms, from its own clock and uptime, a second early) until that start is ARGV[1] ms old.
+ * Answers the start, or false when it is older than that.
+ */
+const RESTARTED = `local up = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)'))
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local started = (tonumber(t[1]) - up - 1) * 1000
+local ttl = tonumber(ARGV[1]) - (now - started)
+if ttl <= 0 then return false end
+local value = string.format('%.0f', started)
+redis.call('SET', KEYS[1], value, 'PX', string.format('%.0f', ttl))
+return value`;
 
 /**
  * Consumes a confirmation nonce of the given generation: 1 the first time, 0 after, -1 when Redis
@@ -149,7 +166,14 @@ interface Scripts {
   sbCreate(...keysThenArgs: string[]): Promise<number[]>;
   sbGeneration(): Promise<string>;
   sbConsume(key: string, generation: string, ttlMs: number): Promise<number>;
-  sbLedger(key: string, op: string, value: string, ttlMs: number): Promise<[string, string | null]>;
+  sbLedger(
+    key: string,
+    marker: string,
+    op: string,
+    value: string,
+    ttlMs: number,
+  ): Promise<[string, string | null, (string | null)?]>;
+  sbRestarted(marker: string, windowMs: number): Promise<string | null>;
 }
 
 export interface RedisStateOptions {
@@ -219,7 +243,8 @@ export class RedisState {
     this.cmd.defineCommand("sbCreate", { numberOfKeys: 5, lua: CREATE });
     this.cmd.defineCommand("sbGeneration", { numberOfKeys: 0, lua: GENERATION });
     this.cmd.defineCommand("sbConsume", { numberOfKeys: 1, lua: CONSUME });
-    this.cmd.defineCommand("sbLedger", { numberOfKeys: 1, lua: LEDGER });
+    this.cmd.defineCommand("sbLedger", { numberOfKeys: 2, lua: LEDGER });
+    this.cmd.defineCommand("sbRestarted", { numberOfKeys: 1, lua: RESTARTED });
     this.sub.on("message", (channel: string, message: string) => {
       for (const handler of this.handlers.get(channel) ?? []) {
         try {
@@ -373,31 +398,41 @@ export class RedisLedgerStore implements LedgerStore {
 
   async claim(key: string, value: string, ttlMs: number): Promise<{ generation: string; prior?: Stored }> {
     this.state.roundTrips++;
-    const [generation, prior] = await this.state.scripts.sbLedger(`${P}spend:${key}`, "claim", value, ttlMs);
+    const [generation, prior] = await this.state.scripts.sbLedger(spendKey(key), RESTART_KEY, "claim", value, ttlMs);
     return { generation, prior: unpack(prior) };
   }
 
-  async get(key: string): Promise<{ generation: string; found?: Stored }> {
+  async get(key: string): Promise<{ generation: string; found?: Stored; restarted?: number }> {
     this.state.roundTrips++;
-    const [generation, found] = await this.state.scripts.sbLedger(`${P}spend:${key}`, "get", "", 0);
-    return { generation, found: unpack(found) };
+    const [generation, found, restarted] = await this.state.scripts.sbLedger(spendKey(key), RESTART_KEY, "get", "", 0);
+    return { generation, found: unpack(found), ...(restarted ? { restarted: Number(restarted) } : {}) };
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     this.state.roundTrips++;
-    await this.state.scripts.sbLedger(`${P}spend:${key}`, "set", value, ttlMs);
+    await this.state.scripts.sbLedger(spendKey(key), RESTART_KEY, "set", value, ttlMs);
   }
 
   async delete(key: string): Promise<void> {
     this.state.roundTrips++;
-    await this.state.cmd.del(`${P}spend:${key}`);
+    await this.state.cmd.del(spendKey(key));
   }
 
   async currentGeneration(): Promise<string> {
     this.state.roundTrips++;
     return this.state.scripts.sbGeneration();
   }
+
+  async restarted(windowMs: number): Promise<number | undefined> {
+    this.state.roundTrips++;
+    const started = await this.state.scripts.sbRestarted(RESTART_KEY, windowMs);
+    return started ? Number(started) : undefined;
+  }
 }
+
+const spendKey = (key: string) => `${P}spend:${key}`;
+/** When the Redis server last restarted, kept for the spend ledger's window after it. */
+const RESTART_KEY = `${P}spend-restarted`;
 
 function unpack(raw: string | null | undefined): Stored | undefined {
   if (!raw) return undefined;

@@ -11,11 +11,20 @@ export interface LedgerStore {
   readonly where: "process" | "file" | "redis";
   /** Stores the value only if the key has none: `prior` is what was there (absent: this call claimed it). */
   claim(key: string, value: string, ttlMs: number): Promise<{ generation: string; prior?: Stored }>;
-  get(key: string): Promise<{ generation: string; found?: Stored }>;
+  /**
+   * `restarted`: when the store last (re)started (ms since the epoch), while that is within the
+   * window a replica gave `restarted()`: a record written before it may be lost.
+   */
+  get(key: string): Promise<{ generation: string; found?: Stored; restarted?: number }>;
   set(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;
   /** The store's generation now (a store whose memory can be lost while this process runs: Redis). */
   currentGeneration?(): Promise<string>;
+  /**
+   * Notes that the store restarted (its generation changed), for every process sharing it, until its
+   * start is `windowMs` old: `get` answers it meanwhile. Answers the start, or undefined past that.
+   */
+  restarted?(windowMs: number): Promise<number | undefined>;
 }
 
 /** A record as the store holds it: the generation it was written in, and its value. */

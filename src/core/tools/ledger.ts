@@ -87,6 +87,8 @@ export class SpendLedger {
   /** The store generation this process last saw: a change is a Redis restart. */
   private generation?: string;
   private restoring?: Promise<number>;
+  /** A restart this process saw but could not note in the store: a missing record proves nothing until then. */
+  private restartSeen?: { at: number; until: number };
 
   constructor(private readonly options: LedgerOptions) {}
 
@@ -124,8 +126,10 @@ export class SpendLedger {
     if (this.options.degraded && !call.repeat) return { answer: this.cannotRemember(call) };
     try {
       if (!call.repeat) {
-        const prior = await this.read(call.key);
+        const { prior, restarted } = await this.look(call.key);
         if (prior) return { answer: await this.repeated(call, prior), prior };
+        const unproven = restarted === undefined ? undefined : await this.afterRestart(call, restarted);
+        if (unproven) return { answer: unproven };
       }
       const refused = await runBefore(def, input, ctx, host);
       if (refused) return { answer: refused };
@@ -295,6 +299,37 @@ export class SpendLedger {
     return text(`${head} Check first: ${check}. ${again}`, true);
   }
 
+  /**
+   * No record, but the store restarted within the window: a record of this same call written
+   * before the restart may be lost (its replica died before it could write it back). The tool's
+   * read-only `find` looks for the work since the window began: nothing found, the call goes on;
+   * found, or no way to look, nothing is sent and the answer says how to spend on purpose.
+   */
+  private async afterRestart(call: LedgerCall, restarted: number): Promise<CallToolResult | undefined> {
+    const { def, input, ctx, host } = call;
+    const since = new Date(Date.now() - this.options.windowMs).toISOString();
+    const head =
+      `The state store restarted at ${clock(new Date(restarted).toISOString())} and may have lost the record ` +
+      `of this same call made before it, so it cannot be proven that this call did not already run. ` +
+      "Nothing was sent.";
+    const again = `If it did not take effect, call ${def.name} again with repeat: true to spend on purpose.`;
+    const fields = { tool: def.name, restarted: new Date(restarted).toISOString() };
+    if (def.find) {
+      try {
+        const found = await def.find(input, { ...ctx, deps: host.deps(def) }, since);
+        this.options.logger.info("spending call checked after a store restart", { ...fields, found: !!found });
+        if (!found) return undefined;
+        return text(`${head} Checked: ${found} ${again}`, true);
+      } catch (err) {
+        const error = err instanceof Error ? err.message : String(err);
+        this.options.logger.warn("spend check failed", { tool: def.name, error });
+      }
+    }
+    this.options.logger.info("spending call not sent after a store restart: no check", fields);
+    const check = verifyOf(def, input, host) ?? "read the resource again";
+    return text(`${head} Check first: ${check}. ${again}`, true);
+  }
+
   /** The same tool spent by this caller within the window: a confirmation asked now says so. */
   private withRecent(ctx: CallContext, recentKey: string): CallContext {
     const confirm: CallContext["confirm"] = async (request) => {
@@ -336,8 +371,19 @@ export class SpendLedger {
     if (before === undefined || before === generation) return false;
     this.options.logger.warn("state store generation changed; writing back this replica's spend records");
     const previous = this.restoring ?? Promise.resolve(0);
-    this.restoring = previous.then(() => this.restore());
+    this.restoring = previous.then(() => this.noteRestart()).then(() => this.restore());
     return true;
+  }
+
+  /** Tells every replica the store restarted (so a record missing now proves nothing), first. */
+  private async noteRestart(): Promise<void> {
+    try {
+      await this.store.restarted?.(this.options.windowMs);
+    } catch (err) {
+      // Not noted in the store: this replica still knows, for the window from now.
+      this.restartSeen = { at: Date.now(), until: Date.now() + this.options.windowMs };
+      this.options.logger.warn("store restart not noted", { error: String(err) });
+    }
   }
 
   /** Writes back what this process wrote and a restarted store lost: without a known outcome, as unknown. */
@@ -391,20 +437,27 @@ export class SpendLedger {
   }
 
   private async read(key: string, quiet = false): Promise<Prior | undefined> {
-    let { generation, found } = await this.store.get(key);
-    if (this.observe(generation)) {
-      // A change seen just now: this process's records go back before this one is judged.
+    return (await this.look(key, quiet)).prior;
+  }
+
+  /** A record as of now, and when the store restarted if a record written before that may be lost. */
+  private async look(key: string, quiet = false): Promise<{ prior?: Prior; restarted?: number }> {
+    let got = await this.store.get(key);
+    if (this.observe(got.generation)) {
+      // A change seen just now: the restart is noted and this process's records go back before this one is judged.
       await this.restoring;
-      ({ generation, found } = await this.store.get(key));
+      got = await this.store.get(key);
     }
-    if (!found) return undefined;
+    const seen = this.restartSeen && this.restartSeen.until > Date.now() ? this.restartSeen.at : undefined;
+    const restarted = got.restarted ?? seen;
+    if (!got.found) return { restarted };
     try {
-      return this.interpret(key, found, generation);
+      return { prior: this.interpret(key, got.found, got.generation) };
     } catch (err) {
-      if (quiet) return undefined;
+      if (quiet) return {};
       // A record that does not open (corrupt, another key): proves nothing, so it counts as unknown.
       this.options.logger.warn("spend record unreadable", { error: String(err) });
-      return { state: "unknown", at: new Date(0).toISOString(), why: "its record could not be read" };
+      return { prior: { state: "unknown", at: new Date(0).toISOString(), why: "its record could not be read" } };
     }
   }
 

@@ -90,6 +90,17 @@ export function agentTools() {
       },
       output: s.startedWork,
       verify: ({ projectId }) => `call build_get_agent_status for "${projectId}"`,
+      find: async ({ projectId }, ctx, since) => {
+        const run = await ctx.deps.client.getAgentStatus(projectId, ctx.signal);
+        // A minute of slack for clocks, as for a launch; a run said to be running without a start counts.
+        const at = run.startedAt ? Date.parse(run.startedAt) : undefined;
+        if (at === undefined ? run.status !== "init" : at < Date.parse(since) - 60_000) return undefined;
+        return (
+          `an agent run on ${projectId} ${run.startedAt ? `started at ${run.startedAt}` : "is running"} ` +
+          `(${run.status}): that call may have started it (and was charged). Follow it (build_wait, ` +
+          "build_get_agent_status) instead of spending again."
+        );
+      },
       before: ({ projectId, prompt, multiPrompt }, ctx) => {
         if (prompt === undefined && !multiPrompt?.prompts) {
           throw new ToolError(
