@@ -25,6 +25,13 @@ export interface Span {
   resource: Record<string, unknown>;
 }
 
+/** Whether `span` hangs, at any depth, under the span `ancestorId` (all in `spans`). */
+export function under(span: Span, ancestorId: string, spans: Span[]): boolean {
+  for (let s: Span | undefined = span; s?.parentSpanId; s = spans.find((x) => x.spanId === s!.parentSpanId))
+    if (s.parentSpanId === ancestorId) return true;
+  return false;
+}
+
 export interface Metric {
   name: string;
   resource: Record<string, unknown>;
@@ -119,12 +126,15 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-/** Forwards every request to `target`'s origin (same path) and records its headers. */
-export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
-  const origin = new URL(target);
+/**
+ * Forwards every request to `target`'s origin (same path) and records its headers. `target` may
+ * be a function, read at each request: a cluster's sandbox, known only once it started.
+ */
+export async function startRecordingProxy(target: string | (() => string)): Promise<RecordingProxy> {
   const seen: RecordingProxy["seen"] = [];
   const server = createServer((req, res) => {
     seen.push({ path: req.url ?? "", headers: req.headers });
+    const origin = new URL(typeof target === "string" ? target : target());
     const out = httpRequest(
       { host: origin.hostname, port: origin.port, path: req.url, method: req.method, headers: req.headers },
       (answer) => {
@@ -136,7 +146,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     req.pipe(out);
   });
   const port = await listen(server);
-  const base = new URL(target);
+  const base = new URL(typeof target === "string" ? target : "http://127.0.0.1");
   base.host = `127.0.0.1:${port}`;
   return { url: base.toString().replace(/\/$/, ""), seen, close: () => new Promise((r) => server.close(() => r())) };
 }

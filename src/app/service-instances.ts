@@ -66,7 +66,7 @@ export function instanceMaker(
 /** A poller made when first followed: most tenants never wait on, nor subscribe to, anything. */
 function firstFollow<T>(make: () => Poller<T>): Poller<T> {
   let poller: Poller<T> | undefined;
-  return { follow: (key, listener) => (poller ??= make()).follow(key, listener) };
+  return { follow: (key, listener, span) => (poller ??= make()).follow(key, listener, span) };
 }
 
 function missingKeyMessage(module: ServiceModule<any>, config: Config): string {

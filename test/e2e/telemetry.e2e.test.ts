@@ -9,6 +9,7 @@ import {
   connectHttp,
   type HttpServerProcess,
   MODERN,
+  rpc2026,
   sandboxEnv,
   spawnHttpServer,
   testSandbox,
@@ -23,11 +24,14 @@ import {
   type RecordingProxy,
   type Span,
   startPrometheus,
+  under,
   startReceiver,
   startRecordingProxy,
 } from "../telemetry-receiver.js";
 
 const MCP_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+const ELICIT = { elicitation: { form: {} } };
 
 describe("telemetry: OTLP traces and metrics, Prometheus", () => {
   let sandbox: Sandbox;
@@ -131,6 +135,96 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     expect(serverSpan.status.code).toBe(2);
     const upstream = spans.find((s) => s.kind === 3)!;
     expect(upstream.attributes).toMatchObject({ "http.response.status_code": 400, "error.type": "400" });
+  });
+
+  it("a task is a span under its request's: the launch and the wait under it, each poll under the wait", async () => {
+    const t = traceparent();
+    const other = traceparent();
+    const { body } = await rpc2026(
+      server.url,
+      "tools/call",
+      {
+        name: "build_launch_project",
+        arguments: { projectId: "traced-task", prompt: "Landing page [minutes=150]", wait: true },
+        _meta: { traceparent: t.header },
+      },
+      { capabilities: TASKS },
+    );
+    expect(body.result?.resultType, JSON.stringify(body)).toBe("task");
+    const taskId = body.result.taskId as string;
+    // A second wait on the same project, in a trace of its own, shares the task's polls.
+    const waited = await client.callTool({
+      name: "build_wait",
+      arguments: { projectId: "traced-task", until: "agent" },
+      _meta: { traceparent: other.header },
+    });
+    expect(waited.isError, JSON.stringify(waited)).toBeFalsy();
+    await until(
+      async () => (await rpc2026(server.url, "tasks/get", { taskId }, { capabilities: TASKS })).body.result?.status,
+      (s) => s === "completed",
+      20_000,
+    );
+
+    const isTask = (s: Span) => s.name === "task build_launch_project";
+    const spans = await spansOf(t.traceId, (s) => s.some(isTask));
+    const call = spans.find((s) => s.name === "tools/call build_launch_project")!;
+    expect(call.parentSpanId).toBe(t.parentId);
+    const task = spans.find(isTask)!;
+    expect(task).toMatchObject({ kind: 1, parentSpanId: call.spanId });
+    expect(task.attributes).toMatchObject({ "switchboard.task.id": taskId, "switchboard.task.status": "completed" });
+    const launch = spans.find((s) => s.kind === 3 && s.name === "POST /api/v1/vcaas/projects/launch")!;
+    expect(launch.parentSpanId).toBe(task.spanId);
+    const wait = spans.find((s) => s.name === "wait")!;
+    expect(under(wait, task.spanId, spans)).toBe(true);
+    expect(wait.attributes["switchboard.wait.outcome"]).toBe("done");
+
+    // Whichever wait followed first has the polls as children; the other links the polls it read.
+    const otherSpans = await spansOf(other.traceId, (s) => s.some((x) => x.name === "wait"));
+    const waits = [wait, otherSpans.find((s) => s.name === "wait")!];
+    const all = [...spans, ...otherSpans];
+    const polls = all.filter((s) => s.name === "poll");
+    const parentWait = waits.find((w) => polls.some((p) => p.parentSpanId === w.spanId))!;
+    expect(parentWait).toBeDefined();
+    const status = all.find((s) => s.kind === 3 && /^GET \S+\/agent\/status$/.test(s.name))!;
+    expect(polls.map((p) => p.spanId)).toContain(status.parentSpanId);
+    const linker = waits.find((w) => w !== parentWait)!;
+    const linked = linker.links.filter((l) => l.attributes["switchboard.link"] === "poll");
+    expect(linked.length).toBeGreaterThan(0);
+    for (const l of linked) expect(polls.find((p) => p.spanId === l.spanId)?.parentSpanId).toBe(parentWait.spanId);
+  });
+
+  it("shows a credit confirmation as events on the calls' spans: asked, then accepted", async () => {
+    const asked = traceparent();
+    const first = (
+      await rpc2026(
+        server.url,
+        "tools/call",
+        { name: "build_create_project", arguments: { projectId: "traced-one" }, _meta: { traceparent: asked.header } },
+        { capabilities: ELICIT },
+      )
+    ).body.result;
+    expect(first.resultType).toBe("input_required");
+    const answered = traceparent();
+    const retry = await rpc2026(
+      server.url,
+      "tools/call",
+      {
+        name: "build_create_project",
+        arguments: { projectId: "traced-one" },
+        inputResponses: { confirm_spend: { action: "accept", content: { confirm: true } } },
+        requestState: first.requestState,
+        _meta: { traceparent: answered.header },
+      },
+      { capabilities: ELICIT },
+    );
+    expect(retry.body.result?.isError, JSON.stringify(retry.body)).toBeFalsy();
+    const outcomes = async (traceId: string) =>
+      (await spansOf(traceId, (s) => s.some((x) => x.kind === 2)))
+        .find((s) => s.kind === 2)!
+        .events.filter((e) => e.name === "switchboard.confirmation")
+        .map((e) => e.attributes.outcome);
+    expect(await outcomes(asked.traceId)).toEqual(["asked"]);
+    expect(await outcomes(answered.traceId)).toEqual(["accepted"]);
   });
 
   it("a tool name the server does not have names no span and labels no metric", async () => {

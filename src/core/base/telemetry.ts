@@ -48,16 +48,35 @@ export type GaugeName = "tasks" | "pollers" | "tenants" | "subscriptions";
 
 export type Labels = Record<string, string | number | boolean | undefined>;
 
+/**
+ * Long work as a span of its own, open until `end`: a task, a wait, one poll of a shared poller.
+ * A poll serves every follower of its key (on every replica): it is the child of the oldest
+ * follower's span here, and every other follower's span links to it.
+ */
+export interface WorkSpan {
+  /** Its W3C traceparent: kept in a task's record, so a replica taking the task over links to it. */
+  readonly traceparent: string | undefined;
+  /** Runs `fn` with this span current: upstream requests made in it are its children. */
+  run<T>(fn: () => Promise<T>): Promise<T>;
+  /** Links another span (a poll whose answer this work read) by its traceparent. */
+  link(traceparent: string | undefined): void;
+  end(attributes?: Labels, error?: unknown): void;
+}
+
+/**
+ * Where a WorkSpan hangs: under the current span, in a trace of its own, under another work's
+ * span, or (a takeover) under the span another replica left in the task's record, linked to it.
+ */
+export type WorkParent = "current" | "none" | { of: WorkSpan } | { continues: string };
+
 export interface Telemetry {
   readonly on: boolean;
   /** Runs an MCP request handler in its SERVER span. `scrub` cleans an error's message before it is recorded. */
   operation<T>(op: ServerOperation, run: () => Promise<T>, scrub: (text: string) => string): Promise<T>;
   /** A CLIENT span for one upstream attempt (`resend`: 0 for the first, 1 for the first retry…). */
   upstream(service: string, method: string, path: string, resend: number): UpstreamAttempt;
-  /** Long work (a task, a wait) as a span of its own; `link` is a traceparent it continues from (a takeover). */
-  work<T>(name: string, attributes: Labels, run: () => Promise<T>, link?: string): Promise<T>;
-  /** The traceparent of the current span, to be stored with work another replica may take over. */
-  traceparent(): string | undefined;
+  /** Starts long work's span (a task, a wait, a poll); `parent` says where it hangs ("current" by default). */
+  begin(name: string, attributes?: Labels, parent?: WorkParent): WorkSpan;
   /** An event on the current span (a confirmation asked, answered). */
   event(name: string, attributes?: Labels): void;
   /** Adds to a counter, or records a value in a histogram. */
@@ -72,13 +91,13 @@ export interface Telemetry {
 
 const NO_ATTEMPT: UpstreamAttempt = { headers: {}, end: () => undefined };
 const nothing = () => undefined;
+export const NO_WORK: WorkSpan = { traceparent: undefined, run: (fn) => fn(), link: nothing, end: nothing };
 
 export const NO_TELEMETRY: Telemetry = {
   on: false,
   operation: (_op, run) => run(),
   upstream: () => NO_ATTEMPT,
-  work: (_name, _attributes, run) => run(),
-  traceparent: nothing,
+  begin: () => NO_WORK,
   event: nothing,
   add: nothing,
   gauge: nothing,

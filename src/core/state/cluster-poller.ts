@@ -1,17 +1,19 @@
 import {
   handOut,
-  settle,
+  tracedPoll,
   type Poller,
   type PollerFactory,
   type PollerOptions,
   type PollListener,
   type PollResult,
 } from "../upstream/poller.js";
+import type { WorkSpan } from "../base/telemetry.js";
 import { UpstreamError } from "../upstream/upstream.js";
 import type { RedisState } from "./redis.js";
 
 interface Follower<T> {
   listener: PollListener<T>;
+  span?: WorkSpan;
   /** Only answers to fetches begun after this (ms) reach it: never a state read before its own request. */
   joinedAt: number;
 }
@@ -31,6 +33,8 @@ interface Entry<T> {
 interface Published {
   from: string;
   startedAt: number;
+  /** The poll's traceparent: followers' spans on every replica link to it. */
+  trace?: string;
   value?: unknown;
   error?: { message: string; upstream?: Omit<UpstreamError, "name" | "transient" | "stack"> };
 }
@@ -61,9 +65,9 @@ export class ClusterPoller<T> implements Poller<T> {
     return `poll:${kind}:${this.namespace}:${this.options.intervalMs}:${key}`;
   }
 
-  follow(key: string, listener: PollListener<T>): () => void {
+  follow(key: string, listener: PollListener<T>, span?: WorkSpan): () => void {
     let entry = this.entries.get(key);
-    const follower: Follower<T> = { listener, joinedAt: Date.now() };
+    const follower: Follower<T> = { listener, span, joinedAt: Date.now() };
     if (!entry) {
       const created: Entry<T> = {
         followers: new Set(),
@@ -140,7 +144,7 @@ export class ClusterPoller<T> implements Poller<T> {
     entry.inFlight = true;
     entry.freshWanted = false;
     const startedAt = (entry.lastStart = Date.now());
-    const result = await settle(() => this.fetch(key, entry.controller.signal));
+    const result = await tracedPoll(entry.followers, () => this.fetch(key, entry.controller.signal));
     entry.inFlight = false;
     if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
     this.deliver(key, entry, startedAt, result);
@@ -158,30 +162,34 @@ export class ClusterPoller<T> implements Poller<T> {
     this.deliver(key, entry, message.startedAt, fromPublished<T>(message));
   }
 
-  private deliver(key: string, entry: Entry<T>, startedAt: number, result: PollResult<T>): void {
+  private deliver(key: string, entry: Entry<T>, startedAt: number, result: PollResult<T> & { by?: WorkSpan }): void {
     handOut(entry.followers, (f) => f.joinedAt <= startedAt, result, this.options.logger, key);
   }
 }
 
 function toPublished(from: string, startedAt: number, result: PollResult<unknown>): Published {
-  if (!result.error) return { from, startedAt, value: result.value };
+  const trace = result.trace;
+  if (!result.error) return { from, startedAt, trace, value: result.value };
   const err = result.error;
   if (err instanceof UpstreamError) {
     const { service, status, code, message, request, outcomeUnknown, retryAfterMs, details } = err;
     return {
       from,
       startedAt,
+      trace,
       error: { message, upstream: { service, status, code, message, request, outcomeUnknown, retryAfterMs, details } },
     };
   }
-  return { from, startedAt, error: { message: err instanceof Error ? err.message : String(err) } };
+  return { from, startedAt, trace, error: { message: err instanceof Error ? err.message : String(err) } };
 }
 
 function fromPublished<T>(message: Published): PollResult<T> {
-  if (!message.error) return { value: message.value as T };
+  const { trace } = message;
+  if (!message.error) return { value: message.value as T, trace };
   const u = message.error.upstream;
-  if (!u) return { error: new Error(message.error.message) };
+  if (!u) return { error: new Error(message.error.message), trace };
   return {
+    trace,
     error: new UpstreamError(
       u.service,
       u.status,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
-import { telemetry } from "../base/telemetry.js";
+import { telemetry, type WorkSpan } from "../base/telemetry.js";
 import type { Sealer } from "../base/seal.js";
 import { callHost, runTool, verifyOf, type CallContext, type ToolDef, type ToolHost } from "../tools/tool.js";
 import type { LostTaskAdvice } from "../service/service.js";
@@ -167,6 +167,8 @@ export class TaskRunner {
       ...(spec.credentials ? { credentials: spec.credentials } : {}),
     };
     const taskId = randomUUID();
+    // The task's span hangs under the request's; its traceparent goes into the record for a takeover.
+    const span = telemetry.begin(`task ${def.name}`, { "switchboard.task.id": taskId });
     const record: TaskRecord = {
       taskId,
       owner: spec.owner,
@@ -178,13 +180,20 @@ export class TaskRunner {
       ttlMs,
       pollIntervalMs: this.options.pollIntervalMs,
       ...this.sealed(work, taskId),
+      ...(span.traceparent ? { traceparent: span.traceparent } : {}),
     };
     // The task must exist before its handle is returned (a tasks/get right after must find it).
     const cap = this.options.maxWorkingPerOwner;
-    const full = await this.store.create(record, cap);
-    if (full) throw taskLimit(full.working, cap!);
+    const full = await this.store.create(record, cap).catch((err: unknown) => {
+      span.end(undefined, err);
+      throw err;
+    });
+    if (full) {
+      span.end({ "switchboard.task.status": "refused" });
+      throw taskLimit(full.working, cap!);
+    }
     this.options.logger.info("task started", { taskId, tool: def.name });
-    this.follow(record, work, spec.tool, undefined);
+    this.follow(record, work, spec.tool, undefined, span);
     return record;
   }
 
@@ -201,6 +210,7 @@ export class TaskRunner {
     work: TaskWork,
     tool: TaskTool,
     resumeFrom: Record<string, unknown> | undefined,
+    span: WorkSpan,
   ): void {
     const { taskId } = record;
     const controller = new AbortController();
@@ -233,15 +243,22 @@ export class TaskRunner {
         );
       },
     };
-    void runTool(tool.def, work.input, ctx, call, true, resumeFrom)
+    let ended: string = "completed";
+    void span
+      .run(() => runTool(tool.def, work.input, ctx, call, true, resumeFrom))
       .then(async (result) => {
-        if (controller.signal.aborted) return;
+        if (controller.signal.aborted) return void (ended = "stopped");
+        if (result.isError) ended = "tool_error";
         const line = result.content.find((c) => c.type === "text");
         const summary = line && "text" in line ? line.text.split("\n")[0] : undefined;
         await this.finish(followed.record, { status: "completed", result, statusMessage: summary });
       })
-      .catch((err) => this.options.logger.error("task ended without a result", { taskId, error: String(err) }))
+      .catch((err) => {
+        ended = "failed";
+        this.options.logger.error("task ended without a result", { taskId, error: String(err) });
+      })
       .finally(() => {
+        span.end({ "switchboard.task.status": ended });
         clearTimeout(expiry);
         unpin();
         if (this.running.get(taskId) === followed) this.running.delete(taskId);
@@ -358,8 +375,18 @@ export class TaskRunner {
       );
     }
     this.options.logger.info("task taken over", { taskId, tool: def.name, from: canResume ? "checkpoint" : "start" });
-    await this.store.update(taskId, { statusMessage: `${def.title}: taken over by another replica, still following` });
-    this.follow(record, work, tool, canResume ? work.checkpoint : undefined);
+    // Its span continues the trace of the replica that stopped, linked to that replica's span.
+    const span = telemetry.begin(
+      `task ${def.name}`,
+      { "switchboard.task.id": taskId, "switchboard.task.takeover": true },
+      record.traceparent ? { continues: record.traceparent } : "none",
+    );
+    await this.store.update(taskId, {
+      statusMessage: `${def.title}: taken over by another replica, still following`,
+      ...(span.traceparent ? { traceparent: span.traceparent } : {}),
+    });
+    const followed = span.traceparent ? { ...record, traceparent: span.traceparent } : record;
+    this.follow(followed, work, tool, canResume ? work.checkpoint : undefined, span);
   }
 
   /** A task that ended before any work began (a refused spend asked for as a 2025 task). */

@@ -26,9 +26,16 @@ export interface TaskRecord {
    * caller's keys, how far the work got), encrypted (AES-256-GCM, ENV.stateKey). Erased when the task ends.
    */
   sealed?: string;
+  /**
+   * Telemetry on: the W3C traceparent of the span of the replica following the task (never sent to
+   * clients). A replica that takes the task over hangs its own span under it, linked.
+   */
+  traceparent?: string;
 }
 
-export type TaskChange = Partial<Pick<TaskRecord, "status" | "statusMessage" | "result" | "error" | "sealed">>;
+export type TaskChange = Partial<
+  Pick<TaskRecord, "status" | "statusMessage" | "result" | "error" | "sealed" | "traceparent">
+>;
 
 export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
 

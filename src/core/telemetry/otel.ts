@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import {
   type Attributes,
+  type Context,
   context,
   createContextKey,
+  defaultTextMapSetter,
   type Link,
   propagation,
   ROOT_CONTEXT,
@@ -19,7 +21,16 @@ import { detectResources, envDetector, resourceFromAttributes } from "@opentelem
 import { type MetricReader, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { ENV } from "../base/settings.js";
-import type { GaugeName, Labels, MetricName, ServerOperation, Telemetry, UpstreamAttempt } from "../base/telemetry.js";
+import type {
+  GaugeName,
+  Labels,
+  MetricName,
+  ServerOperation,
+  Telemetry,
+  UpstreamAttempt,
+  WorkParent,
+  WorkSpan,
+} from "../base/telemetry.js";
 import { scrubbingProcessor } from "./scrub.js";
 import { routeTemplate } from "./route.js";
 
@@ -126,9 +137,8 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     ...(replica ? { "service.instance.id": replica, "switchboard.replica.id": replica } : {}),
   }).merge(detectResources({ detectors: [envDetector] }));
 
-  const propagator = new CompositePropagator({
-    propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
-  });
+  const traceContext = new W3CTraceContextPropagator();
+  const propagator = new CompositePropagator({ propagators: [traceContext, new W3CBaggagePropagator()] });
   propagation.setGlobalPropagator(propagator);
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
@@ -307,25 +317,48 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     };
   };
 
-  const work = async <T>(name: string, attributes: Labels, run: () => Promise<T>, link?: string) => {
+  /** The context each WorkSpan runs in, so a poll can hang under its follower's span. */
+  const contexts = new WeakMap<WorkSpan, Context>();
+  const traceparentOf = (ctx: Context) => {
+    const carrier: Record<string, string> = {};
+    traceContext.inject(ctx, carrier, defaultTextMapSetter);
+    return carrier.traceparent;
+  };
+  const begin = (name: string, attributes: Labels = {}, parent: WorkParent = "current"): WorkSpan => {
+    let from = ROOT_CONTEXT;
     const links: Link[] = [];
-    if (link) {
-      const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent: link }, getter));
+    if (parent === "current") from = context.active();
+    else if (parent === "none") from = ROOT_CONTEXT;
+    else if ("of" in parent) from = contexts.get(parent.of) ?? ROOT_CONTEXT;
+    else {
+      from = traceContext.extract(ROOT_CONTEXT, { traceparent: parent.continues }, getter);
+      const linked = trace.getSpanContext(from);
       if (linked) links.push({ context: linked, attributes: { "switchboard.link": "takeover" } });
     }
-    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes: clean(attributes), links });
-    try {
-      return await context.with(trace.setSpan(context.active(), span), run);
-    } catch (err) {
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute(
-        "error.type",
-        (err as { code?: unknown }).code ? String((err as { code: unknown }).code) : "_OTHER",
-      );
-      throw err;
-    } finally {
-      span.end();
-    }
+    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes: clean(attributes), links }, from);
+    const own = trace.setSpan(from, span);
+    const work: WorkSpan = {
+      traceparent: traceparentOf(own),
+      run: (fn) => context.with(own, fn),
+      link: (traceparent) => {
+        const linked = traceparent && trace.getSpanContext(traceContext.extract(ROOT_CONTEXT, { traceparent }, getter));
+        if (linked) span.addLink({ context: linked, attributes: { "switchboard.link": "poll" } });
+      },
+      end: (attributes, error) => {
+        if (attributes) span.setAttributes(clean(attributes));
+        if (error !== undefined) {
+          const code = (error as { code?: unknown } | null)?.code;
+          span.setAttribute(
+            "error.type",
+            typeof code === "string" || typeof code === "number" ? String(code) : "_OTHER",
+          );
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        span.end();
+      },
+    };
+    contexts.set(work, own);
+    return work;
   };
 
   for (const [name, g] of Object.entries(GAUGES) as [GaugeName, (typeof GAUGES)[GaugeName]][]) {
@@ -343,12 +376,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     metricsUrl,
     operation,
     upstream,
-    work,
-    traceparent: () => {
-      const carrier: Record<string, string> = {};
-      propagation.inject(context.active(), carrier);
-      return carrier.traceparent;
-    },
+    begin,
     event: (name, attributes) => trace.getActiveSpan()?.addEvent(name, attributes ? clean(attributes) : undefined),
     add: (name, value = 1, labels = {}) => {
       const keep: Attributes = {};

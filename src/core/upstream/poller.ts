@@ -1,10 +1,15 @@
 import type { Logger } from "../base/logger.js";
+import { telemetry, type WorkSpan } from "../base/telemetry.js";
 
-export type PollResult<T> = { value: T; error?: undefined } | { value?: undefined; error: unknown };
+/** `trace`: the poll's traceparent (telemetry on), which the followers' spans link to. */
+export type PollResult<T> = ({ value: T; error?: undefined } | { value?: undefined; error: unknown }) & {
+  trace?: string;
+};
 export type PollListener<T> = (result: PollResult<T>) => void;
 
 interface Follower<T> {
   listener: PollListener<T>;
+  span?: WorkSpan;
   /** Sequence number of the first fetch this follower may see (never a fetch begun before it joined). */
   fromFetch: number;
 }
@@ -22,7 +27,8 @@ interface Entry<T> {
 
 /** Follows keys: one upstream poll per key and interval, whoever follows. In process or across replicas. */
 export interface Poller<T> {
-  follow(key: string, listener: PollListener<T>): () => void;
+  /** `span`: the follower's (a wait's) span, which its polls hang under or link to. */
+  follow(key: string, listener: PollListener<T>, span?: WorkSpan): () => void;
 }
 
 /** Makes a poller for one namespace (a tenant's project statuses, say): in process, or leased across replicas. */
@@ -41,16 +47,36 @@ export async function settle<T>(fetch: () => Promise<T>): Promise<PollResult<T>>
   }
 }
 
-/** Hands an answer to the followers `wants` accepts; one that throws does not stop the others. */
-export function handOut<T, F extends { listener: PollListener<T> }>(
+/**
+ * One fetch in a span of its own: the child of the oldest follower's span that has one (a wait),
+ * else a trace of its own (a resource subscription's poll). Its traceparent goes with the answer.
+ */
+export async function tracedPoll<T>(
+  followers: Iterable<{ span?: WorkSpan }>,
+  fetch: () => Promise<T>,
+): Promise<PollResult<T> & { by?: WorkSpan }> {
+  if (!telemetry.on) return settle(fetch);
+  const by = [...followers].find((f) => f.span)?.span;
+  const span = telemetry.begin("poll", {}, by ? { of: by } : "none");
+  const result = await span.run(() => settle(fetch));
+  span.end(undefined, result.error);
+  return { ...result, trace: span.traceparent, by };
+}
+
+/**
+ * Hands an answer to the followers `wants` accepts; one that throws does not stop the others.
+ * A follower's span links the poll unless it is the poll's parent (`by`).
+ */
+export function handOut<T, F extends { listener: PollListener<T>; span?: WorkSpan }>(
   followers: Iterable<F>,
   wants: (f: F) => boolean,
-  result: PollResult<T>,
+  { by, ...result }: PollResult<T> & { by?: WorkSpan },
   logger: Logger,
   key: string,
 ): void {
   for (const follower of [...followers]) {
     if (!wants(follower)) continue;
+    if (result.trace && follower.span && follower.span !== by) follower.span.link(result.trace);
     try {
       follower.listener(result);
     } catch (err) {
@@ -90,7 +116,7 @@ export class SharedPoller<T> implements Poller<T> {
     return this.entries.size;
   }
 
-  follow(key: string, listener: PollListener<T>): () => void {
+  follow(key: string, listener: PollListener<T>, span?: WorkSpan): () => void {
     let entry = this.entries.get(key);
     if (!entry) {
       entry = {
@@ -103,7 +129,7 @@ export class SharedPoller<T> implements Poller<T> {
       };
       this.entries.set(key, entry);
     }
-    const follower: Follower<T> = { listener, fromFetch: entry.fetchSeq + 1 };
+    const follower: Follower<T> = { listener, span, fromFetch: entry.fetchSeq + 1 };
     entry.followers.add(follower);
     if (entry.inFlight) entry.freshWanted = true;
     else this.schedule(key, entry, Math.max(0, entry.lastStart + this.minGapMs - Date.now()));
@@ -130,7 +156,7 @@ export class SharedPoller<T> implements Poller<T> {
     entry.freshWanted = false;
     entry.lastStart = Date.now();
     const seq = ++entry.fetchSeq;
-    const result = await settle(() => this.fetch(key, entry.controller.signal));
+    const result = await tracedPoll(entry.followers, () => this.fetch(key, entry.controller.signal));
     entry.inFlight = false;
     if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
     handOut(entry.followers, (f) => f.fromFetch <= seq, result, this.options.logger, key);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Logger } from "../base/logger.js";
+import { telemetry } from "../base/telemetry.js";
 import type { Poller } from "./poller.js";
 import { UpstreamError } from "./upstream.js";
 
@@ -38,27 +39,31 @@ export interface PollOutcome<T> {
 export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
   const started = Date.now();
   const maxFailures = spec.maxFailures ?? 5;
+  // The wait's span: the polls it alone follows hang under it; a poll it shares, it links.
+  const span = telemetry.begin("wait");
   return new Promise((resolve, reject) => {
     let polls = 0;
     let failures = 0;
     let last: T | undefined;
     let settled = false;
     let ending = false;
-    const finish = (fn: () => void) => {
+    const finish = (fn: () => void, outcome: string, error?: unknown) => {
       if (settled) return;
       settled = true;
       unfollow();
       clearTimeout(timer);
       spec.signal.removeEventListener("abort", onAbort);
+      span.end({ "switchboard.wait.outcome": outcome, "switchboard.wait.polls": polls }, error);
       fn();
     };
-    const onAbort = () => finish(() => reject(spec.signal.reason ?? new Error("aborted")));
+    const fail = (err: unknown, outcome = "error") => finish(() => reject(err), outcome, err);
+    const onAbort = () => fail(spec.signal.reason ?? new Error("aborted"), "aborted");
     const timer = setTimeout(() => {
       if (last === undefined)
-        finish(() => reject(new Error(`no answer from the upstream within ${Math.round(spec.timeoutMs / 1000)}s`)));
+        fail(new Error(`no answer from the upstream within ${Math.round(spec.timeoutMs / 1000)}s`));
       else {
         const state = last;
-        finish(() => resolve({ outcome: "timed_out", state, polls, elapsedMs: Date.now() - started }));
+        finish(() => resolve({ outcome: "timed_out", state, polls, elapsedMs: Date.now() - started }), "timed_out");
       }
     }, spec.timeoutMs);
     // Progress notifications are sent in order: each waits for the one before.
@@ -68,32 +73,35 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
       sending = sending.then(() => spec.onProgress(message, n)).catch(() => undefined);
       return sending;
     };
-    const unfollow = spec.poller.follow(spec.key, (result) => {
-      if (settled || ending) return;
-      if (result.error !== undefined) {
-        const err = result.error;
-        if (!(err instanceof UpstreamError) || !err.transient || ++failures > maxFailures)
-          return finish(() => reject(err));
-        spec.logger.warn("poll failed, will retry", { code: err.code, status: err.status, failures });
-        void progress(`Upstream hiccup (${err.code}); still waiting…`);
-        return;
-      }
-      failures = 0;
-      const state = result.value as T;
-      last = state;
-      const verdict = spec.check(state);
-      const { phase, message } = verdict;
-      const elapsedMs = Date.now() - started;
-      const sent = progress(spec.describe(state, elapsedMs, verdict));
-      if (phase !== "running") {
-        ending = true;
-        const count = polls;
-        // Let the final progress line go out before the result does.
-        void sent.then(() =>
-          finish(() => resolve({ outcome: phase, state, polls: count, elapsedMs, failureMessage: message })),
-        );
-      }
-    });
+    const unfollow = spec.poller.follow(
+      spec.key,
+      (result) => {
+        if (settled || ending) return;
+        if (result.error !== undefined) {
+          const err = result.error;
+          if (!(err instanceof UpstreamError) || !err.transient || ++failures > maxFailures) return fail(err);
+          spec.logger.warn("poll failed, will retry", { code: err.code, status: err.status, failures });
+          void progress(`Upstream hiccup (${err.code}); still waiting…`);
+          return;
+        }
+        failures = 0;
+        const state = result.value as T;
+        last = state;
+        const verdict = spec.check(state);
+        const { phase, message } = verdict;
+        const elapsedMs = Date.now() - started;
+        const sent = progress(spec.describe(state, elapsedMs, verdict));
+        if (phase !== "running") {
+          ending = true;
+          const count = polls;
+          // Let the final progress line go out before the result does.
+          void sent.then(() =>
+            finish(() => resolve({ outcome: phase, state, polls: count, elapsedMs, failureMessage: message }), phase),
+          );
+        }
+      },
+      span,
+    );
     if (spec.signal.aborted) onAbort();
     else spec.signal.addEventListener("abort", onAbort, { once: true });
   });
