@@ -305,13 +305,13 @@ describeCluster("money and state across Redis restarts and replica deaths (issue
   const elicit = { elicitation: { form: {} } };
   const accept = { confirm_spend: { action: "accept", content: { confirm: true } } };
   const launches = () => hitsOf(cluster, `POST ${API}/projects/launch`);
-  const launch = (projectId: string, answer?: { requestState: string }) =>
+  const launch = (projectId: string, answer?: { requestState: string }, more: Json = {}) =>
     rpc2026(
       cluster.url,
       "tools/call",
       {
         name: "build_launch_project",
-        arguments: { projectId, prompt: "Landing page" },
+        arguments: { projectId, prompt: "Landing page", ...more },
         ...(answer ? { inputResponses: accept, ...answer } : {}),
       },
       { capabilities: elicit },
@@ -357,6 +357,23 @@ describeCluster("money and state across Redis restarts and replica deaths (issue
     );
     const replay = (await launch("replayed-launch", { requestState: asked.requestState })).body.result;
     expect(replay.content[0].text).toMatch(/^Same call as the one at .*: nothing was sent again.*Launched project/s);
+    expect((await launches()) - before).toBe(1);
+  });
+
+  it("refuses a used answer replayed with repeat: true after a Redis restart: not provably unused, nothing sent", async () => {
+    const before = await launches();
+    const asked = (await launch("replayed-on-purpose")).body.result;
+    expect(asked.resultType).toBe("input_required");
+    expect((await launch("replayed-on-purpose", { requestState: asked.requestState })).body.result.isError).toBeFalsy();
+    expect((await launches()) - before).toBe(1);
+    await cluster.redis.kill("SIGKILL");
+    await redisBack();
+    // repeat: true steps past the ledger, so the confirmation itself must refuse: its use was lost with Redis.
+    const replay = (await launch("replayed-on-purpose", { requestState: asked.requestState }, { repeat: true })).body
+      .result;
+    expect(replay.isError).toBe(true);
+    expect(replay.content[0].text).toMatch(/issued before the state store lost its memory.*cannot be proven unused/s);
+    expect(replay.content[0].text).toMatch(/Check first \(call build_list_projects with search "replayed-on-purpose"/);
     expect((await launches()) - before).toBe(1);
   });
 
