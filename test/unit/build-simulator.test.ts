@@ -399,6 +399,23 @@ describe("launch", () => {
 });
 
 describe("agent runs", () => {
+  it("stamps agent messages with the real time they were written, never ahead of the clock", async () => {
+    const { clock, data, advance } = await start();
+    await data("POST", "/projects", { projectId: "stamps" });
+    await data("POST", "/projects/stamps/agent/start", { prompt: "Build a blog [minutes=5]" });
+    advance(2.5);
+    const status = await data("GET", "/projects/stamps/agent/status");
+    const { conversation } = await data("GET", "/projects/stamps/agent/full-conversation");
+    const stamps = [...status.realtimeConversation, ...conversation].map((m: Any) => Date.parse(m.createdAt));
+    expect(stamps.length).toBeGreaterThan(4);
+    // 2.5 simulated minutes are 30 real ms at this time scale: every message was written within them.
+    for (const at of stamps) {
+      expect(at).toBeGreaterThanOrEqual(T0);
+      expect(at).toBeLessThanOrEqual(clock.t);
+    }
+    expect(Math.max(...stamps)).toBeGreaterThan(T0);
+  });
+
   it("moves idle -> init -> done over simulated time, with messages, a version and a preview", async () => {
     const { sim, data, advance } = await start();
     await data("POST", "/projects", { projectId: "runner" });

@@ -44,6 +44,7 @@ import {
   statusSlots,
   toMapDrone,
 } from "../../views/fleet-map/model.js";
+import { compass, nearestPlace, placeLine, ringDistances } from "../../views/fleet-map/places.js";
 import { recordRows } from "../../views/fleet-map/record.js";
 import { displayValue, formatDuration, formatKm, httpsUrl, humanize, siteUrl } from "../../views/shared/format.js";
 import { structuredOf, textOf } from "../../views/shared/result.js";
@@ -374,6 +375,24 @@ const conversation = [
   },
 ];
 
+describe("views/fleet-map: place context", () => {
+  it("names where a query point is: the nearest city, its distance and direction", () => {
+    expect(nearestPlace({ lat: 40.4168, lon: -3.7038 }).place.name).toBe("Madrid");
+    expect(placeLine({ lat: 40.4168, lon: -3.7038 }, formatKm)).toBe("central Madrid");
+    // About 3 km north-east of Madrid's centre.
+    expect(placeLine({ lat: 40.44, lon: -3.675 }, formatKm)).toMatch(/^\d\.\d+ km NE of central Madrid$/);
+    expect(placeLine({ lat: 45.0, lon: 4.84 }, formatKm)).toMatch(/^\d+(\.\d)? km S of Lyon$/);
+    expect(compass({ lat: 0, lon: 0 }, { lat: 0, lon: -1 })).toBe("W");
+  });
+
+  it("draws range rings every scale-bar step out to the farthest drone, a few at most", () => {
+    expect(ringDistances(2, 3.41)).toEqual([2, 4]);
+    expect(ringDistances(1, 0.3)).toEqual([1]);
+    expect(ringDistances(1, 40)).toEqual([1, 2, 3, 4]);
+    expect(ringDistances(0, 5)).toEqual([]);
+  });
+});
+
 describe("views/build-console: phase", () => {
   it("opens a launch with a started agent as a running agent followed by build_get_agent_status", () => {
     const state = stateFromResult(
@@ -386,6 +405,40 @@ describe("views/build-console: phase", () => {
     );
     expect(state.phase).toBe("agent-running");
     expect(nextPoll(state)).toEqual({ name: "build_get_agent_status", arguments: { projectId: "salon-booking" } });
+  });
+
+  it("keeps the request a run was started with, to show before the agent's first message", () => {
+    const args = { projectId: "salon-booking", prompt: "  A booking app for a hair salon  " };
+    const state = stateFromResult("build_launch_project", { agent: { started: true } }, false, "", args, 1000);
+    expect(state).toMatchObject({ phase: "agent-running", request: "A booking app for a hair salon" });
+    expect(stateFromResult("build_start_agent", { status: "init" }, false, "", args).request).toBe(
+      "A booking app for a hair salon",
+    );
+  });
+
+  it("never shows a message time ahead of the view's clock, and keeps the time it first showed", () => {
+    const now = Date.parse("2026-11-28T16:55:00Z");
+    const conversation = (...stamps: string[]) =>
+      stamps.map((createdAt, i) => ({ author: "agent", message: `step ${i}`, messageType: "building", createdAt }));
+    const base = stateFromResult("build_start_agent", { projectId: "p-one", status: "init" }, false, "", {}, now);
+    // A simulated upstream: 17:03 at 16:55.
+    const first = applyAgentStatus(
+      base,
+      { status: "init", realtimeConversation: conversation("2026-11-28T16:50:00Z", "2026-11-28T17:03:00Z") },
+      now,
+    );
+    const shown = (state: typeof first) => state.messages.map((m) => new Date(m.at!).toISOString());
+    expect(shown(first)).toEqual(["2026-11-28T16:50:00.000Z", "2026-11-28T16:55:00.000Z"]);
+    const later = applyAgentStatus(
+      first,
+      {
+        status: "init",
+        realtimeConversation: conversation("2026-11-28T16:50:00Z", "2026-11-28T17:03:00Z", "2026-11-28T17:20:00Z"),
+      },
+      now + 60_000,
+    );
+    expect(shown(later)).toEqual(["2026-11-28T16:50:00.000Z", "2026-11-28T16:55:00.000Z", "2026-11-28T16:56:00.000Z"]);
+    for (const m of later.messages) expect(Date.parse(m.at!)).toBeLessThanOrEqual(now + 60_000);
   });
 
   it("reports a launch whose agent did not start as failed, with the reason", () => {

@@ -74,7 +74,10 @@ function open(result: ToolResult): void {
 function follow(): void {
   stoppedOnErrors = false;
   lastError = undefined;
-  if (state && nextPoll(state) && bridge.canCallTools && !tornDown) poller.start(isRunning(state.phase) ? POLL_MS : 0);
+  // A run the view has read nothing of yet is read at once: its first answer fills the console.
+  const unread = state?.work === "agent" && state.messages.length === 0;
+  if (state && nextPoll(state) && bridge.canCallTools && !tornDown)
+    poller.start(isRunning(state.phase) && !unread ? POLL_MS : 0);
   refresh();
 }
 

@@ -34,7 +34,10 @@ export type Phase =
 export interface AgentMessage {
   text: string;
   type: string;
+  /** The time shown: the upstream's stamp, or when this view first saw the message if that stamp is ahead. */
   at?: string;
+  /** The upstream's own stamp (a simulated or skewed clock may put it in the future). */
+  sent?: string;
 }
 
 export interface BuildState {
@@ -70,6 +73,8 @@ export interface BuildState {
   confirming?: { project: Json; message?: string };
   /** Secret names the project's details list (§4: a needed secret's isProvided is not reliable). */
   setSecretNames?: string[];
+  /** What the agent was asked to do (the tool's prompt), shown before its first message arrives. */
+  request?: string;
 }
 
 export const PHASE_LABEL: Record<Phase, string> = {
@@ -145,7 +150,21 @@ export function latestMessages(conversation: unknown, max = MAX_MESSAGES): Agent
       text: truncate(String(m.message).trim(), 400),
       type: str(m.messageType) ?? "regular",
       at: str(m.createdAt),
+      sent: str(m.createdAt),
     }));
+}
+
+/**
+ * Times a user can trust: a stamp ahead of this view's clock (a simulated upstream, a skewed one)
+ * shows as the moment the view first saw the message instead, and keeps showing that on later reads.
+ */
+export function trustedTimes(messages: AgentMessage[], previous: AgentMessage[], now: number): AgentMessage[] {
+  return messages.map((m) => {
+    const before = previous.find((p) => p.sent === m.sent && p.text === m.text && p.type === m.type);
+    if (before) return { ...m, at: before.at };
+    const sent = m.sent ? Date.parse(m.sent) : NaN;
+    return Number.isFinite(sent) && sent > now ? { ...m, at: new Date(now).toISOString() } : m;
+  });
 }
 
 /**
@@ -249,11 +268,12 @@ export function applyProject(state: BuildState, p: Json, now = Date.now()): Buil
 /** build_get_agent_status: "init" means running; otherwise the last agent message says how it ended. */
 export function applyAgentStatus(state: BuildState, st: Json, now = Date.now()): BuildState {
   const conversation = st.realtimeConversation;
+  const latest = trustedTimes(latestMessages(conversation), state.messages, now);
   const next: BuildState = {
     ...state,
     work: "agent",
     projectId: str(st.projectId) ?? state.projectId,
-    messages: latestMessages(conversation).length ? latestMessages(conversation) : state.messages,
+    messages: latest.length ? latest : state.messages,
     secrets: missingFromStatus(st) ?? secretsNeeded(conversation, state.setSecretNames),
     needsMessages: false,
   };
@@ -328,7 +348,8 @@ export function stateFromResult(
     str(sc?.projectId) ?? (isObject(sc?.project) ? str(sc.project.projectId) : undefined) ?? str(args.projectId);
   // When the work started: the start's startedAt, or the since build_wait was given.
   const since = time(sc?.startedAt) ?? time(args.since);
-  const base = { ...empty(projectId), since };
+  const request = str(args.prompt)?.trim() ? truncate(str(args.prompt)!.trim(), 400) : undefined;
+  const base = { ...empty(projectId), since, request };
   if (sc && isObject(sc.wait)) return fromWait(sc.wait, base, now);
   if (sc && typeof sc.outcome === "string" && isObject(sc.project)) {
     const state = fromWait(sc, base, now);

@@ -7,6 +7,7 @@ import { doneLabel, elapsedMs, isRunning, type AgentMessage, type BuildState } f
 export interface ConsoleUi {
   root: HTMLElement;
   project: HTMLElement;
+  request: HTMLElement;
   phase: HTMLElement;
   elapsedLabel: HTMLElement;
   elapsed: HTMLElement;
@@ -27,6 +28,7 @@ export function createUi(): ConsoleUi {
   const ui: ConsoleUi = {
     root: h("main", { class: "console" }),
     project: h("p", { class: "mono muted" }),
+    request: h("p", { class: "request", hidden: true }),
     phase: h("span", { class: "pill phase", "data-phase": "unknown", role: "status" }, "Waiting for the tool result"),
     elapsedLabel: h("span", {}, "Elapsed"),
     elapsed: h("strong", {}, "—"),
@@ -51,6 +53,7 @@ export function createUi(): ConsoleUi {
       h("span", {}, "Credits ", ui.credits),
     ),
     ui.steps,
+    ui.request,
     ui.failure,
     ui.secrets,
     ui.messages,
@@ -102,7 +105,9 @@ function stepStates(state: BuildState): Array<[string, StepState]> | null {
 function messageItem(m: AgentMessage): HTMLElement {
   const when = m.at ? new Date(m.at) : null;
   const time =
-    when && !Number.isNaN(when.getTime()) ? when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "";
+    when && !Number.isNaN(when.getTime())
+      ? h("time", { datetime: when.toISOString() }, when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }))
+      : "";
   return h(
     "li",
     { class: `message type-${m.type.replace(/[^a-z-]/gi, "")}` },
@@ -119,7 +124,11 @@ export function renderState(ui: ConsoleUi, state: BuildState, now: number): void
   renderElapsed(ui, state, now);
   ui.credits.textContent = state.credits
     ? `${state.credits.value} ${state.credits.scope === "project" ? "(project total)" : "(agent run)"}`
-    : "—";
+    : isRunning(state.phase)
+      ? "not read yet"
+      : "—";
+  ui.request.hidden = !(state.request && state.work === "agent");
+  replaceChildren(ui.request, h("span", { class: "muted small" }, "Asked for"), " ", state.request ?? "");
 
   const steps = stepStates(state);
   ui.steps.hidden = !steps;
@@ -148,11 +157,17 @@ export function renderState(ui: ConsoleUi, state: BuildState, now: number): void
     h("p", { class: "small" }, "Set them with build_set_secret; their values are never shown here."),
   );
 
+  const waiting = state.work === "agent" && isRunning(state.phase);
   replaceChildren(
     ui.messages,
     ...(state.messages.length
       ? [h("h2", {}, "Latest from the agent"), h("ol", { class: "plain" }, ...state.messages.map(messageItem))]
-      : []),
+      : waiting
+        ? [
+            h("h2", {}, "Latest from the agent"),
+            h("p", { class: "muted waiting" }, "Waiting for the agent's first message. A run usually takes minutes."),
+          ]
+        : []),
   );
 
   renderPreview(ui, state);

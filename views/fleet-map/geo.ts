@@ -147,11 +147,18 @@ export function countSubpaths(d: string): number {
   return (d.match(/M/g) ?? []).length;
 }
 
-/** Marker radius by how crowded the map is. */
-export function markerRadius(count: number): number {
-  if (count <= 150) return 6;
-  if (count <= 1000) return 4.5;
-  return 2.6;
+/**
+ * Marker radius by how crowded the map is and how wide it is drawn: a narrow map keeps its
+ * markers smaller, or a fanned-out group would cover the country it stands in.
+ */
+export function markerRadius(count: number, width = 800): number {
+  const base = count <= 150 ? 6 : count <= 1000 ? 4.5 : 2.6;
+  return Math.round(base * Math.max(0.65, Math.min(1, width / 640)) * 10) / 10;
+}
+
+/** Map height for a width: narrow maps are taller, so a frame fitted to a wide fleet is not squeezed flat. */
+export function mapHeight(width: number): number {
+  return Math.round(Math.max(220, Math.min(480, width * (width < 560 ? 0.8 : 0.62))));
 }
 
 // ---- overlapping markers ----

@@ -1,6 +1,7 @@
 import { ViewBridge, type ToolResult } from "../shared/bridge.js";
 import { perFrame, replaceChildren } from "../shared/dom.js";
-import { clamp, num, type Json } from "../shared/format.js";
+import { num, type Json } from "../shared/format.js";
+import { mapHeight } from "./geo.js";
 import { isErrorResult, structuredOf, textOf } from "../shared/result.js";
 import { followTheme } from "../shared/theme.js";
 import { MapInteraction } from "./interaction.js";
@@ -65,7 +66,7 @@ function redraw(): void {
   const model = st.model;
   if (!model) return;
   const width = Math.max(280, Math.floor(ui.mapBox.clientWidth || 600));
-  const height = Math.round(clamp(width * 0.62, 220, 480));
+  const height = mapHeight(width);
   lastWidth = width;
   const visible = model.drones.filter((d) => !st.hiddenStatuses.has(d.status));
   const started = performance.now();

@@ -2,6 +2,7 @@ import { h, replaceChildren, s } from "../shared/dom.js";
 import { formatCoord, formatKm, formatPercent, plural } from "../shared/format.js";
 import { shapePath, SHAPES } from "./geo.js";
 import { statusCounts, type MapDrone } from "./model.js";
+import { placeLine } from "./places.js";
 import { summaryLine } from "./record.js";
 import type { FleetState, FleetUi } from "./view.js";
 
@@ -24,7 +25,9 @@ function renderHeader(ui: FleetUi, { model }: FleetState): void {
   if (!model) return;
   if (model.mode === "nearest") {
     ui.title.textContent = "Nearest drones";
-    ui.subtitle.textContent = model.origin ? `to ${formatCoord(model.origin.lat, model.origin.lon)}` : "";
+    ui.subtitle.textContent = model.origin
+      ? `to ${formatCoord(model.origin.lat, model.origin.lon)} · ${placeLine(model.origin, formatKm)}`
+      : "";
   } else if (model.mode === "summary") {
     const sum = model.summary!;
     ui.title.textContent = "Fleet summary";
@@ -128,7 +131,8 @@ function renderSide(ui: FleetUi, { model }: FleetState): void {
         stat("Drones", sum.totalDrones.toLocaleString("en")),
         stat("Average battery", sum.averageBatteryPercent === null ? "—" : formatPercent(sum.averageBatteryPercent)),
         stat(`Below ${model.lowBatteryThreshold}%`, String(sum.lowBattery.length)),
-        stat("Without position", String(sum.dronesWithoutPosition)),
+        // Only a count that says something: a fleet that is all on the map needs no "0" card.
+        sum.dronesWithoutPosition ? stat("Without position", String(sum.dronesWithoutPosition)) : null,
       ),
     );
     if (sum.lowBattery.length) {

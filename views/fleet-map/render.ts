@@ -16,6 +16,7 @@ import {
   type Box,
 } from "./geo.js";
 import { isLowBattery, type FleetModel, type MapDrone } from "./model.js";
+import { placeContext } from "./place-layer.js";
 
 /**
  * Draws the fleet as SVG. Markers are grouped: one <path> per status (plus one per battery ring
@@ -49,7 +50,10 @@ function frameOf(model: FleetModel, drones: MapDrone[]): Box | null {
 
 const PADDING = 30;
 
-/** Projects the drones and fans out overlaps; refits once with more padding if fanned markers spill over the edges. */
+/**
+ * Projects the drones and fans out overlaps. Fanned markers that spill over an edge refit the map
+ * with that much more padding, a few times over (a refit changes the fans), so none is clipped.
+ */
 function layout(model: FleetModel, drones: MapDrone[], width: number, height: number, ringR: number) {
   const frame = frameOf(model, drones);
   const place = (padding: number) => {
@@ -61,22 +65,28 @@ function layout(model: FleetModel, drones: MapDrone[], width: number, height: nu
       trueX[i] = x;
       trueY[i] = y;
     });
-    return { projection, trueX, trueY, ...spreadOverlaps(trueX, trueY, 2 * ringR + 2) };
+    return { projection, trueX, trueY, ...spreadOverlaps(trueX, trueY, 2 * ringR + 1) };
   };
-  const first = place(PADDING);
-  if (!first.moved) return first;
-  let overflow = 0;
+  // The ring, and the alert badge at the upper right, stay inside the edge.
   const margin = ringR + 4;
-  for (let i = 0; i < drones.length; i++) {
-    overflow = Math.max(
-      overflow,
-      margin - first.x[i],
-      first.x[i] - (width - margin),
-      margin - first.y[i],
-      first.y[i] - (height - margin),
-    );
+  let padding = PADDING;
+  let placed = place(padding);
+  for (let pass = 0; pass < 4 && placed.moved; pass++) {
+    let overflow = 0;
+    for (let i = 0; i < drones.length; i++) {
+      overflow = Math.max(
+        overflow,
+        margin - placed.x[i],
+        placed.x[i] - (width - margin),
+        margin - placed.y[i],
+        placed.y[i] - (height - margin),
+      );
+    }
+    if (overflow <= 0) break;
+    padding += overflow + 2;
+    placed = place(padding);
   }
-  return overflow > 0 ? place(PADDING + overflow) : first;
+  return placed;
 }
 
 export function drawMap(
@@ -86,7 +96,7 @@ export function drawMap(
   width: number,
   height: number,
 ): MapScene {
-  const r = markerRadius(drones.length);
+  const r = markerRadius(drones.length, width);
   const ringR = drones.length > DETAIL_LIMIT ? r + 1.6 : r + 2.8;
   const { projection, trueX, trueY, x: xs, y: ys, moved } = layout(model, drones, width, height, ringR);
   const { land, borders } = basemapPaths(projection, width, height);
@@ -110,6 +120,7 @@ export function drawMap(
 
   if (model.mode === "summary" && model.box) svg.append(boxOutline(projection, model.box));
   if (moved) svg.append(leaderLines(trueX, trueY, xs, ys));
+  if (model.mode === "nearest" && model.origin) svg.append(...placeContext(model, drones, projection, width, height));
   if (model.origin) svg.append(nearestLines(model, drones, xs, ys, projection));
   svg.append(...batteryRings(model, drones, xs, ys, r));
   svg.append(...markerGroups(drones, xs, ys, r, slots));

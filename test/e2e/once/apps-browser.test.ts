@@ -166,6 +166,32 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     return paths.reduce((n, d) => n + (d.match(/M/g) ?? []).length, 0);
   }
 
+  /** Where the drawn markers (with rings, badges, highlights) reach, and how far any was fanned from its drone. */
+  async function mapExtent(frame: FrameLocator) {
+    return frame.locator("svg.map").evaluate((svg: SVGSVGElement) => {
+      const boxes = [
+        ...svg.querySelectorAll<SVGGraphicsElement>(
+          "path.marker, path.ring-track, path.ring-low, path.alert-badge, path.nearest-ring",
+        ),
+      ]
+        .map((p) => p.getBBox())
+        .filter((b) => b.width > 0);
+      let fanned = 0;
+      const leader = svg.querySelector("path.leader")?.getAttribute("d") ?? "";
+      for (const m of leader.matchAll(/M([-\d.]+),([-\d.]+)L([-\d.]+),([-\d.]+)/g))
+        fanned = Math.max(fanned, Math.hypot(Number(m[3]) - Number(m[1]), Number(m[4]) - Number(m[2])));
+      return {
+        width: svg.viewBox.baseVal.width,
+        height: svg.viewBox.baseVal.height,
+        left: Math.min(...boxes.map((b) => b.x)),
+        top: Math.min(...boxes.map((b) => b.y)),
+        right: Math.max(...boxes.map((b) => b.x + b.width)),
+        bottom: Math.max(...boxes.map((b) => b.y + b.height)),
+        fanned,
+      };
+    });
+  }
+
   const waitForDrones = (frame: FrameLocator, n: number) =>
     expect.poll(() => frame.locator(".map-box").getAttribute("data-drones"), { timeout: 15_000 }).toBe(String(n));
 
@@ -241,6 +267,36 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     await bothThemes(s, "fleet-map-list");
   });
 
+  it("fleet map at 400 px: nothing clipped, fanned groups stay close to their city, no empty card", async () => {
+    const s = await openHost();
+    const args = { limit: 500 };
+    const listed = await tools.callTool("drones_list_drones", args);
+    const summary = await tools.callTool("drones_fleet_summary", {});
+    expect(structured(summary).dronesWithoutPosition).toBe(0);
+    for (const [toolName, a, result, name] of [
+      ["drones_list_drones", args, listed, "fleet-map-list-400"],
+      ["drones_fleet_summary", {}, summary, "fleet-map-summary-400"],
+    ] as const) {
+      await mount(s, { view: "fleet-map", toolName, args: a, result, width: 400 });
+      await waitForDrones(s.frame, 36);
+      const box = await mapExtent(s.frame);
+      // Every marker with its battery ring and alert badge is inside the map (none cut at an edge).
+      expect(box.left, name).toBeGreaterThanOrEqual(0);
+      expect(box.top, name).toBeGreaterThanOrEqual(0);
+      expect(box.right, name).toBeLessThanOrEqual(box.width);
+      expect(box.bottom, name).toBeLessThanOrEqual(box.height);
+      // A fanned-out group stays near its city: within a tenth of the map's width (was 54 px of 374).
+      expect(box.fanned, name).toBeGreaterThan(0);
+      expect(box.fanned, name).toBeLessThanOrEqual(box.width / 10);
+      await screenshot(s, `${name}-light`);
+    }
+    const stats = s.frame.locator(".stats .stat");
+    const labels = await stats.locator(".muted").allTextContents();
+    expect(labels).toEqual(["Drones", "Average battery", "Below 20%"]);
+    await setTheme(s, "dark");
+    await screenshot(s, "fleet-map-summary-400-dark");
+  });
+
   it("fleet map: find_nearest highlights the query point and the nearest drones with their distance", async () => {
     const s = await openHost();
     const args = { latitude: 40.4168, longitude: -3.7038, limit: 5 };
@@ -254,6 +310,11 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     expect(await s.frame.locator('text.rank-label[data-rank="1"]').getAttribute("data-drone-id")).toBe(nearest[0]._id);
     expect(await s.frame.locator("text.rank-label").count()).toBe(5);
     expect(await s.frame.locator("g.origin").count()).toBe(1);
+    // Place context at a 1-2 km scale: where the query point is, the city on the map, range rings.
+    expect(await s.frame.locator("header p").textContent()).toContain("central Madrid");
+    expect(await s.frame.locator('g.place[data-place="Madrid"] text').textContent()).toBe("Madrid");
+    expect(await s.frame.locator("path.range-ring").getAttribute("d")).toMatch(/^M.+M/);
+    expect(await s.frame.locator("text.range-label").first().textContent()).toMatch(/ km$/);
     const first = await s.frame.locator(".ranked li").first().textContent();
     expect(first).toContain(String(nearest[0].name));
     expect(first).toMatch(/\d+ m|\d+\.\d+ km/);
@@ -263,9 +324,11 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     await expect.poll(() => s.frame.locator(".details h2").textContent()).toBe(String(nearest[1].name));
 
     await bothThemes(s, "fleet-map-nearest");
-    await mount(s, { view: "fleet-map", toolName: "drones_find_nearest", args, result, width: 360, theme: "dark" });
+    await mount(s, { view: "fleet-map", toolName: "drones_find_nearest", args, result, width: 400, theme: "dark" });
     await waitForDrones(s.frame, 5);
-    await screenshot(s, "fleet-map-nearest-360-dark");
+    const box = await mapExtent(s.frame);
+    expect(box.bottom).toBeLessThanOrEqual(box.height);
+    await screenshot(s, "fleet-map-nearest-400-dark");
   });
 
   it("fleet map: fleet_summary frames the bounding box and loads positions through the host", async () => {
@@ -384,6 +447,55 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     expect((await calls(s)).length).toBe(made.length);
     expect(s.imagesLoaded).toEqual([preview]);
     await bothThemes(s, "build-console-deployed");
+  });
+
+  it("build console at 0 s: says what was asked, reads the run at once, shows no time ahead of the clock", async () => {
+    const s = await openHost();
+    // The simulator's clock 8 minutes ahead of the wall clock, as the sandbox's simulated time runs.
+    tools.advance(8 * 60_000);
+    const projectId = "first-seconds";
+    const prompt = "A booking page for a yoga studio";
+    const args = { projectId, prompt: `[minutes=6] ${prompt}` };
+    const launched = await tools.callTool("build_launch_project", args);
+    expect(structured(launched).agent).toMatchObject({ started: true });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const asked: string[] = [];
+    s.relay.handler = async (name, a) => {
+      asked.push(name);
+      await gate;
+      return tools.callTool(name, a);
+    };
+
+    // A minute between polls: only a read made at once is seen in this test.
+    const html = (await tools.loadViewHtml("build-console")).replace("<html ", '<html data-poll-interval-ms="60000" ');
+    await mount(s, {
+      view: "build-console",
+      html,
+      toolName: "build_launch_project",
+      args,
+      result: launched,
+      width: 400,
+    });
+    const phase = s.frame.locator(".phase");
+    await expect.poll(() => phase.getAttribute("data-phase")).toBe("agent-running");
+    expect(await s.frame.locator(".request").textContent()).toContain(prompt);
+    expect(await s.frame.locator(".messages").textContent()).toContain("Waiting for the agent's first message");
+    expect(await s.frame.locator(".facts strong").nth(1).textContent()).toBe("not read yet");
+    await expect.poll(() => asked, { timeout: 10_000 }).toEqual(["build_get_agent_status"]);
+    await screenshot(s, "build-console-starting-400-light");
+
+    release();
+    const times = s.frame.locator(".messages time");
+    await expect.poll(() => times.count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    const status = structured(await tools.callTool("build_get_agent_status", { projectId }));
+    const stamps = (status.realtimeConversation as Json[]).map((m) => Date.parse(String(m.createdAt)));
+    expect(Math.max(...stamps), "the upstream's stamps are ahead").toBeGreaterThan(Date.now() + 60_000);
+    for (const shown of await times.evaluateAll((els) => els.map((e) => e.getAttribute("datetime") ?? ""))) {
+      expect(Date.parse(shown)).toBeLessThanOrEqual(Date.now());
+    }
+    expect(await s.frame.locator(".facts strong").nth(1).textContent()).toMatch(/^\d+ \(agent run\)$/);
+    await screenshot(s, "build-console-first-message-400-light");
   });
 
   it("build console: stops polling when the host tears the view down", async () => {

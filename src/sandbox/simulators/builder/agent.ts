@@ -38,8 +38,9 @@ export const HEALTHY_BALANCE = 100;
 export const DEFAULT_RUN_OPTIONS: RunOptions = { model: "opus", effort: "high", fastMode: false };
 
 export function registerAgentRoutes(ctx: BuildContext, routes: BuildRoutes): void {
-  routes.onProject("GET", "/agent/status", (p) => agentStatus(p));
-  routes.onProject("GET", "/agent/full-conversation", (p) => ({ conversation: p.conversation.map(messageView) }));
+  const stamp = (m: Message) => messageView(m, (at) => ctx.wallTime(at));
+  routes.onProject("GET", "/agent/status", (p) => agentStatus(p, stamp));
+  routes.onProject("GET", "/agent/full-conversation", (p) => ({ conversation: p.conversation.map(stamp) }));
   routes.onProject("POST", "/agent/stop", (p) => agentStop(ctx, p));
   ctx.onAdvance((p, now) => advanceRun(ctx, p, now));
 }
@@ -51,7 +52,7 @@ export function overDevelopmentCap(p: SimProject, amount: number): boolean {
 }
 
 /** Single run: its own messages. Batch: every message since the batch started. */
-function agentStatus(p: SimProject) {
+function agentStatus(p: SimProject, stamp: (m: Message) => unknown) {
   const run = p.run;
   const batch = p.batch;
   const inBatch = batch !== undefined && (batchActive(batch) || run?.batchOrder !== undefined);
@@ -62,7 +63,7 @@ function agentStatus(p: SimProject) {
     startedAt: run ? iso(run.startedAt) : null,
     // §4: present when done; kept while a prompt runs (assumed); absent when the project never ran.
     ...(run ? { creditsSpent: run.creditsSpent } : {}),
-    realtimeConversation: from === undefined ? [] : p.conversation.slice(from).map(messageView),
+    realtimeConversation: from === undefined ? [] : p.conversation.slice(from).map(stamp),
     ...(batch ? { multiPrompt: batchView(batch) } : {}),
   };
 }

@@ -77,6 +77,15 @@ export class BuildContext {
     return this.t0 + (this.now() - this.t0) * this.timeScale;
   }
 
+  /**
+   * The real moment a simulated instant was reached (the inverse of simNow; before t0 the two
+   * coincide). Agent messages are stamped with it: people read those times against their own
+   * clock, and simulated time runs ahead of it by `timeScale`.
+   */
+  wallTime(simMs: number): number {
+    return simMs <= this.t0 ? simMs : this.t0 + (simMs - this.t0) / this.timeScale;
+  }
+
   /** Simulated ms that pass in `realMs` real ms. */
   simSpan(realMs: number): number {
     return realMs * this.timeScale;

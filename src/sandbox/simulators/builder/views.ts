@@ -16,8 +16,9 @@ export function agentStatusOf(p: SimProject): "idle" | "init" | "done" {
   return p.run.state === "running" ? "init" : "done";
 }
 
-export function messageView(m: Message) {
-  return { ...m, createdAt: iso(m.createdAt) };
+/** A message as the conversation shows it, stamped with the real time it was written (wallTime). */
+export function messageView(m: Message, wallTime: (simMs: number) => number) {
+  return { ...m, createdAt: iso(wallTime(m.createdAt)) };
 }
 
 /** Secret values are never shown. */
