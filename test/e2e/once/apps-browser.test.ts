@@ -168,21 +168,19 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
 
   /** Where the drawn markers (with rings, badges, highlights) reach, and how far any was fanned from its drone. */
   async function mapExtent(frame: FrameLocator) {
-    return frame.locator("svg.map").evaluate((svg: SVGSVGElement) => {
-      const boxes = [
-        ...svg.querySelectorAll<SVGGraphicsElement>(
-          "path.marker, path.ring-track, path.ring-low, path.alert-badge, path.nearest-ring",
-        ),
-      ]
-        .map((p) => p.getBBox())
-        .filter((b) => b.width > 0);
+    type Box = { x: number; y: number; width: number; height: number };
+    return frame.locator("svg.map").evaluate((svg: any) => {
+      const drawn = svg.querySelectorAll(
+        "path.marker, path.ring-track, path.ring-low, path.alert-badge, path.nearest-ring",
+      );
+      const boxes = ([...drawn] as any[]).map((p): Box => p.getBBox()).filter((b) => b.width > 0);
       let fanned = 0;
-      const leader = svg.querySelector("path.leader")?.getAttribute("d") ?? "";
+      const leader: string = svg.querySelector("path.leader")?.getAttribute("d") ?? "";
       for (const m of leader.matchAll(/M([-\d.]+),([-\d.]+)L([-\d.]+),([-\d.]+)/g))
         fanned = Math.max(fanned, Math.hypot(Number(m[3]) - Number(m[1]), Number(m[4]) - Number(m[2])));
       return {
-        width: svg.viewBox.baseVal.width,
-        height: svg.viewBox.baseVal.height,
+        width: Number(svg.viewBox.baseVal.width),
+        height: Number(svg.viewBox.baseVal.height),
         left: Math.min(...boxes.map((b) => b.x)),
         top: Math.min(...boxes.map((b) => b.y)),
         right: Math.max(...boxes.map((b) => b.x + b.width)),

@@ -6,7 +6,8 @@
  * State is computed lazily from the clock: every request that touches a project first advances
  * it to the current simulated time, so there are no timers. Simulated time runs `timeScale`
  * times faster than real time; rate limits (project creation, design token checks) count real
- * minutes.
+ * minutes. Agent messages are the one exception to simulated stamps: their `createdAt` is the
+ * real moment they were written (BuildContext.wallTime), since people read it against a clock.
  *
  * Every rule the reference does not state (error codes it does not show, timings, limits,
  * orders of checks, what a silent case does) is listed, each marked assumed, in ONE place:
