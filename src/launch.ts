@@ -48,7 +48,7 @@ export async function launch(
   const redis = config.stateUrl ? await import("./core/state/redis.js") : undefined;
   const app = await buildApp(config, services, redis);
   const { logger } = app.runtime;
-  const metricsUrl = await observe(app, "tcp", config.metricsAddress);
+  const metricsUrl = await observe(app, "tcp", config);
   const stop = async () => {
     await app.close();
     await sandbox?.close();
@@ -134,7 +134,7 @@ async function buildApp(
 async function observe(
   app: App,
   transport: "tcp" | "pipe",
-  metricsAddress: string | undefined,
+  { metricsAddress, traceResourceUris }: Pick<Config, "metricsAddress" | "traceResourceUris">,
   env = process.env,
 ): Promise<string | undefined> {
   if (!telemetryWanted(env, metricsAddress)) return undefined;
@@ -142,6 +142,7 @@ async function observe(
   const started = await startTelemetry({
     env,
     metricsAddress,
+    resourceUris: traceResourceUris,
     version: VERSION,
     replicaId: app.replicaId,
     transport,
@@ -218,7 +219,7 @@ async function serveStdio(
       Promise.resolve(ready).then((c) => ({ ...c, stateUrl: undefined })),
       services,
     ).then(async (made) => {
-      await observe(made, "pipe", config.metricsAddress);
+      await observe(made, "pipe", config);
       app = made;
       made.runtime.logger.info("switchboard-mcp ready on stdio", {
         version: VERSION,

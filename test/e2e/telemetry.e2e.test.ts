@@ -54,6 +54,7 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
         OTEL_METRIC_EXPORT_INTERVAL: "300",
         MCP_METRICS_ADDRESS: metricsAddress,
         MCP_REPLICA_ID: "replica-t1",
+        MCP_TRACE_RESOURCE_URIS: "true",
       }),
     );
     client = await connectHttp(server.url);
@@ -225,6 +226,20 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
         .map((e) => e.attributes.outcome);
     expect(await outcomes(asked.traceId)).toEqual(["asked"]);
     expect(await outcomes(answered.traceId)).toEqual(["accepted"]);
+  });
+
+  it("records mcp.resource.uri on a resources/read span when MCP_TRACE_RESOURCE_URIS is on, never as a label", async () => {
+    const { resources } = await client.listResources();
+    const uri = resources.find((r) => r.uri.startsWith("build://"))?.uri ?? resources[0].uri;
+    const t = traceparent();
+    await client.readResource({ uri, _meta: { traceparent: t.header } });
+    const spans = await spansOf(t.traceId, (s) => s.some((x) => x.kind === 2));
+    const read = spans.find((s) => s.kind === 2)!;
+    expect(read.name).toBe("resources/read");
+    expect(read.attributes).toMatchObject({ "mcp.method.name": "resources/read", "mcp.resource.uri": uri });
+    const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+    expect(text).toMatch(/mcp_method_name="resources\/read"/);
+    expect(text).not.toContain("mcp_resource_uri");
   });
 
   it("a tool name the server does not have names no span and labels no metric", async () => {

@@ -354,6 +354,14 @@ describe("configuration", () => {
     ]);
   });
 
+  it("reads MCP_TRACE_RESOURCE_URIS as true or false, off by default (mcp.resource.uri is opt-in)", () => {
+    expect(serve([], BUILD).traceResourceUris).toBe(false);
+    expect(serve([], { ...BUILD, MCP_TRACE_RESOURCE_URIS: "true" }).traceResourceUris).toBe(true);
+    expect(refusal([], { ...BUILD, MCP_TRACE_RESOURCE_URIS: "yes" }).message).toMatch(
+      /MCP_TRACE_RESOURCE_URIS must be true or false/,
+    );
+  });
+
   it("parses the sandbox, help and version commands", () => {
     expect(parseCommand(["sandbox", "--port", "4555"], {})).toMatchObject({
       kind: "sandbox",

@@ -418,6 +418,17 @@ const settingsTable = {
       "host:port of a Prometheus /metrics listener of its own, never the MCP port; unset: none. Traces and " +
       "metrics also go to an OTLP collector named by the standard OTEL_* variables (docs/observability.md)",
   },
+  traceResourceUris: {
+    env: "MCP_TRACE_RESOURCE_URIS",
+    section: "telemetry",
+    type: z
+      .enum(["true", "false"], { error: "MCP_TRACE_RESOURCE_URIS must be true or false" })
+      .transform((v) => v === "true"),
+    default: "false",
+    help:
+      "Set to true and the span of each resources/read, subscribe and unsubscribe carries mcp.resource.uri " +
+      "(opt-in in the MCP conventions). URIs name projects: only where traces may hold them. Never a metric label",
+  },
   sandboxAccounts: {
     env: "SANDBOX_ACCOUNTS",
     section: "sandbox",

@@ -24,6 +24,7 @@ export function traceOperations(server: McpServer, rt: TenantRuntime, era: Era):
         tool: method === "tools/call" && name && tools.has(name) ? name : undefined,
         spends: method === "tools/call" && name ? tools.get(name) : false,
         prompt: method === "prompts/get" && name && prompts.has(name) ? name : undefined,
+        uri: method.startsWith("resources/") && typeof params?.uri === "string" ? params.uri : undefined,
         sessionId: ctx.sessionId,
         protocolVersion: era === "modern" ? MODERN_REVISION : server.server.getNegotiatedProtocolVersion(),
         meta: params?._meta,

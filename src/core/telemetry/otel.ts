@@ -109,6 +109,8 @@ export interface TelemetryOptions {
   env: Record<string, string | undefined>;
   /** host:port of the /metrics listener (ENV.metricsAddress); none without. */
   metricsAddress?: string;
+  /** ENV.traceResourceUris: resources/* spans carry mcp.resource.uri (opt-in: URIs name projects). */
+  resourceUris?: boolean;
   version: string;
   replicaId?: string;
   /** How this process serves MCP: "tcp" (HTTP) or "pipe" (stdio), the conventions' network.transport. */
@@ -244,6 +246,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
           ...common,
           ...(op.id !== undefined && op.id !== null ? { "jsonrpc.request.id": String(op.id) } : {}),
           ...(op.sessionId ? { "mcp.session.id": sessionHash(op.sessionId) } : {}),
+          ...(options.resourceUris && op.uri ? { "mcp.resource.uri": op.uri } : {}),
         },
       },
       parent,
