@@ -248,6 +248,7 @@ export function parseCommand(
     );
   }
   const services = sandbox ? new Map() : configuredServices(env, server.credentials, registry);
+  checkWebhooks(server, services, registry);
   if (server.credentials !== "operator" && !sandbox) {
     const ignored = registry.map((s) => s.apiKeyVar).filter((v) => nonEmpty(env[v]) !== undefined);
     if (ignored.length)
@@ -416,6 +417,27 @@ function checkAuth(server: ServerConfig): void {
     throw new ConfigError(`${ENV.publicUrl} must be https:// (http only on a loopback host, for tests)`);
   if (url.hash || url.search)
     throw new ConfigError(`${ENV.publicUrl} must have no query or fragment: it is the resource identifier of RFC 8707`);
+}
+
+/** A service's webhooks need a public https address to be delivered to and a key to derive secrets from. */
+export function checkWebhooks(
+  server: Pick<ServerConfig, "publicUrl" | "stateKey" | "transport">,
+  services: ReadonlyMap<string, Record<string, unknown>>,
+  registry: readonly ServiceDeclaration<any>[],
+): void {
+  for (const service of registry) {
+    const settings = services.get(service.name);
+    if (!service.webhooks || !settings || !service.webhooks.enabled(settings)) continue;
+    const on = `${service.webhooks.variable}=on`;
+    if (!server.publicUrl || new URL(server.publicUrl).protocol !== "https:")
+      throw new ConfigError(
+        `${on} needs ${ENV.publicUrl} with https:// (the address the ${service.title} delivers webhooks to, ` +
+          `e.g. https://mcp.example.com/mcp): set it, or set ${service.webhooks.variable}=off`,
+      );
+    if (!server.stateKey)
+      throw new ConfigError(`${on} needs ${ENV.stateKey}: each account's webhook secret is derived from it`);
+    if (server.transport !== "http") throw new ConfigError(`${on} needs --transport http: deliveries arrive over HTTP`);
+  }
 }
 
 function check<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {

@@ -1,4 +1,4 @@
-import { configuredServices, type Config } from "./config.js";
+import { checkWebhooks, configuredServices, type Config } from "./config.js";
 import type { ConnectPageOptions } from "./core/http/connect-page.js";
 import type { HttpOptions } from "./core/http/transport.js";
 import type { ServiceDeclaration } from "./core/service/service.js";
@@ -77,7 +77,7 @@ export async function launch(
       ? (headers, identity) => app.runtimeFor(tenantCredentials(headers, identity, app, config))
       : undefined,
     oauth,
-    pages: await pages(config, services, app.connect),
+    pages: await pages(config, services, app.connect, app.hooks),
     replicaId: app.replicaId,
     ready: app.ready,
     health: () => ({
@@ -177,7 +177,9 @@ function pointedAt(
   services: readonly ServiceDeclaration<any>[],
 ): Config {
   const env = { ...process.env, ...sandboxEnv(sandbox, services) };
-  return { ...config, services: configuredServices(env, "operator", services) };
+  const configured = configuredServices(env, "operator", services);
+  checkWebhooks(config, configured, services);
+  return { ...config, services: configured };
 }
 
 /**
@@ -295,13 +297,17 @@ export function sandboxEnv(
   );
 }
 
-/** What is served beside /mcp: the server card, and with linked keys the connect page. */
+/** What is served beside /mcp: webhook deliveries, the server card, and with linked keys the connect page. */
 async function pages(
   config: Config,
   services: readonly ServiceDeclaration<any>[],
   connect: ConnectPageOptions | undefined,
+  hooks: NonNullable<HttpOptions["pages"]> | undefined,
 ): Promise<NonNullable<HttpOptions["pages"]>> {
   const card = (await import("./server-card.js")).serverCardPage(config, services);
   const linking = connect && (await import("./core/http/connect-page.js")).connectPages(connect);
-  return async (req, res, url) => (await card(req, res, url)) || (linking ? linking(req, res, url) : false);
+  return async (req, res, url) =>
+    (hooks ? await hooks(req, res, url) : false) ||
+    (await card(req, res, url)) ||
+    (linking ? linking(req, res, url) : false);
 }

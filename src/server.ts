@@ -4,6 +4,7 @@ import type { GaugeName } from "./core/base/telemetry.js";
 import { configuredEgress } from "./app/secrets.js";
 import { LinkedKeys } from "./app/linked.js";
 import { instanceMaker } from "./app/service-instances.js";
+import { appHooks } from "./app/hooks.js";
 import { AcceptedKeys } from "./core/tenancy/accepted.js";
 import { type RedisModule, sharedState } from "./app/state.js";
 import { sharedResources } from "./app/resources.js";
@@ -15,6 +16,7 @@ import { credentialHeader, enabledToolsets, type Config } from "./config.js";
 import { createLogger } from "./core/base/logger.js";
 import { Sealer } from "./core/base/seal.js";
 import type { ConnectPageOptions } from "./core/http/connect-page.js";
+import type { AppHooks } from "./app/hooks.js";
 import type { TenantRuntime } from "./core/mcp/runtime.js";
 import { WatchBudget } from "./core/mcp/watch-budget.js";
 import type { ServiceModule } from "./core/service/service.js";
@@ -40,6 +42,8 @@ export interface App {
   toolsets: string[];
   /** ENV.credentials=linked: what the connect page (core/http/connect-page.ts) needs. */
   connect?: ConnectPageOptions;
+  /** Webhook deliveries (POST /hooks/…), when a service's webhooks are on (app/hooks.ts). */
+  hooks?: AppHooks["page"];
   /** Readiness: shared state reachable (always, in process). */
   ready(): Promise<{ ok: boolean; state: "memory" | "redis" }>;
   stats(): { tenants: number; pollers: number; redisRoundTrips?: number };
@@ -98,6 +102,7 @@ export function createApp(
     ? new AcceptedKeys(state.redis && new state.redis.module.RedisAcceptedStore(state.redis.state))
     : undefined;
   const keyId = (service: string, key: string) => sealer.tenantId({ [service]: key });
+  const hooks = appHooks(config, enabled, sealer, state, logger);
   const instance = instanceMaker(
     config,
     caller,
@@ -105,6 +110,7 @@ export function createApp(
     state.pollers,
     config.stateKey ? sealer : undefined,
     acceptedKeys && ((service, key) => acceptedKeys.accept(keyId(service, key))),
+    hooks.endpoint,
   );
   // ENV.credentials=linked: keys each signed-in user linked through the connect page (app/linked.ts).
   const linked =
@@ -176,6 +182,7 @@ export function createApp(
     perTenant,
     credentialHeaders: headers,
     connect: linked?.connectOptions(logger),
+    hooks: hooks.page,
     replicaId,
     toolsets,
     ready: state.ready,

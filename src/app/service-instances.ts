@@ -2,7 +2,7 @@ import { credentialHeader, type Config } from "../config.js";
 import type { Egress } from "../core/base/egress.js";
 import { Sealer } from "../core/base/seal.js";
 import type { Logger } from "../core/base/logger.js";
-import type { ServiceInstance, ServiceModule } from "../core/service/service.js";
+import type { PushEndpoint, ServiceInstance, ServiceModule } from "../core/service/service.js";
 import type { Poller, PollerFactory } from "../core/upstream/poller.js";
 import { type PoolCache, UpstreamClient } from "../core/upstream/upstream.js";
 
@@ -27,6 +27,8 @@ export function instanceMaker(
   stateSealer?: Sealer,
   /** Per-user keys: told when an upstream accepted one (it gets its own quota from then on). */
   accepted?: (service: string, key: string) => void,
+  /** A tenant's webhook address, for a service whose webhooks are on (app/hooks.ts). */
+  push?: (module: ServiceModule<any>, tenantId: string, egress: Egress) => PushEndpoint | undefined,
 ): InstanceMaker {
   return (module, key, tenantId, tenantEgress, tenantLogger) => {
     let settings = config.services.get(module.name)!;
@@ -57,6 +59,8 @@ export function instanceMaker(
         firstFollow(() => pollers(`${tenantId}:${module.name}:${namespace}`, fetch, options)),
       seal: (value, purpose) => serviceSealer().seal(value, `${module.name}:${purpose}`),
       open: (sealed, purpose) => serviceSealer().open(sealed, `${module.name}:${purpose}`),
+      // Without a key there is no account to subscribe.
+      push: missingKey ? undefined : push?.(module, tenantId, tenantEgress),
     });
     // Without the caller's key nothing can be read: a subscription starts no poller (issue 18 item 6).
     return missingKey ? { ...instance, keyless: true } : instance;
@@ -66,7 +70,10 @@ export function instanceMaker(
 /** A poller made when first followed: most tenants never wait on, nor subscribe to, anything. */
 function firstFollow<T>(make: () => Poller<T>): Poller<T> {
   let poller: Poller<T> | undefined;
-  return { follow: (key, listener, span) => (poller ??= make()).follow(key, listener, span) };
+  return {
+    follow: (key, listener, span) => (poller ??= make()).follow(key, listener, span),
+    poke: (key) => poller?.poke?.(key),
+  };
 }
 
 function missingKeyMessage(module: ServiceModule<any>, config: Config): string {

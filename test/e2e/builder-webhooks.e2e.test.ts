@@ -126,7 +126,7 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
     expectNoHeaderValues(again);
   });
 
-  it("records a delivery (and sends nothing) when a prompt finishes", async () => {
+  it("records a delivery (and sends nothing off this machine) when a prompt finishes", async () => {
     const prompt = "Add a footer with the opening hours [minutes=1]";
     await ok(conn.client, "build_start_agent", { projectId: "spring-campaign", prompt, wait: true });
     const deliveries = await until(
@@ -143,6 +143,8 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
           timestamp: expect.any(String),
           data: { projectId: "spring-campaign", status: "done", prompt },
         },
+        // Real POSTs go only to https URLs on this machine (test/e2e/builder-push.e2e.test.ts).
+        attempts: [],
       },
     ]);
   });

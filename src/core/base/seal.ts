@@ -12,6 +12,8 @@ export class Sealer {
   readonly requestStateKey: Buffer;
   /** Signs the single-use links to the connect page (core/vault/tickets.ts). */
   readonly linkKey: Buffer;
+  /** Names tenants' webhook paths and derives their delivery secrets (core/http/hooks.ts). */
+  readonly hookKey: Buffer;
 
   constructor(secret: string | undefined) {
     const root = secret ? Buffer.from(secret, "utf8") : randomBytes(32);
@@ -20,6 +22,7 @@ export class Sealer {
     this.tenantKey = derive("tenant-id");
     this.requestStateKey = derive("request-state");
     this.linkKey = derive("link-ticket");
+    this.hookKey = derive("webhook");
     this.callKey = derive("call-fingerprint");
   }
 

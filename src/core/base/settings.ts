@@ -248,8 +248,8 @@ const settingsTable = {
     section: "auth",
     type: httpUrlSetting("MCP_PUBLIC_URL").optional(),
     help:
-      "HTTP with MCP_AUTH=oauth: the MCP endpoint's URL as clients reach it (https://…/mcp): " +
-      "the protected resource's identifier, the tokens' audience, the base of connect links",
+      "HTTP with MCP_AUTH=oauth or webhooks: the MCP endpoint's URL as clients reach it (https://…/mcp): " +
+      "the protected resource's identifier, the tokens' audience, the base of connect links and webhook addresses",
   },
   authIssuers: {
     env: "MCP_AUTH_ISSUER",

@@ -41,7 +41,8 @@ export type MetricName =
   | "redis.duration"
   | "redis.errors"
   | "oauth.rejections"
-  | "linked.attempts";
+  | "linked.attempts"
+  | "webhooks";
 
 /** Gauges, read when a scrape or an export asks. */
 export type GaugeName = "tasks" | "pollers" | "tenants" | "subscriptions";

@@ -86,6 +86,31 @@ export interface ServiceDeclaration<S extends Record<string, unknown> = Record<s
   completions?: boolean;
   /** The tools and the per-tenant instance (absent when the module carries them itself, as a test's may). */
   load?(): Promise<ServiceImplementation<S>>;
+  /**
+   * The service takes webhook deliveries (POST /hooks/<name>/<id>) when `enabled` says so; that needs
+   * ENV.publicUrl with https and ENV.stateKey, refused at start naming `variable` otherwise.
+   * `accepts` says what a delivery's JSON body is to it; only "ok" reaches the tenant (ServiceHost.push).
+   */
+  webhooks?: {
+    variable: string;
+    enabled(settings: S): boolean;
+    accepts(body: unknown, now: number): HookOutcome;
+  };
+}
+
+/** What a service says of a webhook delivery: one it uses, one it does not know, or one too old. */
+export type HookOutcome = "ok" | "unknown" | "stale";
+
+/** A tenant's webhook address for one service (ServiceDeclaration.webhooks). */
+export interface PushEndpoint {
+  /** Where the upstream delivers: under ENV.publicUrl, one path per tenant that reveals nothing of it. */
+  url: string;
+  /** What each delivery must carry (the tenant's secret, derived from ENV.stateKey; scrubbed from every output). */
+  headers: Record<string, string>;
+  /** This tenant's accepted deliveries, from whichever replica received them. */
+  listen(handler: (body: unknown) => void): () => void;
+  /** Counts a hint that matched what a poll found, or missed it (switchboard.webhooks). */
+  count(outcome: "matched" | "missed"): void;
 }
 
 /** A service's tools and its per-tenant instance: what `ServiceDeclaration.load` brings. */
@@ -137,6 +162,8 @@ export interface ServiceHost {
   seal(value: unknown, purpose: string): string;
   /** Opens what `seal` made for `purpose`; throws when it was altered or sealed under another key. */
   open<T>(sealed: string, purpose: string): T;
+  /** Where this tenant's webhook deliveries arrive, when the service's `webhooks` are enabled. */
+  push?: PushEndpoint;
 }
 
 /** A service built for one tenant (the process's one account, or one caller's keys): shared by all its sessions. */

@@ -1,4 +1,5 @@
 import {
+  currentInterval,
   handOut,
   tracedPoll,
   type Poller,
@@ -95,6 +96,12 @@ export class ClusterPoller<T> implements Poller<T> {
     return () => this.unfollow(key, follower);
   }
 
+  /** Every replica hears a hint; the one holding the key's lease fetches it. */
+  poke(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry?.holding) this.wantFresh(key, entry);
+  }
+
   private unfollow(key: string, follower: Follower<T>): void {
     const entry = this.entries.get(key);
     if (!entry?.followers.delete(follower) || entry.followers.size > 0) return;
@@ -130,7 +137,9 @@ export class ClusterPoller<T> implements Poller<T> {
   private async tick(key: string, entry: Entry<T>): Promise<void> {
     if (this.entries.get(key) !== entry) return;
     try {
-      entry.holding = await this.state.lease(this.name(key, "lease"), this.leaseMs);
+      // A slowed pace lengthens the lease with it, so the others do not take the key between polls.
+      const leaseMs = Math.max(this.leaseMs, 3 * currentInterval(this.options, this.minGapMs));
+      entry.holding = await this.state.lease(this.name(key, "lease"), leaseMs);
     } catch (err) {
       // Redis is away: poll locally meanwhile, so waits on this replica keep going.
       this.options.logger.debug("poll lease unavailable; polling locally", {
@@ -153,7 +162,7 @@ export class ClusterPoller<T> implements Poller<T> {
       .catch(() => undefined);
     const delay = entry.freshWanted
       ? Math.max(0, entry.lastStart + this.minGapMs - Date.now())
-      : this.options.intervalMs;
+      : currentInterval(this.options, this.minGapMs);
     this.schedule(key, entry, delay);
   }
 

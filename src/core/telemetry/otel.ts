@@ -96,6 +96,12 @@ const METRICS: Record<
     labels: ["outcome"],
     description: "Attempts to link a key through a connect link (linked credentials)",
   },
+  webhooks: {
+    name: "switchboard.webhooks",
+    kind: "counter",
+    labels: ["service", "outcome"],
+    description: "Webhook deliveries by outcome, and push hints that matched or missed what polls found",
+  },
 };
 
 const GAUGES: Record<GaugeName, { name: string; description: string }> = {

@@ -29,6 +29,11 @@ interface Entry<T> {
 export interface Poller<T> {
   /** `span`: the follower's (a wait's) span, which its polls hang under or link to. */
   follow(key: string, listener: PollListener<T>, span?: WorkSpan): () => void;
+  /**
+   * A hint that the key changed (a webhook delivery): its followers get one fresh answer soon
+   * (within the minimum gap), then polling goes on at its pace. Nothing happens for a key nobody follows.
+   */
+  poke?(key: string): void;
 }
 
 /** Makes a poller for one namespace (a tenant's project statuses, say): in process, or leased across replicas. */
@@ -92,6 +97,13 @@ export interface PollerOptions {
   logger: Logger;
   /** Lower bound between two fetches of one key, even when a new follower wants a fresh answer. */
   minGapMs?: number;
+  /** The interval right now, when it changes while polling (slower while webhooks are healthy). */
+  pace?: () => number;
+}
+
+/** The interval a poller waits now: its pace, never below the minimum gap. */
+export function currentInterval(options: PollerOptions, minGapMs: number): number {
+  return Math.max(minGapMs, options.pace?.() ?? options.intervalMs);
 }
 
 /**
@@ -136,6 +148,13 @@ export class SharedPoller<T> implements Poller<T> {
     return () => this.unfollow(key, follower);
   }
 
+  poke(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    if (entry.inFlight) entry.freshWanted = true;
+    else this.schedule(key, entry, Math.max(0, entry.lastStart + this.minGapMs - Date.now()));
+  }
+
   private unfollow(key: string, follower: Follower<T>): void {
     const entry = this.entries.get(key);
     if (!entry?.followers.delete(follower)) return;
@@ -163,7 +182,7 @@ export class SharedPoller<T> implements Poller<T> {
     if (this.entries.get(key) !== entry) return;
     const delay = entry.freshWanted
       ? Math.max(0, entry.lastStart + this.minGapMs - Date.now())
-      : this.options.intervalMs;
+      : currentInterval(this.options, this.minGapMs);
     this.schedule(key, entry, delay);
   }
 }

@@ -6,6 +6,7 @@ import { BuildClient } from "./client.js";
 import { CreditGuard } from "./credits.js";
 import type { BuildDeps } from "./deps.js";
 import { WrittenSecrets } from "./written-secrets.js";
+import { BuildPush } from "./push.js";
 import type { BuildSettings } from "./index.js";
 import { builderPrompts } from "./prompts.js";
 import { builderResources } from "./resources.js";
@@ -79,13 +80,22 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
     const http = host.upstream({ baseUrl: s.BUILD_API_BASE_URL, headers: header, envelope: "errors-data" });
     const client = new BuildClient(http);
     const pollOptions = { intervalMs: s.BUILD_POLL_INTERVAL_MS, logger: host.logger };
+    const push =
+      host.push &&
+      new BuildPush(
+        host.push,
+        () => client.webhooks,
+        { normalMs: s.BUILD_POLL_INTERVAL_MS, slowMs: s.BUILD_WEBHOOK_POLL_MS },
+        host.logger,
+      );
     const deps: BuildDeps = {
       client,
-      agentPoller: host.createPoller<AgentStatus>(
-        "agent",
-        (id, signal) => client.getAgentStatus(id, signal),
-        pollOptions,
-      ),
+      push,
+      // Agent runs are what deliveries announce: only their polls slow down while push is healthy.
+      agentPoller: host.createPoller<AgentStatus>("agent", (id, signal) => client.getAgentStatus(id, signal), {
+        ...pollOptions,
+        pace: push?.pace,
+      }),
       projectPoller: host.createPoller<ProjectDetails>(
         "project",
         (id, signal) => client.getProject(id, signal),
@@ -101,10 +111,14 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
       writtenSecrets: new WrittenSecrets(),
       sealing: { seal: host.seal, open: host.open },
     };
+    if (push) push.pollers = [deps.agentPoller, deps.projectPoller, deps.rebuildPoller, deps.pullPoller];
     return {
       deps,
       taskPollIntervalMs: s.BUILD_POLL_INTERVAL_MS,
-      close: () => http.close(),
+      close: () => {
+        push?.close();
+        return http.close();
+      },
     };
   },
 };

@@ -2,7 +2,9 @@ import { z } from "zod";
 import type { HintTable } from "../../core/tools/errors.js";
 import type { ServiceDeclaration } from "../../core/service/service.js";
 import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/service/settings.js";
+import { ENV } from "../../core/base/settings.js";
 import type { ConfirmPolicy } from "./credits.js";
+import { acceptsDelivery } from "./webhook-payload.js";
 
 export type { BuildDeps } from "./deps.js";
 
@@ -28,6 +30,8 @@ const settings = z
     BUILD_API_KEY_HEADER: z.string().min(1).default("api-key"),
     BUILD_POLL_INTERVAL_MS: positiveInt.optional(),
     BUILD_CONFIRM_SPEND: confirmSpend.default("always"),
+    BUILD_WEBHOOKS: z.enum(["on", "off"], { error: "must be on or off" }).default("off"),
+    BUILD_WEBHOOK_POLL_MS: positiveInt.default(60_000),
   })
   .transform((s, ctx) => {
     const loopback = isLoopbackUrl(s.BUILD_API_BASE_URL);
@@ -40,7 +44,7 @@ const settings = z
       });
       return z.NEVER;
     }
-    return { ...s, BUILD_POLL_INTERVAL_MS: poll };
+    return { ...s, BUILD_POLL_INTERVAL_MS: poll, BUILD_WEBHOOK_POLL_MS: Math.max(poll, s.BUILD_WEBHOOK_POLL_MS) };
   });
 
 /**
@@ -240,6 +244,19 @@ export const builder: ServiceDeclaration<BuildSettings> = {
       description: "when to ask the user before spending credits: always, never, or a credit amount above which to ask",
       default: "always",
     },
+    {
+      name: "BUILD_WEBHOOKS",
+      description:
+        "on: subscribe each account's agent.prompt.finished webhook on its first wait, so waits end within a " +
+        `second of the run's end (polling stays as the fallback); needs ${ENV.publicUrl} (https) and ` +
+        `${ENV.stateKey} (docs/deployment.md: what it changes on the account, how to undo it)`,
+      default: "off",
+    },
+    {
+      name: "BUILD_WEBHOOK_POLL_MS",
+      description: "with BUILD_WEBHOOKS=on: the poll interval of agent-run waits while deliveries arrive (ms)",
+      default: "60000",
+    },
   ],
   baseUrlVar: "BUILD_API_BASE_URL",
   apiKeyVar: "BUILD_API_KEY",
@@ -254,4 +271,9 @@ export const builder: ServiceDeclaration<BuildSettings> = {
   lostTask: { follow: "build_wait" },
   completions: true,
   load: () => import("./implementation.js").then((m) => m.builderImplementation),
+  webhooks: {
+    variable: "BUILD_WEBHOOKS",
+    enabled: (s) => (s as BuildSettings).BUILD_WEBHOOKS === "on",
+    accepts: acceptsDelivery,
+  },
 };

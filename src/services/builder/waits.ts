@@ -10,6 +10,7 @@ import { currentBatch, failureNextStep, latestAgentMessage, tracker } from "./tr
 import type { RebuildStatus } from "./api/files.js";
 import type { PullStatus } from "./api/github.js";
 import type { WrittenSecrets } from "./written-secrets.js";
+import type { BuildPush } from "./push.js";
 
 export { latestAgentMessage };
 
@@ -25,6 +26,8 @@ export interface WaitDeps {
   /** GET rebuild/status and GET github/pull-status, per project. */
   rebuildPoller: Poller<RebuildStatus>;
   pullPoller: Poller<PullStatus>;
+  /** BUILD_WEBHOOKS=on: deliveries that end waits early (push.ts). */
+  push?: BuildPush;
 }
 
 /**
@@ -185,13 +188,29 @@ export async function waitFor(
     lastStatus = outcome.state;
     project = await deps.client.getProject(projectId, ctx.signal);
   } else if (until === "agent") {
-    const check = tracker<AgentStatus>("agent", options.since);
-    outcome = await waitUntilDone<AgentStatus>({
-      ...common,
-      poller: deps.agentPoller,
-      check,
-      describe: (st, elapsed, v) => agentLine(st, elapsed, v.line ?? "Agent"),
+    const judged = tracker<AgentStatus>("agent", options.since);
+    // When this wait first saw the run going: a delivery since then announced its end (push.ts).
+    let sawRunning: number | undefined;
+    const check = (st: AgentStatus) => {
+      const verdict = judged(st);
+      if (verdict.phase === "running") sawRunning ??= Date.now();
+      return verdict;
+    };
+    deps.push?.ensure();
+    const unhear = deps.push?.onCreditLimit(projectId, (data) => {
+      void ctx.progress({ message: creditLimitLine(projectId, data) });
     });
+    try {
+      outcome = await waitUntilDone<AgentStatus>({
+        ...common,
+        poller: deps.agentPoller,
+        check,
+        describe: (st, elapsed, v) => agentLine(st, elapsed, v.line ?? "Agent"),
+      });
+    } finally {
+      unhear?.();
+    }
+    if (sawRunning !== undefined && outcome.outcome !== "timed_out") deps.push?.ended(projectId, sawRunning);
     // agent/status gives the credits of the current prompt only: a batch's total is in the details.
     creditsSpent = currentBatch(outcome.state) ? undefined : outcome.state.creditsSpent;
     project = await deps.client.getProject(projectId, ctx.signal);
@@ -230,6 +249,15 @@ export async function waitFor(
   if (outcome.outcome === "failed")
     throw new ToolError(`${result.message}\nNext step: ${failureNextStep(until, outcome.state)}`, result);
   return result;
+}
+
+/** project.credit_limit.reached while the agent runs: the user hears it before the run ends. */
+function creditLimitLine(projectId: string, data: Record<string, unknown>): string {
+  const category = typeof data.category === "string" ? ` (${data.category})` : "";
+  return (
+    `Project ${projectId} reached its monthly credit cap${category}: the run may stop short. ` +
+    "Raise or remove the cap with build_set_credit_limits."
+  );
 }
 
 function finishedLine(p: ProjectDetails, elapsedMs: number, credits: number | undefined): string {

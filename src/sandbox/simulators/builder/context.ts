@@ -23,6 +23,8 @@ export interface BuildSimulatorOptions {
   startLagMs?: number;
   /** simulated minutes an agent prompt may run before it is stopped and billed flat (§1.7; assumed); default 60 */
   runBudgetMinutes?: number;
+  /** PEM of a test CA the sandbox trusts for its own webhook deliveries only (webhook-sender.ts) */
+  webhookCa?: string;
 }
 
 /** Brings one part of a project (server, run, deployment, ...) up to simulated time `now`. */
@@ -48,6 +50,7 @@ export class BuildContext {
   readonly detailsCacheMs: number;
   readonly startLagMs: number;
   readonly runBudgetMinutes: number;
+  readonly webhookCa?: string;
   /** GET /projects/:id snapshots: real ms when taken, and the view (see freshness.ts) */
   readonly detailsCache = new Map<string, { at: number; view: unknown }>();
   /** real ms at construction; simulated time coincides with it there */
@@ -69,6 +72,7 @@ export class BuildContext {
     this.detailsCacheMs = options.detailsCacheMs ?? 2000;
     this.startLagMs = options.startLagMs ?? 1000;
     this.runBudgetMinutes = options.runBudgetMinutes ?? 60;
+    this.webhookCa = options.webhookCa;
     this.wallet = new Wallet(options.credits ?? { recurrentCredits: 200, oneTimeCredits: 300 }, () => this.seeding);
     this.t0 = this.now();
   }

@@ -81,7 +81,15 @@ import { registerServerRoutes } from "./server.js";
 import type { SimProject } from "./state.js";
 import { registerTransferRoutes } from "./transfer.js";
 import { registerVersionRoutes } from "./versions.js";
-import { registerWebhookRoutes, webhookDeliveries, type Delivery } from "./webhooks.js";
+import {
+  injectWebhookFault,
+  registerWebhookRoutes,
+  stopWebhooks,
+  webhookDeliveries,
+  webhooksSettled,
+  type Delivery,
+} from "./webhooks.js";
+import type { WebhookFault } from "./webhook-sender.js";
 import type { StartSimulator } from "../../simulator.js";
 
 export type { BuildSimulatorOptions } from "./context.js";
@@ -145,8 +153,10 @@ export class BuildSimulator {
     seedDemoData(this.ctx);
   }
 
-  /** There are no timers: state is derived from the clock. */
-  dispose(): void {}
+  /** State is derived from the clock; the one timer runs while a webhook on this machine is subscribed. */
+  dispose(): void {
+    stopWebhooks(this.ctx);
+  }
 
   // --- test and inspection helpers -------------------------------------------------------------
 
@@ -198,9 +208,19 @@ export class BuildSimulator {
     pushToGithub(p, files);
   }
 
-  /** Webhook deliveries the service would have sent (none is sent), oldest first. */
+  /** Webhook deliveries, oldest first, with the real POSTs made of them (`attempts`). */
   webhookDeliveries(): Delivery[] {
     return webhookDeliveries(this.ctx);
+  }
+
+  /** The next deliveries (`times`, default 1) go missing, late, twice, or with a forged secret header. */
+  injectWebhookFault(fault: WebhookFault): void {
+    injectWebhookFault(this.ctx, fault);
+  }
+
+  /** Resolves once every real delivery started so far has its answer. */
+  webhooksSettled(): Promise<void> {
+    return webhooksSettled(this.ctx);
   }
 
   /**

@@ -2,10 +2,13 @@ import type { BuildContext } from "./context.js";
 import { fail, type BuildRoutes } from "./routes.js";
 import { isObject, iso, given, type AgentRun, type Json, type SimProject } from "./state.js";
 import { bodyOf } from "./validation.js";
+import { WebhookSender, type SentAttempt, type WebhookFault } from "./webhook-sender.js";
 
 /**
- * Account webhooks (reference §14): one subscription per event for the whole account. Nothing is
- * ever sent over the network: each would-be delivery is recorded (BuildSimulator.webhookDeliveries()).
+ * Account webhooks (reference §14): one subscription per event for the whole account. Every
+ * delivery is recorded (BuildSimulator.webhookDeliveries()); one to an https URL on this machine
+ * is also POSTed for real (webhook-sender.ts), and while such a subscription exists a timer
+ * advances the projects so a run's end is delivered when it happens, not at the next read.
  * `agent.prompt.finished` is recorded when a prompt ends in any way (finished, failed, stopped, at
  * its limit), seen by an advance step; `project.credit_limit.reached` by billing.ts.
  */
@@ -30,7 +33,12 @@ export interface Delivery {
   /** the subscription's headers, as they would be sent */
   headers: Record<string, string>;
   body: { event: WebhookEvent; timestamp: string; data: Json };
+  /** Real POSTs made of it (subscriptions on this machine), with their faults and answers. */
+  attempts: SentAttempt[];
 }
+
+/** Real ms between two advances while a subscription on this machine exists. */
+const TICK_MS = 20;
 
 interface Account {
   webhooks: Webhook[];
@@ -39,14 +47,49 @@ interface Account {
   endedRuns: WeakSet<AgentRun>;
   /** the run each project had at the last look, so one replaced within a pass is not missed */
   lastRun: WeakMap<SimProject, AgentRun>;
+  sender: WebhookSender;
+  ticker?: NodeJS.Timeout;
 }
 
 const accounts = new WeakMap<BuildContext, Account>();
 
 function account(ctx: BuildContext): Account {
   let a = accounts.get(ctx);
-  if (!a) accounts.set(ctx, (a = { webhooks: [], deliveries: [], endedRuns: new WeakSet(), lastRun: new WeakMap() }));
+  if (!a) {
+    const sender = new WebhookSender(ctx.webhookCa);
+    accounts.set(ctx, (a = { webhooks: [], deliveries: [], endedRuns: new WeakSet(), lastRun: new WeakMap(), sender }));
+  }
   return a;
+}
+
+/** Runs the clock while someone on this machine is subscribed, so ends are delivered as they happen. */
+function tick(ctx: BuildContext): void {
+  const a = account(ctx);
+  const wanted = a.webhooks.some((w) => WebhookSender.reaches(w.url));
+  if (wanted && !a.ticker) {
+    a.ticker = setInterval(() => ctx.advanceAll(), TICK_MS);
+    a.ticker.unref();
+  } else if (!wanted && a.ticker) {
+    clearInterval(a.ticker);
+    a.ticker = undefined;
+  }
+}
+
+export function injectWebhookFault(ctx: BuildContext, fault: WebhookFault): void {
+  account(ctx).sender.inject(fault);
+}
+
+/** Every real delivery started so far has its answer. */
+export function webhooksSettled(ctx: BuildContext): Promise<void> {
+  return account(ctx).sender.settled();
+}
+
+export function stopWebhooks(ctx: BuildContext): void {
+  const a = accounts.get(ctx);
+  if (!a) return;
+  clearInterval(a.ticker);
+  a.ticker = undefined;
+  a.sender.close();
 }
 
 export function registerWebhookRoutes(ctx: BuildContext, routes: BuildRoutes): void {
@@ -99,6 +142,7 @@ function subscribe(ctx: BuildContext, body: Json) {
     updatedAt: at,
   };
   a.webhooks.push(webhook);
+  tick(ctx);
   return view(webhook);
 }
 
@@ -107,6 +151,7 @@ function unsubscribe(ctx: BuildContext, webhookId: string) {
   const index = a.webhooks.findIndex((w) => w.id === webhookId);
   if (index < 0) fail(404, "WEBHOOK_NOT_FOUND", `No webhook ${webhookId} on this account`);
   a.webhooks.splice(index, 1);
+  tick(ctx);
   return { success: true };
 }
 
@@ -123,12 +168,15 @@ function isHttpsUrl(value: unknown): boolean {
 export function deliver(ctx: BuildContext, event: WebhookEvent, data: Json, at: number): void {
   const a = account(ctx);
   for (const w of a.webhooks.filter((w) => w.event === event)) {
-    a.deliveries.push({
+    const d: Delivery = {
       webhookId: w.id,
       url: w.url,
       headers: { ...w.headers },
       body: { event, timestamp: iso(at), data },
-    });
+      attempts: [],
+    };
+    a.deliveries.push(d);
+    a.sender.send(d);
   }
   if (a.deliveries.length > MAX_DELIVERIES) a.deliveries.splice(0, a.deliveries.length - MAX_DELIVERIES);
 }

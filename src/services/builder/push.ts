@@ -1,0 +1,176 @@
+import type { Logger } from "../../core/base/logger.js";
+import type { PushEndpoint } from "../../core/service/service.js";
+import type { Poller } from "../../core/upstream/poller.js";
+import { UpstreamError } from "../../core/upstream/upstream.js";
+import { WEBHOOK_EVENTS, type Webhook, type WebhooksClient } from "./api/webhooks.js";
+import { delivery } from "./webhook-payload.js";
+
+/** After a failed subscription (not a 409), the next wait tries again after this long. */
+const RETRY_MS = 5 * 60_000;
+/** A poll that saw a run end first still matches a delivery arriving this soon after. */
+const GRACE_MS = 3000;
+/** Projects whose last delivery time is remembered. */
+const MAX_REMEMBERED = 1000;
+
+type Subscription = "none" | "subscribing" | "ours" | "theirs" | "failed";
+
+/**
+ * BUILD_WEBHOOKS=on, one tenant (docs/deployment.md "Webhooks"). On its first wait the account's
+ * agent.prompt.finished and project.credit_limit.reached webhooks are subscribed to this tenant's
+ * address, never replacing one the account already has. A delivery is a hint: the waits on its
+ * project read their status once more now and end by the usual completion rules. While
+ * deliveries come before the polls see the runs end, agent polls slow to BUILD_WEBHOOK_POLL_MS;
+ * one poll that sees an end no delivery announced puts them back to the normal interval.
+ */
+export class BuildPush {
+  private subscription: Subscription = "none";
+  private retryAt = 0;
+  private healthy = false;
+  private readonly delivered = new Map<string, number>();
+  /** Ends a poll saw first, by project: a delivery within the grace period still matches. */
+  private readonly pending = new Map<string, { since: number; timer: NodeJS.Timeout }>();
+  private readonly creditListeners = new Map<string, Set<(data: Record<string, unknown>) => void>>();
+  private readonly unlisten: () => void;
+  /** The pollers a hint pokes (set once they exist). */
+  pollers: Array<Poller<unknown>> = [];
+
+  constructor(
+    private readonly endpoint: PushEndpoint,
+    private readonly webhooks: () => WebhooksClient,
+    private readonly intervals: { normalMs: number; slowMs: number },
+    private readonly logger: Logger,
+  ) {
+    this.unlisten = endpoint.listen((body) => this.received(body));
+  }
+
+  /** The agent poller's interval now (PollerOptions.pace). */
+  readonly pace = (): number => (this.healthy ? this.intervals.slowMs : this.intervals.normalMs);
+
+  /** Whether this account's deliveries come to this server (for tests and health). */
+  get state(): { subscription: Subscription; healthy: boolean } {
+    return { subscription: this.subscription, healthy: this.healthy };
+  }
+
+  /** At the start of every wait: subscribes on the tenant's first one, in the background. */
+  ensure(): void {
+    if (this.subscription === "subscribing" || this.subscription === "ours" || this.subscription === "theirs") return;
+    if (this.subscription === "failed" && Date.now() < this.retryAt) return;
+    this.subscription = "subscribing";
+    void this.subscribe().then(
+      (s) => {
+        this.subscription = s;
+      },
+      (err: unknown) => {
+        this.subscription = "failed";
+        this.retryAt = Date.now() + RETRY_MS;
+        this.logger.warn("build webhooks: could not subscribe; waits keep polling", {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      },
+    );
+  }
+
+  /**
+   * An agent wait ended after having seen the run going (`since`: when it first did). A delivery
+   * for the project since then is a match; none within the grace period, a miss.
+   */
+  ended(projectId: string, since: number): void {
+    if (this.subscription !== "ours") return;
+    if ((this.delivered.get(projectId) ?? 0) >= since) {
+      this.matched();
+      return;
+    }
+    if (this.pending.has(projectId)) return;
+    const timer = setTimeout(() => {
+      this.pending.delete(projectId);
+      this.missed(projectId);
+    }, GRACE_MS);
+    timer.unref();
+    this.pending.set(projectId, { since, timer });
+  }
+
+  /** Follows project.credit_limit.reached deliveries for a project (while a wait runs). */
+  onCreditLimit(projectId: string, listener: (data: Record<string, unknown>) => void): () => void {
+    const set = this.creditListeners.get(projectId) ?? new Set();
+    this.creditListeners.set(projectId, set.add(listener));
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.creditListeners.delete(projectId);
+    };
+  }
+
+  close(): void {
+    this.unlisten();
+    for (const { timer } of this.pending.values()) clearTimeout(timer);
+  }
+
+  private matched(): void {
+    this.endpoint.count("matched");
+    this.healthy = true;
+  }
+
+  private missed(projectId: string): void {
+    this.endpoint.count("missed");
+    if (this.healthy)
+      this.logger.info("build webhooks: a run ended without a delivery; polling at the normal interval again", {
+        projectId,
+      });
+    this.healthy = false;
+  }
+
+  private received(body: unknown): void {
+    const parsed = delivery.safeParse(body);
+    if (!parsed.success) return;
+    const { event, data } = parsed.data;
+    if (event === "agent.prompt.finished") {
+      this.delivered.delete(data.projectId);
+      this.delivered.set(data.projectId, Date.now());
+      if (this.delivered.size > MAX_REMEMBERED) this.delivered.delete(this.delivered.keys().next().value!);
+      const late = this.pending.get(data.projectId);
+      if (late) {
+        clearTimeout(late.timer);
+        this.pending.delete(data.projectId);
+        this.matched();
+      }
+    } else {
+      for (const listener of [...(this.creditListeners.get(data.projectId) ?? [])]) listener(data);
+    }
+    for (const poller of this.pollers) poller.poke?.(data.projectId);
+  }
+
+  private async subscribe(): Promise<Subscription> {
+    const { url, headers } = this.endpoint;
+    let result: Subscription = "ours";
+    for (const event of WEBHOOK_EVENTS) {
+      try {
+        await this.webhooks().subscribe({ url, event, headers });
+        continue;
+      } catch (err) {
+        if (!(err instanceof UpstreamError) || err.code !== "WEBHOOK_EVENT_ALREADY_EXISTS") throw err;
+      }
+      const existing = ((await this.webhooks().list()).webhooks ?? []).find((w) => w.event === event);
+      if (existing && existing.url === url) {
+        if (!sameHeaders(existing, headers)) await this.replaceOurs(existing, event);
+        continue;
+      }
+      // The account's own webhook (or another server's): never replaced, never deleted.
+      if (event === "agent.prompt.finished") result = "theirs";
+      this.logger.info(
+        `build webhooks: the account already has a webhook for ${event} that is not this server's; ` +
+          "it is left as it is" +
+          (event === "agent.prompt.finished" ? " and waits for this account keep polling" : ""),
+      );
+    }
+    return result;
+  }
+
+  /** Our own address with an older secret (the state key changed): re-made with the current one. */
+  private async replaceOurs(existing: Webhook, event: (typeof WEBHOOK_EVENTS)[number]): Promise<void> {
+    await this.webhooks().remove(existing.id);
+    await this.webhooks().subscribe({ url: this.endpoint.url, event, headers: this.endpoint.headers });
+  }
+}
+
+function sameHeaders(w: Webhook, headers: Record<string, string>): boolean {
+  return Object.entries(headers).every(([k, v]) => w.headers?.[k] === v);
+}

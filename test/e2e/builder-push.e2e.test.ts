@@ -1,0 +1,188 @@
+// Issue 31: with BUILD_WEBHOOKS=on the sandbox delivers agent.prompt.finished over real HTTPS (a TLS
+// terminator made at test time, whose certificate only the sandbox trusts) and a wait ends within a
+// second of the run's end, with far fewer upstream reads than polling. A dropped delivery still ends
+// the wait by polling, a forged one ends nothing, and an account's own webhook is never touched.
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import type { BuildSimulator } from "../../src/sandbox/simulators/builder/index.js";
+import { connectHttp, ok, sandboxEnv, spawnHttpServer, testSandbox, call, type HttpServerProcess } from "../harness.js";
+import { Sealer } from "../../src/core/base/seal.js";
+import { hookAddress } from "../../src/core/http/hooks.js";
+import { makeCert, tlsTerminator, type TestCert, type TlsTerminator } from "../tls.js";
+
+const API = "/api/v1/vcaas";
+const STATUS = `GET ${API}/projects/:projectId/agent/status`;
+const TIME_SCALE = 3000;
+const STATE_KEY = "webhook-test-state-key-0123456789abcdef";
+
+interface Server {
+  sim: BuildSimulator;
+  process: HttpServerProcess;
+  client: Client;
+  tls?: TlsTerminator;
+}
+
+interface Waited {
+  outcome: string;
+  polls: number;
+  elapsedSeconds: number;
+}
+
+describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
+  let sandbox: Sandbox;
+  let cert: TestCert;
+  const servers: Server[] = [];
+  let runs = 0;
+
+  /** A server on account `n` of the sandbox; with `push`, behind its own TLS terminator. */
+  async function start(n: number, push: boolean, env: Record<string, string> = {}): Promise<Server> {
+    const account = sandbox.accounts.build[n];
+    const tls = push ? await tlsTerminator(cert) : undefined;
+    const process = await spawnHttpServer(
+      sandboxEnv(sandbox, {
+        BUILD_API_KEY: account.key,
+        BUILD_CONFIRM_SPEND: "never",
+        BUILD_POLL_INTERVAL_MS: "2000",
+        LOG_LEVEL: "info",
+        ...(push
+          ? {
+              BUILD_WEBHOOKS: "on",
+              MCP_PUBLIC_URL: `https://localhost:${tls!.port}/mcp`,
+              MCP_STATE_KEY: STATE_KEY,
+            }
+          : {}),
+        ...env,
+      }),
+    );
+    if (tls) tls.target = new URL(process.url);
+    const server = { sim: account.simulator, process, client: await connectHttp(process.url), tls };
+    servers.push(server);
+    return server;
+  }
+
+  /** Starts a run of `minutes` simulated minutes and waits for it; returns the wait and timings. */
+  async function run(s: Server, projectId: string, minutes: number, timeoutSeconds = 60) {
+    const started = await ok<{ startedAt: string }>(s.client, "build_start_agent", {
+      projectId,
+      // A new prompt each time: the same call again would be answered as a repeat, spending nothing.
+      prompt: `Add page ${++runs} [minutes=${minutes}]`,
+    });
+    const before = s.sim.router.count(STATUS);
+    const waited = await ok<Waited>(s.client, "build_wait", {
+      projectId,
+      until: "agent",
+      since: started.startedAt,
+      timeoutSeconds,
+    });
+    const answeredAt = Date.now();
+    const endedAt = s.sim.project(projectId)!.run!.endedAt;
+    // The run's end in real time: the simulated clock runs TIME_SCALE times faster from the same origin.
+    const realEnd = endedAt === undefined ? undefined : Date.now() - (s.sim.simulatedNow() - endedAt) / TIME_SCALE;
+    return {
+      waited,
+      lagMs: realEnd === undefined ? undefined : answeredAt - realEnd,
+      gets: s.sim.router.count(STATUS) - before,
+    };
+  }
+
+  beforeAll(async () => {
+    cert = makeCert();
+    sandbox = await testSandbox({ accounts: 4, build: { webhookCa: cert.cert } });
+  });
+  afterAll(async () => {
+    for (const s of servers) {
+      await s.client.close().catch(() => undefined);
+      await s.process.stop();
+      await s.tls?.close();
+    }
+    await sandbox?.close();
+  });
+
+  it("refuses to start without an https MCP_PUBLIC_URL, naming both settings", async () => {
+    const failed = spawnHttpServer(
+      sandboxEnv(sandbox, { BUILD_WEBHOOKS: "on", MCP_STATE_KEY: STATE_KEY, MCP_PUBLIC_URL: "http://127.0.0.1:9/mcp" }),
+    );
+    await expect(failed).rejects.toThrow(/BUILD_WEBHOOKS=on needs MCP_PUBLIC_URL with https:\/\//);
+  });
+
+  it("ends a wait within a second of the run's end, with far fewer reads than polling", async () => {
+    const [push, poll] = await Promise.all([start(0, true), start(1, false)]);
+    for (const s of [push, poll]) await ok(s.client, "build_create_project", { projectId: "push-a" });
+    // The first wait subscribes; its run's delivery shows push works for this account.
+    const first = await run(push, "push-a", 60);
+    expect(first.waited.outcome).toBe("done");
+    await push.sim.webhooksSettled();
+    const subscribed = push.sim.webhookDeliveries().filter((d) => d.body.event === "agent.prompt.finished");
+    expect(subscribed.length).toBe(1);
+    expect(subscribed[0].url).toMatch(new RegExp(`^https://localhost:${push.tls!.port}/hooks/build/`));
+    expect(subscribed[0].attempts).toEqual([expect.objectContaining({ status: 202 })]);
+
+    // A 16 s run, followed by both servers at once: push answers on the delivery, poll every 2 s.
+    const [pushed, polled] = await Promise.all([run(push, "push-a", 800), run(poll, "push-a", 800)]);
+    expect(pushed.waited.outcome, JSON.stringify(pushed)).toBe("done");
+    expect(polled.waited.outcome).toBe("done");
+    expect(pushed.lagMs).toBeLessThan(1000);
+    expect(pushed.gets * 4).toBeLessThanOrEqual(polled.gets);
+    console.log(
+      `push: ${pushed.gets} GETs, answered ${Math.round(pushed.lagMs!)} ms after the end; ` +
+        `poll: ${polled.gets} GETs, ${Math.round(polled.lagMs!)} ms`,
+    );
+  }, 90_000);
+
+  it("a forged delivery ends nothing: the wait goes on until its time is up", async () => {
+    const push = servers.find((s) => s.tls)!;
+    push.sim.injectWebhookFault({ kind: "forge" });
+    // The run ends after ~0.6 s; push is healthy, so polls come every 60 s: only a delivery could end it.
+    const forged = await run(push, "push-a", 30, 4);
+    expect(forged.waited.outcome).toBe("timed_out");
+    await push.sim.webhooksSettled();
+    const last = push.sim.webhookDeliveries().at(-1)!;
+    expect(last.attempts).toEqual([expect.objectContaining({ fault: "forge", status: 401 })]);
+  }, 30_000);
+
+  it("a dropped delivery still ends the wait by polling", async () => {
+    const push = await start(2, true, { BUILD_POLL_INTERVAL_MS: "500", BUILD_WEBHOOK_POLL_MS: "3000" });
+    await ok(push.client, "build_create_project", { projectId: "push-b" });
+    expect((await run(push, "push-b", 60)).waited.outcome).toBe("done");
+    push.sim.injectWebhookFault({ kind: "drop" });
+    const dropped = await run(push, "push-b", 60);
+    expect(dropped.waited.outcome).toBe("done");
+    const last = push.sim.webhookDeliveries().at(-1)!;
+    expect(last.attempts, JSON.stringify(push.sim.webhookDeliveries())).toEqual([
+      expect.objectContaining({ fault: "drop" }),
+    ]);
+    // Ended by a slowed poll (at most 3 s after the end), not by the delivery that never came.
+    expect(dropped.lagMs).toBeLessThan(3000 + 1500);
+  }, 60_000);
+
+  it("never touches a webhook the account already has, and keeps polling for it", async () => {
+    const account = sandbox.accounts.build[3];
+    const mine = { url: "https://hooks.example.com/mine", event: "agent.prompt.finished", headers: { "x-mine": "1" } };
+    const put = await fetch(`${sandbox.urls.build}${API}/webhooks`, {
+      method: "PUT",
+      headers: { "api-key": account.key, "content-type": "application/json" },
+      body: JSON.stringify(mine),
+    });
+    expect(put.status).toBe(200);
+    const push = await start(3, true);
+    await ok(push.client, "build_create_project", { projectId: "push-c" });
+    const waited = await run(push, "push-c", 60);
+    expect(waited.waited.outcome).toBe("done");
+    const listed = await ok<{ webhooks: Array<Record<string, unknown>> }>(push.client, "build_list_webhooks");
+    const agentHooks = listed.webhooks.filter((w) => w.event === "agent.prompt.finished");
+    expect(agentHooks).toEqual([expect.objectContaining({ url: mine.url, headerNames: ["x-mine"] })]);
+    const upstream = account.simulator.webhookDeliveries();
+    expect(upstream.every((d) => d.url === mine.url)).toBe(true);
+    // The credit-cap event had no webhook: that one is the server's, and its secret never shows.
+    const ours = listed.webhooks.find((w) => w.event === "project.credit_limit.reached");
+    expect(String(ours?.url)).toMatch(/\/hooks\/build\//);
+    const { secret } = hookAddress(new Sealer(STATE_KEY).hookKey, "build", "local");
+    expect(JSON.stringify(listed) + push.process.stderr()).not.toContain(secret);
+    expect(push.process.stderr()).toMatch(
+      /already has a webhook for agent\.prompt\.finished that is not this server's/,
+    );
+    const status = await call(push.client, "build_get_agent_status", { projectId: "push-c" });
+    expect(status.isError).toBeFalsy();
+  }, 60_000);
+});
