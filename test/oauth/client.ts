@@ -1,7 +1,8 @@
 // The client side of the OAuth tests: the SDK v2 client's own OAuth (authorization code + PKCE,
-// discovery from the server's 401), as a pre-registered public client or one that registers itself
-// (dynamic client registration, as a chat app's connector does), and headless Chromium
-// (playwright-core) doing what a user does at the identity provider: sign in, consent.
+// discovery from the server's 401), as a pre-registered public client, one that registers itself
+// (dynamic client registration, as a chat app's connector does) or one known by its metadata
+// document's URL (CIMD), and headless Chromium (playwright-core) doing what a user does at the
+// identity provider: sign in, consent.
 import {
   type Client,
   StreamableHTTPClientTransport,
@@ -33,9 +34,13 @@ export class TestOAuthProvider implements OAuthClientProvider {
   private discovery?: unknown;
   private readonly pinnedResource?: string;
 
-  constructor(options: { resource?: string; dynamic?: boolean } = {}) {
+  /** `metadataUrl`: the client identifies itself by the metadata document there (CIMD), not by a registration. */
+  readonly clientMetadataUrl?: string;
+
+  constructor(options: { resource?: string; dynamic?: boolean; metadataUrl?: string } = {}) {
     this.pinnedResource = options.resource;
-    if (!options.dynamic) this.registered = { client_id: CLIENT_ID };
+    this.clientMetadataUrl = options.metadataUrl;
+    if (!options.dynamic && !options.metadataUrl) this.registered = { client_id: CLIENT_ID };
   }
 
   get redirectUrl() {

@@ -2,12 +2,14 @@
 // indicators (RFC 8707) with JWT access tokens (RFC 9068) per resource, PKCE, its development
 // sign-in page (any login name is a user; that name is the token's subject), a consent page where
 // the user ticks the scopes they grant, one pre-registered public client, and dynamic client
-// registration (RFC 7591). Every client is held to the scopes it registered with (oidc-provider
+// registration (RFC 7591); optionally clients identified by a Client ID Metadata Document (an https
+// client_id the provider fetches, see cimd.ts). Every client is held to the scopes it registered with (oidc-provider
 // refuses any other static scope: "requested scope is not allowed").
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import Provider from "oidc-provider";
 import { exportJWK, generateKeyPair } from "jose";
+import { fetchTrusting } from "./cimd.js";
 
 export const CLIENT_ID = "switchboard-e2e";
 export const ALL_SCOPES = "switchboard:read switchboard:write switchboard:spend";
@@ -35,11 +37,14 @@ export async function freePort(): Promise<number> {
  * `resources`: the resource indicators the provider mints tokens for (audience = the indicator).
  * `serviceClient`: also a confidential client (SERVICE_CLIENT) that gets tokens by client
  * credentials (no browser) and may introspect (RFC 7662, at /token/introspection).
+ * `metadataDocuments`: also accept clients whose client_id is the https URL of their metadata
+ * document (oidc-provider's experimental feature, draft 02), fetched trusting `ca` only.
  */
 export async function startIdp(options: {
   redirectUri: string;
   resources: string[];
   serviceClient?: boolean;
+  metadataDocuments?: { ca: string };
 }): Promise<Idp> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
@@ -72,9 +77,11 @@ export async function startIdp(options: {
     scopes: ["openid", "offline_access", ...ALL_SCOPES.split(" ")],
     pkce: { required: () => true },
     findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id }) }),
+    ...(options.metadataDocuments ? { fetch: fetchTrusting(options.metadataDocuments.ca) } : {}),
     features: {
       devInteractions: { enabled: true },
       registration: { enabled: true },
+      ...(options.metadataDocuments ? { clientIdMetadataDocument: { enabled: true, ack: "draft-02" } } : {}),
       ...(options.serviceClient
         ? {
             clientCredentials: { enabled: true },

@@ -24,9 +24,11 @@ import {
   REDIRECT_URI,
   TestOAuthProvider,
 } from "../../oauth/client.js";
-import { CLIENT_ID, freePort, startIdp, type Idp } from "../../oauth/idp.js";
+import { haveOpenssl, type MetadataHost, sayIfOpensslMissing, startMetadataHost } from "../../oauth/cimd.js";
+import { ALL_SCOPES, CLIENT_ID, freePort, startIdp, type Idp } from "../../oauth/idp.js";
 
 sayIfChromiumMissing("oauth-linked e2e");
+sayIfOpensslMissing("oauth-linked e2e, the Client ID Metadata Document client");
 const URL_ELICITATION = { capabilities: { elicitation: { form: {}, url: {} } } };
 /** What a user unticks at the provider's consent to sign in with read only. */
 const WRITE_AND_SPEND = ["switchboard:write", "switchboard:spend"];
@@ -34,6 +36,7 @@ const WRITE_AND_SPEND = ["switchboard:write", "switchboard:spend"];
 describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", () => {
   let sandbox: Sandbox;
   let idp: Idp;
+  let metadataHost: MetadataHost | undefined;
   let http: HttpServerProcess;
   let browser: Browser;
   let publicUrl: string;
@@ -55,9 +58,14 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
   beforeAll(async () => {
     const port = await freePort();
     publicUrl = `http://127.0.0.1:${port}/mcp`;
+    // The metadata document lists all three scopes, as docs/deployment.md#oauth asks.
+    metadataHost = haveOpenssl
+      ? await startMetadataHost(REDIRECT_URI, `openid offline_access ${ALL_SCOPES}`)
+      : undefined;
+    const metadataDocuments = metadataHost && { ca: metadataHost.ca };
     [sandbox, idp, browser] = await Promise.all([
       testSandbox({ accounts: 2 }),
-      startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl] }),
+      startIdp({ redirectUri: REDIRECT_URI, resources: [publicUrl], metadataDocuments }),
       launchChromium(),
     ]);
     buildKeys = sandbox.accounts.build.map((a) => a.key);
@@ -77,6 +85,7 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     await http?.stop();
     await browser?.close();
     await idp?.close();
+    await metadataHost?.close();
     await sandbox?.close();
   });
 
@@ -87,9 +96,9 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
     user: string,
     era: Era,
     key: string | undefined,
-    options: { urlMode?: boolean; dynamic?: boolean; refuse?: string[] } = {},
+    options: { urlMode?: boolean; dynamic?: boolean; metadataUrl?: string; refuse?: string[] } = {},
   ) {
-    const provider = new TestOAuthProvider({ dynamic: options.dynamic });
+    const provider = new TestOAuthProvider({ dynamic: options.dynamic, metadataUrl: options.metadataUrl });
     provider.refuse = options.refuse ?? [];
     const client = await connectWithOAuth(
       publicUrl,
@@ -246,6 +255,38 @@ describe.skipIf(!haveChromium)("linked upstream keys (MCP_CREDENTIALS=linked)", 
       expect(links).toHaveLength(1);
     });
   }
+
+  // A client known by the URL of its metadata document registers nothing: the provider fetches the
+  // document (over TLS it trusts) and holds the client to it. The same sign-in, link and step-up.
+  it.skipIf(!haveOpenssl)(
+    "a client known by its metadata document signs in, links a key, steps up to spend",
+    async () => {
+      const host = metadataHost!;
+      const registrations = idp.requests("/reg");
+      const { client, provider, links } = await signedIn("ivan", "modern", buildKeys[0], {
+        metadataUrl: host.clientId,
+        refuse: WRITE_AND_SPEND,
+      });
+      expect(host.fetches()).toBeGreaterThan(0);
+      expect(provider.redirects[0].searchParams.get("client_id")).toBe(host.clientId);
+      expect(provider.grantedScope?.split(" ").filter((s) => s.startsWith("switchboard:"))).toEqual([
+        "switchboard:read",
+      ]);
+      expect((await call(client, "build_get_account")).isError).toBeFalsy();
+      const projectId = "cimd-step-up";
+      const stepUp = await client
+        .callTool({ name: "build_create_project", arguments: { projectId } })
+        .catch((e: unknown) => e);
+      expect(stepUp).toBeInstanceOf(UnauthorizedError);
+      expect(provider.redirects.at(-1)?.searchParams.get("client_id")).toBe(host.clientId);
+      await completeRedirect(publicUrl, provider, browser, "ivan");
+      expect(provider.grantedScope).toContain("switchboard:spend");
+      const created = await call(client, "build_create_project", { projectId });
+      expect(created.isError, text(created)).toBeFalsy();
+      expect(idp.requests("/reg")).toBe(registrations);
+      expect(links).toHaveLength(1);
+    },
+  );
 
   it("tells a user on the connect page which service, where its key is and what it looks like", async () => {
     const { client, links } = await signedIn("heidi", "legacy", undefined);
