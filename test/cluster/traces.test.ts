@@ -57,7 +57,7 @@ describeCluster("traces: two replicas on Redis behind nginx, a task taken over a
     await receiver?.close();
   });
 
-  it("holds one trace from the client's span through both replicas to the upstream requests, no secret in it", async () => {
+  it("holds one trace from the client through both replicas to the upstream requests, no secret in it", async () => {
     const traceId = randomBytes(16).toString("hex");
     const clientSpan = randomBytes(8).toString("hex");
     const { body } = await rpc2026(

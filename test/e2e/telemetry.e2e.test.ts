@@ -242,6 +242,73 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     expect(text).not.toContain("mcp_resource_uri");
   });
 
+  it("counts credits through the build service's reply hook: each spend once, however many polls repeat it", async () => {
+    // What /metrics says the build service spent, in all, and under one tool.
+    const spent = async (tool?: string) => {
+      const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+      let total = 0;
+      for (const m of text.matchAll(/^switchboard_credits_spent_total\{([^}]*)\} (\S+)$/gm))
+        if (m[1].includes('service="build"') && (!tool || m[1].includes(`tool="${tool}"`))) total += Number(m[2]);
+      return total;
+    };
+    const balance = () => sandbox.build.balance().credits;
+
+    // A flat price (CREATE_PROJECT): the create answer reports no credits; the service's hook prices it.
+    let before = { spent: await spent("build_create_project"), balance: balance() };
+    const first = (
+      await rpc2026(
+        server.url,
+        "tools/call",
+        { name: "build_create_project", arguments: { projectId: "priced-one" } },
+        { capabilities: ELICIT },
+      )
+    ).body.result;
+    const created = await rpc2026(
+      server.url,
+      "tools/call",
+      {
+        name: "build_create_project",
+        arguments: { projectId: "priced-one" },
+        inputResponses: { confirm_spend: { action: "accept", content: { confirm: true } } },
+        requestState: first.requestState,
+      },
+      { capabilities: ELICIT },
+    );
+    expect(created.body.result?.isError, JSON.stringify(created.body)).toBeFalsy();
+    expect(before.balance - balance()).toBe(1);
+    expect(
+      await until(
+        () => spent("build_create_project"),
+        (n) => n > before.spent,
+      ),
+    ).toBe(before.spent + 1);
+
+    // A launch that waits: its price, then the prompt's credits once, though every poll after it repeats them.
+    before = { spent: await spent(), balance: balance() };
+    const { body } = await rpc2026(
+      server.url,
+      "tools/call",
+      {
+        name: "build_launch_project",
+        arguments: { projectId: "priced-run", prompt: "Landing page [minutes=150]", wait: true },
+      },
+      { capabilities: TASKS },
+    );
+    const taskId = body.result?.taskId as string;
+    await until(
+      async () => (await rpc2026(server.url, "tasks/get", { taskId }, { capabilities: TASKS })).body.result?.status,
+      (s) => s === "completed",
+      20_000,
+    );
+    const cost = before.balance - balance();
+    expect(cost).toBeGreaterThan(10);
+    // More polls of the finished prompt: nothing more is counted.
+    await client.callTool({ name: "build_wait", arguments: { projectId: "priced-run", until: "agent" } });
+    await client.callTool({ name: "build_wait", arguments: { projectId: "priced-run", until: "agent" } });
+    expect(await spent()).toBe(before.spent + cost);
+    expect(await spent("build_launch_project")).toBeGreaterThanOrEqual(cost);
+  });
+
   it("a tool name the server does not have names no span and labels no metric", async () => {
     const t = traceparent();
     await client

@@ -15,7 +15,7 @@ export interface ServerOperation {
   id?: string | number;
   /** The tool or prompt name: the span is named `{method} {target}`. */
   tool?: string;
-  /** The tool spends credits: the credits its upstream requests report are counted (switchboard.credits.spent). */
+  /** The tool spends credits: its upstream requests' spend is labelled with its name (switchboard.credits.spent). */
   spends?: boolean;
   prompt?: string;
   uri?: string;

@@ -125,7 +125,7 @@ export interface TelemetryOptions {
   scrub: (text: string) => string;
 }
 
-/** The spending tool whose call this is: its upstream requests' credits are counted under its name. */
+/** The spending tool whose call this is: the credits its upstream requests spend are labelled with its name. */
 const SPENDING = createContextKey("switchboard spending tool");
 const getter = {
   keys: (carrier: unknown) => Object.keys(carrier as object),
@@ -312,9 +312,9 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
           span.setAttribute("error.type", status !== undefined ? String(status) : statusClass);
           span.setStatus({ code: SpanStatusCode.ERROR });
         }
-        if (tool && credits !== undefined && credits > 0) {
+        if (credits !== undefined && credits > 0) {
           span.setAttribute("switchboard.credits.spent", credits);
-          instrument("credits").add(credits, { service, tool });
+          instrument("credits").add(credits, tool ? { service, tool } : { service });
         }
         span.end();
         upstreamDuration.record((performance.now() - started) / 1000, {

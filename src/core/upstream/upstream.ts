@@ -22,6 +22,11 @@ export interface ReplyFormat {
   failure(json: unknown): ReplyFailure | undefined;
   /** The answer's data, or undefined when the answer is not in this shape (NON_JSON_RESPONSE). */
   data(json: unknown): { data: unknown } | undefined;
+  /**
+   * The credits this successful answer says were spent (switchboard.credits.spent, and the CLIENT
+   * span's attribute): only the service knows which answers report spend, and how. None without.
+   */
+  credits?(answer: { method: string; path: string; body?: unknown; data: unknown }): number | undefined;
 }
 
 /** The `data` member of an object answer. */
@@ -294,7 +299,7 @@ export class UpstreamClient {
       const span = telemetry.upstream(this.service, req.method, req.path, attempt);
       try {
         const answer = (await this.once(req, span.headers)) as UpstreamResponse<T>;
-        span.end({ status: answer.status, credits: creditsSpent(answer.data) });
+        span.end({ status: answer.status, credits: this.format.credits?.({ ...req, data: answer.data }) });
         return answer;
       } catch (err) {
         span.end(err instanceof UpstreamError ? { status: err.status, code: err.code } : { code: "error" });
@@ -313,6 +318,11 @@ export class UpstreamClient {
         await sleep(delay, req.signal);
       }
     }
+  }
+
+  private get format(): ReplyFormat {
+    const { envelope } = this.options;
+    return typeof envelope === "string" ? REPLY_FORMATS[envelope] : envelope;
   }
 
   private get retryAfterCap(): number {
@@ -538,8 +548,7 @@ export class UpstreamClient {
         "Unauthorized";
       return new UpstreamError(service, 401, "UNAUTHORIZED", message, where);
     }
-    const format =
-      typeof this.options.envelope === "string" ? REPLY_FORMATS[this.options.envelope] : this.options.envelope;
+    const format = this.format;
     const failure = isObject(json) ? format.failure(json) : undefined;
     if (failure || status < 200 || status >= 300) {
       const code = failure?.code ?? `HTTP_${status}`;
@@ -614,11 +623,6 @@ export function bearerAuth(apiKey: string | undefined): { headers: Record<string
 
 function isIdempotent(req: RequestOptions): boolean {
   return req.idempotent ?? req.method === "GET";
-}
-
-/** What an answer says its request spent (`creditsSpent`, as the upstreams report it), for telemetry. */
-function creditsSpent(data: unknown): number | undefined {
-  return isObject(data) && typeof data.creditsSpent === "number" ? data.creditsSpent : undefined;
 }
 
 function str(v: unknown): string | undefined {

@@ -29,6 +29,8 @@ interface Cached<T> {
 export class CreditGuard {
   private account?: Cached<{ credits: number }>;
   private costs?: Cached<Record<string, number>>;
+  /** The cost table as last read: what the reply hook prices a spend with (spend.ts). */
+  private lastCosts?: Record<string, number>;
 
   constructor(
     private readonly client: BuildClient,
@@ -94,6 +96,11 @@ export class CreditGuard {
     );
   }
 
+  /** The price of an operation as the cost table last read said, if it was read. */
+  price(key: string): number | undefined {
+    return this.lastCosts?.[key];
+  }
+
   /** The balance is about to change: the next check must read it again. */
   private spent(): void {
     this.account = undefined;
@@ -110,7 +117,7 @@ export class CreditGuard {
 
   private costTable(): Promise<Record<string, number>> {
     if (!this.costs || Date.now() - this.costs.at > COSTS_TTL_MS) {
-      const value = this.client.getCreditCosts().then((c) => c.creditCosts);
+      const value = this.client.getCreditCosts().then((c) => (this.lastCosts = c.creditCosts));
       this.costs = { at: Date.now(), value };
       value.catch(() => (this.costs = undefined));
     }

@@ -4,6 +4,7 @@ import { isLoopbackUrl } from "../../core/service/settings.js";
 import { viewResource, type ViewDecl } from "../../core/service/views.js";
 import { BuildClient } from "./client.js";
 import { CreditGuard } from "./credits.js";
+import { buildReplies } from "./spend.js";
 import type { BuildDeps } from "./deps.js";
 import { WrittenSecrets } from "./written-secrets.js";
 import { BuildPush } from "./push.js";
@@ -77,7 +78,10 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
       keyHeader.toLowerCase() === "authorization"
         ? { authorization: `Bearer ${s.BUILD_API_KEY}` }
         : { [keyHeader]: s.BUILD_API_KEY };
-    const http = host.upstream({ baseUrl: s.BUILD_API_BASE_URL, headers: header, envelope: "errors-data" });
+    // The replies price a spend with the cost table the guard read before it (spend.ts).
+    const prices = { guard: undefined as CreditGuard | undefined };
+    const envelope = buildReplies((key) => prices.guard?.price(key));
+    const http = host.upstream({ baseUrl: s.BUILD_API_BASE_URL, headers: header, envelope });
     const client = new BuildClient(http);
     const pollOptions = { intervalMs: s.BUILD_POLL_INTERVAL_MS, logger: host.logger };
     const push =
@@ -107,7 +111,7 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
         pollOptions,
       ),
       pullPoller: host.createPoller("pull", (id, signal) => client.github.getPullStatus(id, signal), pollOptions),
-      guard: new CreditGuard(client, s.BUILD_CONFIRM_SPEND),
+      guard: (prices.guard = new CreditGuard(client, s.BUILD_CONFIRM_SPEND)),
       writtenSecrets: new WrittenSecrets(),
       sealing: { seal: host.seal, open: host.open },
     };
