@@ -1,7 +1,7 @@
 import type { Sealer } from "../core/base/seal.js";
 import { TenantCache } from "../core/tenancy/tenants.js";
 import { identityOf } from "./credentials.js";
-import { buildTenant, type Tenant, type TenantShared } from "./tenant.js";
+import { buildTenant, type Tenant, type TenantShared, UNACCEPTED_KEYS } from "./tenant.js";
 
 /**
  * The process's tenants. Single-account mode: one, `local`. Per-user modes: one per key set (an
@@ -16,7 +16,9 @@ export class Tenants {
     private readonly shared: TenantShared,
     private readonly options: { max: number; sealer: Sealer; byUser: boolean },
   ) {
-    this.cache = new TenantCache<Tenant>({ idleMs: 15 * 60_000, max: options.max });
+    // Tenants whose keys no upstream accepted yet share one share of the cache (made-up keys).
+    const guest = (t: Tenant) => t.quotaKey?.() === UNACCEPTED_KEYS;
+    this.cache = new TenantCache<Tenant>({ idleMs: 15 * 60_000, max: options.max, guest });
     this.single = shared.perTenant ? undefined : buildTenant(shared, "local", undefined);
   }
 

@@ -16,9 +16,11 @@ const CAPS = {
   MCP_MAX_SESSIONS_PER_TENANT: 3,
   MCP_MAX_TASKS_PER_TENANT: 5,
   MCP_MAX_SESSIONS: 14,
+  MCP_MAX_TENANTS: 6,
 };
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const PROJECT_GET = "GET /api/v1/vcaas/projects/:projectId";
+const COSTS_GET = "GET /api/v1/vcaas/credit-costs";
 
 const uris = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `build://projects/${prefix}-${i}`);
 
@@ -333,5 +335,42 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
       await Promise.all(streams.map((s) => s.close()));
       await Promise.all(clients.map((c) => c.close()));
     }
+  });
+  it("gives made-up keys one share of working tasks and of the tenant cache: a real tenant keeps both", async () => {
+    const madeUp = () => `tlm_sk_made_up_${randomBytes(12).toString("hex")}`;
+    const r1 = cluster.replicas[0].url;
+    const a = await connectHttp(r1, as(keyA), {}, "modern");
+    // A paid call reads the credit-cost table once and keeps it 5 minutes in A's tenant on this replica.
+    await ok(a, "build_create_project", { projectId: "tenant-cache-probe" });
+    const costsBefore = (await cluster.sandbox!.stats()).services["/build"]?.[COSTS_GET] ?? 0;
+    expect(costsBefore).toBeGreaterThan(0);
+
+    // 12 made-up keys start a task each at once (Redis paused, so every check is queued before any
+    // write), and A one: the made-up keys together get one share of MCP_MAX_TASKS_PER_TENANT.
+    await cluster.redis.command("CLIENT", "PAUSE", "1500", "ALL");
+    const start = (key: string) =>
+      rpc2026(
+        r1,
+        "tools/call",
+        { name: "build_wait", arguments: { projectId: "booking-app", until: "agent" } },
+        { headers: as(key), capabilities: TASKS },
+      );
+    const [mine, ...theirs] = (
+      await Promise.all([start(keyA), ...Array.from({ length: 12 }, () => start(madeUp()))])
+    ).map((r) => r.body.result);
+    expect(mine?.resultType, JSON.stringify(mine)).toBe("task");
+    expect(theirs.filter((r) => r?.resultType === "task")).toHaveLength(CAPS.MCP_MAX_TASKS_PER_TENANT);
+    const refused = theirs.filter((r) => r?.isError);
+    expect(refused).toHaveLength(12 - CAPS.MCP_MAX_TASKS_PER_TENANT);
+    expect(refused[0].content[0].text).toMatch(/Keys no service has accepted yet \(together\) have 5 tasks working/);
+    await rpc2026(r1, "tasks/cancel", { taskId: mine.taskId }, { headers: as(keyA), capabilities: TASKS });
+
+    // 20 more made-up keys, each a tenant of its own, past MCP_MAX_TENANTS: A's tenant stays built,
+    // so its next paid call reads no cost table (a rebuilt tenant would).
+    for (let i = 0; i < 20; i++)
+      await rpc2026(r1, "tools/call", { name: "build_get_account", arguments: {} }, { headers: as(madeUp()) });
+    await ok(a, "build_create_project", { projectId: "tenant-cache-probe-2" });
+    expect((await cluster.sandbox!.stats()).services["/build"]?.[COSTS_GET] ?? 0).toBe(costsBefore);
+    await a.close();
   });
 });

@@ -58,6 +58,28 @@ describe("TenantCache", () => {
   });
 });
 
+describe("TenantCache with guests (keys no upstream accepted yet)", () => {
+  it("keeps guests to one share: a new guest closes an idle guest, never an idle real tenant", async () => {
+    const accepted = new Set(["real-1", "real-2"]);
+    const cache = new TenantCache<Closable>({ idleMs: 60_000, max: 2, guest: (t) => !accepted.has(t.id) });
+    const [r1, r2] = ["real-1", "real-2"].map((id) => cache.get(id, () => new Closable(id)));
+    const guests = Array.from({ length: 20 }, (_, i) => cache.get(`made-up-${i}`, () => new Closable(`made-up-${i}`)));
+    expect([r1.closed, r2.closed]).toEqual([0, 0]);
+    expect(guests.slice(0, -1).every((g) => g.closed === 1)).toBe(true);
+    expect(cache.size).toBe(3);
+    // A guest in a request is not closed: the next guest waits beside it.
+    const release = cache.pin("made-up-19");
+    cache.get("made-up-20", () => new Closable("made-up-20"));
+    expect(guests[19].closed).toBe(0);
+    release();
+    // A guest whose key an upstream accepted joins the real tenants on its next use (the cap applies there).
+    accepted.add("made-up-20");
+    cache.get("made-up-20", () => new Closable("again"));
+    expect(r1.closed).toBe(1);
+    await cache.close();
+  });
+});
+
 describe("tool definitions shared by tenants", () => {
   it("a per-user app gives every tenant the same definitions, each run with its own services' deps", () => {
     const app = createApp(

@@ -27,9 +27,11 @@ export async function startTask(
     if (era === "legacy") throw new ProtocolError(TASK_LIMIT_CODE, err.message);
     return { content: [{ type: "text", text: err.message }], isError: true } satisfies CallToolResult;
   };
+  // Keys no upstream accepted yet share one share of the cap (made-up keys cannot hold many tasks).
+  const quota = rt.quotaKey?.() ?? rt.owner(ctx);
   try {
     // Before `before`: a confirmation is not spent on a task that would be refused.
-    await rt.tasks.admit(rt.owner(ctx));
+    await rt.tasks.admit(rt.owner(ctx), quota);
   } catch (err) {
     return limited(err);
   }
@@ -62,6 +64,7 @@ export async function startTask(
   const record = await rt.tasks
     .start({
       owner: rt.owner(ctx),
+      quota,
       tool: taskTool(rt, def),
       credentials: rt.credentials ? { ...rt.credentials } : undefined,
       input,

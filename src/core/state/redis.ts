@@ -10,6 +10,7 @@ import {
   afterCursor,
   decodeCursor,
   encodeCursor,
+  quotaOf,
   TERMINAL,
   type TaskChange,
   type TaskPage,
@@ -443,8 +444,8 @@ function unpack(raw: string | null | undefined): Stored | undefined {
 const taskKey = (id: string) => `${P}task:${id}`;
 const leaseName = (id: string) => `tlease:${id}`;
 const ownerKey = (owner: string) => `${P}owner:${owner}`;
-/** An owner's tasks that were working when last looked at (pruned when counted): the per-tenant cap. */
-const ownerWorkingKey = (owner: string) => `${P}owner-working:${owner}`;
+/** A share's tasks (`quotaOf`) that were working when last looked at (pruned when counted): the per-tenant cap. */
+const ownerWorkingKey = (quota: string) => `${P}owner-working:${quota}`;
 const WORKING = `${P}working`;
 const CHANGED = "task-changed";
 
@@ -474,7 +475,7 @@ export class RedisTaskStore implements TaskStore {
   async create(record: TaskRecord, cap?: number): Promise<{ working: number } | undefined> {
     const expiresAt = Date.parse(record.createdAt) + record.ttlMs;
     const { taskId, owner } = record;
-    const keys = [taskKey(taskId), ownerKey(owner), WORKING, P + leaseName(taskId), ownerWorkingKey(owner)];
+    const keys = [taskKey(taskId), ownerKey(owner), WORKING, P + leaseName(taskId), ownerWorkingKey(quotaOf(record))];
     const working = TERMINAL.has(record.status) ? "0" : "1";
     const { replicaId, leaseMs } = this.state;
     const args = [JSON.stringify(record), String(record.ttlMs), String(expiresAt), taskId, working, replicaId];
@@ -544,8 +545,8 @@ export class RedisTaskStore implements TaskStore {
     return { tasks, ...(entries.length > page.limit ? { nextCursor: encodeCursor(lastScore, lastId) } : {}) };
   }
 
-  async working(owner: string, cap: number): Promise<number> {
-    const key = ownerWorkingKey(owner);
+  async working(quota: string, cap: number): Promise<number> {
+    const key = ownerWorkingKey(quota);
     this.state.roundTrips++;
     const [, ids] = (await this.state.cmd
       .multi()
@@ -599,7 +600,7 @@ export class RedisTaskStore implements TaskStore {
     if (left <= 0) return false;
     const working = TERMINAL.has(record.status) ? "0" : "1";
     const { taskId, owner } = record;
-    const keys = [taskKey(taskId), ownerKey(owner), WORKING, P + leaseName(taskId), ownerWorkingKey(owner)];
+    const keys = [taskKey(taskId), ownerKey(owner), WORKING, P + leaseName(taskId), ownerWorkingKey(quotaOf(record))];
     const { replicaId, leaseMs } = this.state;
     const args = [JSON.stringify(record), String(left), String(expiresAt), taskId, working, replicaId];
     args.push(String(leaseMs), String(Date.now()));

@@ -5,7 +5,7 @@ import { telemetry, type WorkSpan } from "../base/telemetry.js";
 import type { Sealer } from "../base/seal.js";
 import { callHost, runTool, verifyOf, type CallContext, type ToolDef, type ToolHost } from "../tools/tool.js";
 import type { LostTaskAdvice } from "../service/service.js";
-import { TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
+import { quotaOf, TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
 import { ENV, settingDefault } from "../base/settings.js";
 
 export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
@@ -38,10 +38,11 @@ export class TaskLimitError extends Error {
   }
 }
 
-function taskLimit(working: number, cap: number): TaskLimitError {
+function taskLimit(working: number, cap: number, shared: boolean): TaskLimitError {
   telemetry.add("caps", 1, { setting: ENV.maxTasksPerTenant });
+  const whose = shared ? "Keys no service has accepted yet (together)" : "These keys";
   return new TaskLimitError(
-    `These keys have ${working} tasks working, the limit (${ENV.maxTasksPerTenant} is ${cap}); ` +
+    `${whose} have ${working} tasks working, the limit (${ENV.maxTasksPerTenant} is ${cap}); ` +
       "wait for one to end or cancel one (tasks/cancel), then call again. Nothing was started or sent upstream.",
   );
 }
@@ -59,6 +60,8 @@ export interface TaskTool {
 
 export interface StartTask {
   owner: string;
+  /** Whose share of the cap it takes when not its owner's (TaskRecord.quota). */
+  quota?: string;
   tool: TaskTool;
   input: Record<string, unknown>;
   ttlMs?: number;
@@ -146,11 +149,11 @@ export class TaskRunner {
    * Refuses a new task to an owner that has as many working as allowed: each one is a follower
    * here (~80 KB) and upstream polls until it ends. Throws TaskLimitError.
    */
-  async admit(owner: string): Promise<void> {
+  async admit(owner: string, quota = owner): Promise<void> {
     const cap = this.options.maxWorkingPerOwner;
     if (cap === undefined) return;
-    const working = await this.store.working(owner, cap);
-    if (working >= cap) throw taskLimit(working, cap);
+    const working = await this.store.working(quota, cap);
+    if (working >= cap) throw taskLimit(working, cap, quota !== owner);
   }
 
   /**
@@ -172,6 +175,7 @@ export class TaskRunner {
     const record: TaskRecord = {
       taskId,
       owner: spec.owner,
+      ...(spec.quota && spec.quota !== spec.owner ? { quota: spec.quota } : {}),
       tool: def.name,
       status: "working",
       statusMessage: `${def.title}: started`,
@@ -190,7 +194,7 @@ export class TaskRunner {
     });
     if (full) {
       span.end({ "switchboard.task.status": "refused" });
-      throw taskLimit(full.working, cap!);
+      throw taskLimit(full.working, cap!, quotaOf(record) !== record.owner);
     }
     this.options.logger.info("task started", { taskId, tool: def.name });
     this.follow(record, work, spec.tool, undefined, span);

@@ -10,6 +10,11 @@ export interface TaskRecord {
   taskId: string;
   /** Who may see it: the tenant behind the credentials ("local" in single-account mode). */
   owner: string;
+  /**
+   * Whose share of the cap of working tasks it takes, when not its owner's: the one share of every
+   * tenant whose keys no upstream accepted yet.
+   */
+  quota?: string;
   tool: string;
   status: TaskStatus;
   statusMessage?: string;
@@ -38,6 +43,9 @@ export type TaskChange = Partial<
 >;
 
 export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
+
+/** The share of the cap of working tasks a task takes: its `quota`, else its owner's. */
+export const quotaOf = (record: Pick<TaskRecord, "owner" | "quota">): string => record.quota ?? record.owner;
 
 /** One page of an owner's tasks, in the order they expire; `nextCursor` asks for the next. */
 export interface TaskPage {
@@ -77,8 +85,8 @@ export const afterCursor = (
 /** Where tasks live: in process by default, a shared store for replicas (the hosted mode). */
 export interface TaskStore {
   /**
-   * Writes a new task. With `cap`, a working task is written only while its owner has fewer working
-   * tasks, in one atomic step across replicas; else the owner's count is answered and nothing written.
+   * Writes a new task. With `cap`, a working task is written only while its share (`quotaOf`) has
+   * fewer working tasks, in one atomic step across replicas; else that count is answered and nothing written.
    */
   create(record: TaskRecord, cap?: number): Promise<{ working: number } | undefined>;
   get(taskId: string): Promise<TaskRecord | undefined>;
@@ -87,10 +95,10 @@ export interface TaskStore {
   /** The owner's tasks, a page of at most `limit` at a time (tasks/list). */
   list(owner: string, page: { cursor?: string; limit: number }): Promise<TaskPage>;
   /**
-   * How many of the owner's tasks are still working, for the per-tenant cap: exact from `cap` on;
-   * below it, a count that may include tasks that ended meanwhile.
+   * How many tasks of this share of the cap (`quotaOf`: the owner's, or the one of unaccepted keys)
+   * are still working: exact from `cap` on; below it, a count that may include tasks that ended meanwhile.
    */
-  working(owner: string, cap: number): Promise<number>;
+  working(quota: string, cap: number): Promise<number>;
   /** Calls `listener` whenever a task changes (its status line, its end), on whichever replica. */
   onChange(listener: (record: TaskRecord) => void): () => void;
   close(): Promise<void>;
@@ -124,7 +132,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async create(record: TaskRecord, cap?: number): Promise<{ working: number } | undefined> {
     if (cap !== undefined && !TERMINAL.has(record.status)) {
-      const working = await this.working(record.owner, cap);
+      const working = await this.working(quotaOf(record), cap);
       if (working >= cap) return { working };
     }
     const expiry = setTimeout(() => this.tasks.delete(record.taskId), record.ttlMs);
@@ -159,9 +167,9 @@ export class MemoryTaskStore implements TaskStore {
     };
   }
 
-  async working(owner: string, _cap: number): Promise<number> {
+  async working(quota: string, _cap: number): Promise<number> {
     let n = 0;
-    for (const { record } of this.tasks.values()) if (record.owner === owner && !TERMINAL.has(record.status)) n++;
+    for (const { record } of this.tasks.values()) if (quotaOf(record) === quota && !TERMINAL.has(record.status)) n++;
     return n;
   }
 
