@@ -207,10 +207,21 @@ class TenantObject implements Tenant {
    * of its keys; until then the one share of every tenant whose keys no upstream accepted yet.
    */
   quotaKey(): string {
+    const ids = this.acceptedIds();
+    return !ids || this.shared.accepted!.keys.all(ids) ? this.ownerId : UNACCEPTED_KEYS;
+  }
+
+  async quotaKeyNow(): Promise<string> {
+    const ids = this.acceptedIds();
+    return !ids || (await this.shared.accepted!.keys.allNow(ids)) ? this.ownerId : UNACCEPTED_KEYS;
+  }
+
+  /** The keyed hashes of its upstream keys, or undefined when its quota is its own whatever they are. */
+  private acceptedIds(): string[] | undefined {
     const accepted = this.shared.accepted;
-    if (!accepted || !this.given || this.given[ISSUER]) return this.ownerId;
+    if (!accepted || !this.given || this.given[ISSUER]) return undefined;
     this.keyIds ??= Object.entries(upstreamKeys(this.given)).map(([service, key]) => accepted.id(service, key));
-    return this.keyIds.length === 0 || accepted.keys.all(this.keyIds) ? this.ownerId : UNACCEPTED_KEYS;
+    return this.keyIds.length === 0 ? undefined : this.keyIds;
   }
 
   pin(): () => void {

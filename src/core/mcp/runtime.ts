@@ -43,6 +43,8 @@ export interface TenantRuntime {
    * with per-user keys no upstream accepted yet, one share for all such tenants. Absent: the owner.
    */
   quotaKey?(): string;
+  /** The same, asking the shared store about keys this replica has not seen accepted (for a task's cap). */
+  quotaKeyNow?(): Promise<string>;
   /** The tenant a request acts for: tasks are visible to their owner only. */
   owner(ctx: ServerContext | undefined): string;
   /** Per-user mode: this tenant's upstream keys, by service (sealed into its tasks for takeover). */

@@ -27,9 +27,10 @@ export async function startTask(
     if (era === "legacy") throw new ProtocolError(TASK_LIMIT_CODE, err.message);
     return { content: [{ type: "text", text: err.message }], isError: true } satisfies CallToolResult;
   };
-  // Keys no upstream accepted yet share one share of the cap (made-up keys cannot hold many tasks).
-  const quota = rt.quotaKey?.() ?? rt.owner(ctx);
+  let quota: string;
   try {
+    // Keys no upstream accepted yet share one share of the cap (made-up keys cannot hold many tasks).
+    quota = (await rt.quotaKeyNow?.()) ?? rt.owner(ctx);
     // Before `before`: a confirmation is not spent on a task that would be refused.
     await rt.tasks.admit(rt.owner(ctx), quota);
   } catch (err) {

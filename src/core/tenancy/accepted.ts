@@ -49,6 +49,21 @@ export class AcceptedKeys {
     return all;
   }
 
+  /**
+   * Whether every one of these keys was accepted, asking the shared store now for those this
+   * replica does not know (a key accepted on another replica): for a cap taken once, as a task's.
+   */
+  async allNow(ids: readonly string[]): Promise<boolean> {
+    if (this.all(ids)) return true;
+    if (!this.store) return false;
+    for (const id of ids) {
+      if (this.known.has(id)) continue;
+      if (!(await this.store.has(id).catch(() => false))) return false;
+      this.remember(id, Date.now());
+    }
+    return true;
+  }
+
   private lookUp(id: string): void {
     if (!this.store) return;
     const now = Date.now();
