@@ -46,7 +46,15 @@ import {
 } from "../../views/fleet-map/model.js";
 import { compass, nearestPlace, placeLine, ringDistances } from "../../views/fleet-map/places.js";
 import { recordRows } from "../../views/fleet-map/record.js";
-import { displayValue, formatDuration, formatKm, httpsUrl, humanize, siteUrl } from "../../views/shared/format.js";
+import {
+  displayValue,
+  formatDuration,
+  formatKm,
+  formatRoundKm,
+  httpsUrl,
+  humanize,
+  siteUrl,
+} from "../../views/shared/format.js";
 import { structuredOf, textOf } from "../../views/shared/result.js";
 
 /** Pure logic of the MCP Apps views (views/**); the browser test covers what is drawn. */
@@ -97,6 +105,7 @@ describe("views/shared: untrusted values", () => {
     expect(formatKm(0.688)).toBe("688 m");
     expect(formatKm(2.6612)).toBe("2.66 km");
     expect(formatKm(1234.5)).toBe("1,235 km");
+    expect([0.5, 2, 20, 1000].map(formatRoundKm)).toEqual(["500 m", "2 km", "20 km", "1,000 km"]);
     expect(humanize("battery_level")).toBe("Battery level");
     expect(humanize("lastSeenAt")).toBe("Last seen at");
   });

@@ -1,6 +1,6 @@
 import { geoCircle, geoPath } from "d3-geo";
 import { s } from "../shared/dom.js";
-import { formatKm } from "../shared/format.js";
+import { formatRoundKm } from "../shared/format.js";
 import { type fitProjection, scaleBar } from "./geo.js";
 import type { FleetModel, MapDrone } from "./model.js";
 import { distanceKm, PLACES, ringDistances } from "./places.js";
@@ -35,9 +35,12 @@ export function placeContext(
     );
     out.push(s("path", { class: "range-ring", d: d.join("") }));
     for (const km of rings) {
-      const [x, y] = projection([origin.lon, origin.lat + km / KM_PER_DEGREE]) ?? [NaN, NaN];
-      if (y > 10 && x < width - 30)
-        out.push(s("text", { class: "range-label", x: (x + 3).toFixed(1), y: (y - 3).toFixed(1) }, formatKm(km)));
+      // On the ring's top, or its bottom when the top is off the map (the scale bar keeps the bottom-left).
+      const [x, top] = projection([origin.lon, origin.lat + km / KM_PER_DEGREE]) ?? [NaN, NaN];
+      const [, bottom] = projection([origin.lon, origin.lat - km / KM_PER_DEGREE]) ?? [NaN, NaN];
+      const y = top > 10 ? top - 3 : bottom + 12 < height - 22 ? bottom + 12 : NaN;
+      if (Number.isFinite(y) && x < width - 30)
+        out.push(s("text", { class: "range-label", x: (x + 3).toFixed(1), y: y.toFixed(1) }, formatRoundKm(km)));
     }
   }
   for (const place of PLACES) {

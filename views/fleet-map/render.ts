@@ -1,5 +1,5 @@
 import { s } from "../shared/dom.js";
-import { formatKm } from "../shared/format.js";
+import { formatRoundKm } from "../shared/format.js";
 import { basemapPaths } from "./basemap.js";
 import {
   batteryArcPath,
@@ -286,7 +286,7 @@ function scaleAndCredit(projection: ReturnType<typeof fitProjection>, width: num
     const y = height - 12;
     g.append(
       s("path", { class: "scale-bar", d: `M10,${y - 4}v4h${bar.px.toFixed(1)}v-4` }),
-      s("text", { class: "scale-text", x: 10, y: y - 7 }, formatKm(bar.km)),
+      s("text", { class: "scale-text", x: 10, y: y - 7 }, formatRoundKm(bar.km)),
     );
   }
   g.append(s("text", { class: "credit", x: width - 6, y: height - 6, "text-anchor": "end" }, "Natural Earth"));

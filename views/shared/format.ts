@@ -84,6 +84,12 @@ export function formatKm(km: number): string {
   return `${Math.round(km).toLocaleString("en")} km`;
 }
 
+/** A round distance (a scale bar's, a range ring's) without trailing zeros: "500 m", "2 km", "1,000 km". */
+export function formatRoundKm(km: number): string {
+  if (km < 1) return `${Math.round(km * 1000)} m`;
+  return `${Number(km.toPrecision(3)).toLocaleString("en")} km`;
+}
+
 export function formatPercent(value: number | undefined): string {
   return value === undefined ? "battery unknown" : `${Math.round(value)}%`;
 }
