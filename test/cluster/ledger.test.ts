@@ -7,7 +7,8 @@
 //   K5: the same task-augmented launch twice, 2025 and 2026, on both replicas: one launch each.
 //   K6: the replica SIGKILLed mid-POST, retries past the window: one launch.
 //   K7: the replica SIGKILLed mid-POST, then Redis restarted empty (its record lost), the same call on
-//       the other replica and on the dead one started again: checked with the tool's find, not sent.
+//       the other replica and on the dead one started again: checked with the tool's find, not sent;
+//       a tool without find is not sent until repeat: true.
 import { connect } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { request2026, rpc2026, sleep, until } from "../harness.js";
@@ -234,6 +235,22 @@ describeCluster("the spend ledger after a Redis restart that lost a dead replica
     const fresh = await launch(cluster.url, "new-after-restart");
     expect(fresh.isError, textOf(fresh)).toBeFalsy();
     expect((await launches()) - before).toBe(2);
+    // A spending tool with no way to look (no find): nothing is sent, the check is named; repeat: true sends.
+    const writes = async () =>
+      Object.entries((await cluster.sandbox!.stats()).services["/build"] ?? {})
+        .filter(([route]) => route.startsWith("PUT ") && route.endsWith("/files/content"))
+        .reduce((n, [, hits]) => n + Number(hits), 0);
+    const written = await writes();
+    const file = { projectId: "booking-app", path: "src/after-restart.txt", content: "hello" };
+    const unchecked = await fetchCall(cluster.url, "build_write_file", file);
+    expect(unchecked.isError).toBe(true);
+    expect(textOf(unchecked)).toMatch(
+      /state store restarted at .*Nothing was sent\. Check first: call build_read_file/s,
+    );
+    expect(await writes()).toBe(written);
+    const forced = await fetchCall(cluster.url, "build_write_file", { ...file, repeat: true });
+    expect(forced.isError, textOf(forced)).toBeFalsy();
+    expect(await writes()).toBe(written + 1);
   }, 90_000);
 });
 
