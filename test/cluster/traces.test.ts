@@ -135,7 +135,7 @@ describeCluster("traces: two replicas on Redis behind nginx, a task taken over a
     // The second replica's requests (its polls among them) are CLIENT spans under its task span,
     // each with its traceparent sent upstream.
     const requests = trace.filter((s) => s.kind === 3 && from(s) === second.id);
-    expect(requests.some((s) => /^GET \S+\/agent\/status$/.test(s.name))).toBe(true);
+    expect(requests.map((s) => s.name)).toContain("GET /api/v1/vcaas/projects/{id}/agent/status");
     for (const request of requests) {
       expect(under(request, takeover.spanId, trace)).toBe(true);
       expect(proxy.seen.map((r) => r.headers.traceparent)).toContain(`00-${traceId}-${request.spanId}-01`);
@@ -149,5 +149,7 @@ describeCluster("traces: two replicas on Redis behind nginx, a task taken over a
     expect(secrets.length).toBeGreaterThan(3);
     for (const secret of secrets) expect(raw).not.toContain(secret);
     expect(raw).not.toMatch(/tlm_sk_|sz_sandbox|dfk_live/);
+    // Nor the project id: routes name it {id}.
+    expect(raw).not.toContain("traced-takeover");
   });
 });

@@ -186,12 +186,15 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     const polls = all.filter((s) => s.name === "poll");
     const parentWait = waits.find((w) => polls.some((p) => p.parentSpanId === w.spanId))!;
     expect(parentWait).toBeDefined();
-    const status = all.find((s) => s.kind === 3 && /^GET \S+\/agent\/status$/.test(s.name))!;
+    const status = all.find((s) => s.kind === 3 && s.name === "GET /api/v1/vcaas/projects/{id}/agent/status")!;
     expect(polls.map((p) => p.spanId)).toContain(status.parentSpanId);
     const linker = waits.find((w) => w !== parentWait)!;
     const linked = linker.links.filter((l) => l.attributes["switchboard.link"] === "poll");
     expect(linked.length).toBeGreaterThan(0);
     for (const l of linked) expect(polls.find((p) => p.spanId === l.spanId)?.parentSpanId).toBe(parentWait.spanId);
+    // The project id names no span, no route and no metric label.
+    expect(JSON.stringify(all)).not.toContain("traced-task");
+    expect(await (await fetch(`http://${metricsAddress}/metrics`)).text()).not.toContain("traced-task");
   });
 
   it("shows a credit confirmation as events on the calls' spans: asked, then accepted", async () => {

@@ -1,6 +1,7 @@
 // The pieces of telemetry that need no process: when it turns on, the /metrics address, the route
 // templates that keep ids out of spans and labels.
 import { describe, expect, it } from "vitest";
+import { pathId, plainPath } from "../../src/core/base/path-id.js";
 import { NO_TELEMETRY, telemetryWanted } from "../../src/core/base/telemetry.js";
 import { hostPort } from "../../src/core/telemetry/otel.js";
 import { routeTemplate } from "../../src/core/telemetry/route.js";
@@ -39,5 +40,9 @@ describe("telemetry", () => {
     expect(routeTemplate("/api/alerts/64b7f0c2e1d3a9b8c7d6e5f4?x=1")).toBe("/api/alerts/{id}");
     expect(routeTemplate("/api/retailer/try-on")).toBe("/api/retailer/try-on");
     expect(routeTemplate("/webhooks/tlm_sk_0123456789abcdef")).toBe("/webhooks/{id}");
+    // An id that looks like a word (a project slug) is known by its mark, and sent without it.
+    const marked = `/api/v1/vcaas/projects/${pathId("booking-app")}/versions/${pathId("v 2")}/recover`;
+    expect(routeTemplate(marked)).toBe("/api/v1/vcaas/projects/{id}/versions/{id}/recover");
+    expect(plainPath(marked)).toBe("/api/v1/vcaas/projects/booking-app/versions/v%202/recover");
   });
 });

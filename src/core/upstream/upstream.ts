@@ -3,6 +3,7 @@ import { BudgetError, ByteBudget } from "./budget.js";
 import { isObject } from "../base/json.js";
 import type { Logger } from "../base/logger.js";
 import { ENV, settingDefault } from "../base/settings.js";
+import { plainPath } from "../base/path-id.js";
 import { telemetry } from "../base/telemetry.js";
 
 /** What an upstream's answer reports as its failure: the upstream's own code, message and detail. */
@@ -293,10 +294,12 @@ export class UpstreamClient {
   }
 
   /** Sends a request and returns the envelope's `data` with the response headers. */
-  async requestFull<T = unknown>(req: RequestOptions): Promise<UpstreamResponse<T>> {
+  async requestFull<T = unknown>(marked: RequestOptions): Promise<UpstreamResponse<T>> {
+    // Telemetry names the route from the marked path (ids as `{id}`); the request carries the plain one.
+    const req = { ...marked, path: plainPath(marked.path) };
     const retries = isIdempotent(req) ? (req.retries ?? this.options.maxRetries ?? 2) : 0;
     for (let attempt = 0; ; attempt++) {
-      const span = telemetry.upstream(this.service, req.method, req.path, attempt);
+      const span = telemetry.upstream(this.service, req.method, marked.path, attempt);
       try {
         const answer = (await this.once(req, span.headers)) as UpstreamResponse<T>;
         span.end({ status: answer.status, credits: this.format.credits?.({ ...req, data: answer.data }) });

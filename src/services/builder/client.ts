@@ -1,3 +1,4 @@
+import { pathId } from "../../core/base/path-id.js";
 import type { UpstreamClient } from "../../core/upstream/upstream.js";
 import { BillingClient } from "./api/billing.js";
 import { DatabaseClient } from "./api/database.js";
@@ -13,7 +14,7 @@ import { WebhooksClient } from "./api/webhooks.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails } from "./schemas.js";
 
 const API = "/api/v1/vcaas";
-const p = (projectId: string) => `${API}/projects/${encodeURIComponent(projectId)}`;
+const p = (projectId: string) => `${API}/projects/${pathId(projectId)}`;
 
 export type Json = Record<string, unknown>;
 
@@ -178,7 +179,7 @@ export class BuildClient {
   recoverVersion(projectId: string, versionId: string, signal?: AbortSignal) {
     return this.http.request<unknown>({
       method: "POST",
-      path: `${p(projectId)}/versions/${encodeURIComponent(versionId)}/recover`,
+      path: `${p(projectId)}/versions/${pathId(versionId)}/recover`,
       body: {},
       signal,
     });
@@ -196,7 +197,7 @@ export class BuildClient {
   deleteSecret(projectId: string, secretId: string, signal?: AbortSignal) {
     return this.http.request<unknown>({
       method: "DELETE",
-      path: `${p(projectId)}/secrets/${encodeURIComponent(secretId)}`,
+      path: `${p(projectId)}/secrets/${pathId(secretId)}`,
       signal,
     });
   }

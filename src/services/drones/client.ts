@@ -1,10 +1,11 @@
+import { pathId, plainPath } from "../../core/base/path-id.js";
 import { isObject, type Json } from "../../core/base/json.js";
 import { UpstreamError, type UpstreamClient } from "../../core/upstream/upstream.js";
 import type { DroneLike } from "./fleet.js";
 
 export type { Json };
 
-const id = (value: string) => encodeURIComponent(value);
+const id = pathId;
 
 /**
  * One typed function per drone-fleet operation. Paths per docs/openapi/drones.yaml. The shapes of
@@ -65,8 +66,9 @@ export class DronesClient {
     return array.filter(isObject);
   }
 
-  private async one(path: string, signal?: AbortSignal): Promise<Json> {
-    const data = await this.http.request<unknown>({ method: "GET", path, signal });
+  private async one(marked: string, signal?: AbortSignal): Promise<Json> {
+    const data = await this.http.request<unknown>({ method: "GET", path: marked, signal });
+    const path = plainPath(marked);
     if (!isObject(data))
       throw new UpstreamError(
         "drones",

@@ -1,7 +1,8 @@
+import { pathId } from "../../../core/base/path-id.js";
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
-const records = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}/database/records`;
-const record = (projectId: string, recordId: string) => `${records(projectId)}/${encodeURIComponent(recordId)}`;
+const records = (projectId: string) => `/api/v1/vcaas/projects/${pathId(projectId)}/database/records`;
+const record = (projectId: string, recordId: string) => `${records(projectId)}/${pathId(recordId)}`;
 
 export type Json = Record<string, unknown>;
 

@@ -1,8 +1,9 @@
+import { pathId } from "../../../core/base/path-id.js";
 import { pagingHeaders } from "./paging.js";
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 const GROUPS = "/api/v1/vcaas/project-groups";
-const group = (groupId: string) => `${GROUPS}/${encodeURIComponent(groupId)}`;
+const group = (groupId: string) => `${GROUPS}/${pathId(groupId)}`;
 
 export type Json = Record<string, unknown>;
 

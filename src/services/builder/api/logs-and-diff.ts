@@ -1,6 +1,7 @@
+import { pathId } from "../../../core/base/path-id.js";
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
-const project = (projectId: string) => `/api/v1/vcaas/projects/${encodeURIComponent(projectId)}`;
+const project = (projectId: string) => `/api/v1/vcaas/projects/${pathId(projectId)}`;
 
 export type Json = Record<string, unknown>;
 

@@ -1,3 +1,4 @@
+import { pathId } from "../../../core/base/path-id.js";
 import type { UpstreamClient } from "../../../core/upstream/upstream.js";
 
 const WEBHOOKS = "/api/v1/vcaas/webhooks";
@@ -32,7 +33,7 @@ export class WebhooksClient {
   remove(webhookId: string, signal?: AbortSignal) {
     return this.http.request<Json & { success?: boolean; deleted?: boolean }>({
       method: "DELETE",
-      path: `${WEBHOOKS}/${encodeURIComponent(webhookId)}`,
+      path: `${WEBHOOKS}/${pathId(webhookId)}`,
       signal,
     });
   }
