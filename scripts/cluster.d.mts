@@ -36,6 +36,11 @@ export interface ClusterOptions {
   /** nginx's port (default: a free one). */
   port?: number;
   /**
+   * A second nginx listener on `port` terminating TLS with these PEM files (made by the test with
+   * openssl): what a webhook sender reaches (MCP_PUBLIC_URL https://localhost:<port>/mcp).
+   */
+  tls?: { port: number; certFile: string; keyFile: string };
+  /**
    * nginx's address (default 127.0.0.1). The replicas bind 127.0.0.1 and answer loopback Host
    * names only: clients reaching nginx by another name get 403 (docs/deployment.md, "Host names").
    */

@@ -433,7 +433,7 @@ export function templateReplicaBlock(template = readFileSync(NGINX_TEMPLATE, "ut
  * `replicas`: `[{ id, address }]`; `listen`: e.g. "127.0.0.1:8080"; `accessLog`: a path, or
  * undefined to keep the template's.
  */
-export function renderNginxSite({ replicas, listen, accessLog, template = readFileSync(NGINX_TEMPLATE, "utf8") }) {
+export function renderNginxSite({ replicas, listen, accessLog, tls, template = readFileSync(NGINX_TEMPLATE, "utf8") }) {
   const begin = BEGIN_MARK.exec(template);
   const end = END_MARK.exec(template);
   if (!begin || !end || end.index < begin.index)
@@ -442,7 +442,11 @@ export function renderNginxSite({ replicas, listen, accessLog, template = readFi
   let site = `${head}\n${renderReplicaBlock(replicas)}\n${template.slice(end.index)}`;
   const listenLine = /^(\s*)listen\s+[^;]+;/m;
   if (!listenLine.test(site)) throw new Error(`${NGINX_TEMPLATE}: no "listen ...;" line in the server block`);
-  site = site.replace(listenLine, `$1listen ${listen};`);
+  // `tls`: a second listener with TLS terminated here ({ listen, certFile, keyFile }), as an operator's would be.
+  const tlsLines = tls
+    ? `\n$1listen ${tls.listen} ssl;\n$1ssl_certificate ${tls.certFile};\n$1ssl_certificate_key ${tls.keyFile};`
+    : "";
+  site = site.replace(listenLine, `$1listen ${listen};${tlsLines}`);
   if (accessLog !== undefined) {
     const accessLine = /^(\s*)access_log\s+\S+\s+switchboard;/m;
     if (!accessLine.test(site))
@@ -528,6 +532,7 @@ export async function startCluster(options = {}) {
     logLevel = "info",
     drainMs,
     port: nginxPort,
+    tls,
     host = "127.0.0.1",
     stateKey = randomBytes(32).toString("base64url"),
     requestStateKey = randomBytes(32).toString("base64url"),
@@ -761,6 +766,7 @@ export async function startCluster(options = {}) {
         replicas: cluster.replicas.map((r) => ({ id: r.id, address: `127.0.0.1:${r.port}` })),
         listen: `${host}:${port}`,
         accessLog: join(nginxDir, "access.log"),
+        tls: tls && { listen: `${host}:${tls.port}`, certFile: tls.certFile, keyFile: tls.keyFile },
       });
       writeFileSync(join(nginxDir, "site.conf"), site);
       writeFileSync(join(nginxDir, "nginx.conf"), renderNginxMain(nginxDir));

@@ -18,9 +18,9 @@ type Subscription = "none" | "subscribing" | "ours" | "theirs" | "failed";
  * BUILD_WEBHOOKS=on, one tenant (docs/deployment.md "Webhooks"). On its first wait the account's
  * agent.prompt.finished and project.credit_limit.reached webhooks are subscribed to this tenant's
  * address, never replacing one the account already has. A delivery is a hint: the waits on its
- * project read their status once more now and end by the usual completion rules. While
- * deliveries come before the polls see the runs end, agent polls slow to BUILD_WEBHOOK_POLL_MS;
- * one poll that sees an end no delivery announced puts them back to the normal interval.
+ * project read their status once more now and end by the usual completion rules. From the first
+ * delivery on, agent polls slow to BUILD_WEBHOOK_POLL_MS; a run whose end a poll saw with no
+ * delivery within the grace period puts them back to the normal interval until the next one.
  */
 export class BuildPush {
   private subscription: Subscription = "none";
@@ -46,11 +46,6 @@ export class BuildPush {
   /** The agent poller's interval now (PollerOptions.pace). */
   readonly pace = (): number => (this.healthy ? this.intervals.slowMs : this.intervals.normalMs);
 
-  /** Whether this account's deliveries come to this server (for tests and health). */
-  get state(): { subscription: Subscription; healthy: boolean } {
-    return { subscription: this.subscription, healthy: this.healthy };
-  }
-
   /** At the start of every wait: subscribes on the tenant's first one, in the background. */
   ensure(): void {
     if (this.subscription === "subscribing" || this.subscription === "ours" || this.subscription === "theirs") return;
@@ -72,15 +67,15 @@ export class BuildPush {
 
   /**
    * An agent wait ended after having seen the run going (`since`: when it first did). A delivery
-   * for the project since then is a match; none within the grace period, a miss.
+   * for the project since then is a match. While push is healthy, none within the grace period is
+   * a miss: polls go back to the normal interval until the next delivery.
    */
   ended(projectId: string, since: number): void {
-    if (this.subscription !== "ours") return;
     if ((this.delivered.get(projectId) ?? 0) >= since) {
-      this.matched();
+      this.endpoint.count("matched");
       return;
     }
-    if (this.pending.has(projectId)) return;
+    if (!this.healthy || this.pending.has(projectId)) return;
     const timer = setTimeout(() => {
       this.pending.delete(projectId);
       this.missed(projectId);
@@ -104,11 +99,6 @@ export class BuildPush {
     for (const { timer } of this.pending.values()) clearTimeout(timer);
   }
 
-  private matched(): void {
-    this.endpoint.count("matched");
-    this.healthy = true;
-  }
-
   private missed(projectId: string): void {
     this.endpoint.count("missed");
     if (this.healthy)
@@ -130,8 +120,10 @@ export class BuildPush {
       if (late) {
         clearTimeout(late.timer);
         this.pending.delete(data.projectId);
-        this.matched();
+        this.endpoint.count("matched");
       }
+      // A delivery that passed the secret check: this account's deliveries reach every replica.
+      this.healthy = true;
     } else {
       for (const listener of [...(this.creditListeners.get(data.projectId) ?? [])]) listener(data);
     }
