@@ -64,7 +64,8 @@ function rawChild(args: string[], env: Record<string, string>) {
 }
 
 describe("a stdio start", () => {
-  const { child, lines, request, answer, open, initialized } = rawChild(["--import", "tsx", SERVE], {
+  const held = ["--import", "tsx", SERVE, "--toolsets", "quotes"];
+  const { child, lines, request, answer, open, initialized } = rawChild(held, {
     QUOTES_API_BASE_URL: "http://127.0.0.1:9",
     QUOTES_API_KEY: "held-start",
   });

@@ -1,4 +1,4 @@
-// A service is a folder and one registry line: a toy fourth service (test/fixtures/toy-service/:
+// A service is a folder and one registry line: a toy fourth service (test/fixtures/toy-service/src/:
 // one read tool, no resources or prompts, and its simulator) joins the registries here exactly as
 // one line in src/services/registry.ts and one in src/sandbox/registry.ts would add it, and then
 // runs through --sandbox in this suite's era, shows up in every generated file and keeps the
@@ -12,28 +12,31 @@ import { configTable, publishedTools, serverJson, smitheryYaml, toolTables } fro
 import { helpText, parseCommand } from "../../src/config.js";
 import { launch, type Launched } from "../../src/launch.js";
 import { SIMULATORS } from "../../src/sandbox/registry.js";
+import type { AnySimulator } from "../../src/sandbox/simulator.js";
 import { SERVICES } from "../../src/services/registry.js";
-import { quotes } from "../fixtures/toy-service/service.js";
-import { quotesSimulator } from "../fixtures/toy-service/simulator.js";
+import { quotes, quotesSimulator, withToy } from "../fixtures/toy-service/index.js";
 import { call, connectHttp, text } from "../harness.js";
 import { relativeImports } from "../layering.js";
 
 // The two registry lines.
-const services = [...SERVICES, quotes];
-const simulators = [...SIMULATORS, quotesSimulator];
+const services = withToy(SERVICES, quotes);
+const simulators = withToy<AnySimulator>(SIMULATORS, quotesSimulator);
 
 /** The render's last line: where the quote came from, from the tenant's deps (its simulator's URL). */
 const SOURCE = (id: string) =>
   new RegExp(`^"[^\n]+" \\([^)]+\\)\nSource: http://127\\.0\\.0\\.1:\\d+/\\S*api/quotes/${id}$`);
 
+/** Its toolset is off by default (the default answer's token budget is spent): --toolsets all. */
+const SANDBOX_HTTP = ["--sandbox", "--toolsets", "all", "--transport", "http", "--port", "0"];
+
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const FIXTURE = fileURLToPath(new URL("../fixtures/toy-service/", import.meta.url));
+const FIXTURE = fileURLToPath(new URL("../fixtures/toy-service/src/", import.meta.url));
 
 describe("a toy service through --sandbox", () => {
   let launched: Launched;
   let client: Client;
   beforeAll(async () => {
-    const command = parseCommand(["--sandbox", "--transport", "http", "--port", "0"], { LOG_LEVEL: "error" }, services);
+    const command = parseCommand(SANDBOX_HTTP, { LOG_LEVEL: "error" }, services);
     if (command.kind !== "serve") throw new Error(`expected serve, got ${command.kind}`);
     launched = await launch(command.config, { services, simulators });
     client = await connectHttp(launched.url!);
@@ -85,8 +88,7 @@ describe("a toy service with per-user keys (MCP_CREDENTIALS=caller)", () => {
   let launched: Launched;
   const clients: Client[] = [];
   beforeAll(async () => {
-    const args = ["--sandbox", "--transport", "http", "--port", "0"];
-    const command = parseCommand(args, { LOG_LEVEL: "error", MCP_CREDENTIALS: "caller" }, services);
+    const command = parseCommand(SANDBOX_HTTP, { LOG_LEVEL: "error", MCP_CREDENTIALS: "caller" }, services);
     if (command.kind !== "serve") throw new Error(`expected serve, got ${command.kind}`);
     launched = await launch(command.config, { services, simulators });
   });
@@ -112,9 +114,8 @@ describe("a toy service in what the registry generates", () => {
   it("--help lists its variables, its toolset and its per-user header", () => {
     const help = helpText(services);
     expect(help).toContain("QUOTES_API_BASE_URL");
-    expect(help).toMatch(/\* quotes +one quotation by id/);
+    expect(help).toMatch(/^ {4}quotes +one quotation by id$/m);
     expect(help).toContain("X-Quotes-Api-Key");
-    expect(help).toContain("--toolsets build,sizing,drones,quotes|all");
   });
 
   it("smithery.yaml, server.json and the README's tables pick it up", async () => {
@@ -130,16 +131,23 @@ describe("a toy service in what the registry generates", () => {
 });
 
 describe("a toy service keeps the layering rules", () => {
-  const importsOf = (file: string) => relativeImports(`${FIXTURE}${file}`).map((i) => relative(ROOT, i));
+  // Paths inside the fixture's src/, which stands for the repository's (its core is a link to it).
+  const importsOf = (file: string) => relativeImports(`${FIXTURE}${file}`).map((i) => relative(FIXTURE, i));
 
-  it("the service imports only the core", () => {
-    const imports = importsOf("service.ts");
+  it("the service imports only the core and itself", () => {
+    const imports = ["services/quotes/index.ts", "services/quotes/implementation.ts"].flatMap(importsOf);
     expect(imports.length).toBeGreaterThan(0);
-    expect(imports.filter((i) => !i.startsWith("src/core/"))).toEqual([]);
+    expect(imports.filter((i) => !i.startsWith("core/") && !i.startsWith("services/quotes/"))).toEqual([]);
   });
 
-  it("the simulator imports only the sandbox's router and declaration", () => {
-    const imports = importsOf("simulator.ts");
-    expect(imports.filter((i) => !i.startsWith("src/sandbox/") || i.startsWith("src/sandbox/simulators/"))).toEqual([]);
+  it("the simulator imports only the sandbox's router and declaration, and itself", () => {
+    const imports = ["sandbox/simulators/quotes/declaration.ts", "sandbox/simulators/quotes/index.ts"].flatMap(
+      importsOf,
+    );
+    const foreign = imports.filter(
+      (i) => !["sandbox/router.ts", "sandbox/simulator.ts"].includes(i) && !i.startsWith("sandbox/simulators/quotes/"),
+    );
+    expect(imports.length).toBeGreaterThan(0);
+    expect(foreign).toEqual([]);
   });
 });

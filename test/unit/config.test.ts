@@ -49,12 +49,15 @@ describe("configuration", () => {
       sandbox: false,
       readOnly: false,
     });
-    expect(c.warnings).toEqual([
-      "no service is configured, so no tools are registered: set BUILD_API_KEY (and optionally " +
-        "BUILD_API_BASE_URL) for the project build service; SIZING_API_BASE_URL and SIZING_API_KEY for the " +
-        "garment size recommendation API; DRONES_API_BASE_URL and DRONES_API_KEY for the drone fleet data API; " +
-        "or start with --sandbox to try every tool against built-in simulators",
-    ]);
+    // Every registered service is named with its variables (from the registry: a new one joins).
+    expect(c.warnings).toHaveLength(1);
+    const [none] = c.warnings;
+    expect(none).toMatch(/^no service is configured, so no tools are registered: set /);
+    expect(none).toContain("BUILD_API_KEY (and optionally BUILD_API_BASE_URL) for the project build service; ");
+    expect(none).toContain("SIZING_API_BASE_URL and SIZING_API_KEY for the garment size recommendation API; ");
+    for (const service of SERVICES)
+      expect(none).toMatch(new RegExp(`${service.apiKeyVar}[^;]* for the ${service.title}[;,]`));
+    expect(none).toMatch(/; or start with --sandbox to try every tool against built-in simulators$/);
     expect(serve([], BUILD).warnings).toEqual([]);
     expect(serve(["--sandbox"]).warnings).toEqual([]);
     expect(serve(["--transport", "http"], { MCP_CREDENTIALS: "caller" }).warnings).toEqual([]);

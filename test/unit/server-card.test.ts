@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { allServicesConfig } from "../../scripts/manifest.js";
-import type { Config } from "../../src/config.js";
+import { credentialHeader, type Config } from "../../src/config.js";
 import { AUTHORIZATION_META, SERVER_CARD_SCHEMA, serverCard } from "../../src/server-card.js";
 import { SERVICES } from "../../src/services/registry.js";
 import { cardProblems, SERVER_CARD_SCHEMA_PATH } from "../server-card.js";
@@ -63,11 +63,9 @@ describe("the server card (SEP-2127)", () => {
       expect.objectContaining({ name: "Authorization", isRequired: true, isSecret: true, value: "Bearer {token}" }),
     ]);
     const caller = serverCard(run({ credentials: "caller" }), SERVICES, ENDPOINT) as Record<string, any>;
-    expect(caller.remotes[0].headers.map((h: { name: string }) => h.name)).toEqual([
-      "x-build-api-key",
-      "x-sizing-api-key",
-      "x-drones-api-key",
-    ]);
+    const headers = caller.remotes[0].headers.map((h: { name: string }) => h.name);
+    expect(headers.slice(0, 3)).toEqual(["x-build-api-key", "x-sizing-api-key", "x-drones-api-key"]);
+    expect(headers).toEqual(SERVICES.map((s) => credentialHeader(s.name)));
     const oauth = serverCard(
       run({ auth: "oauth", publicUrl: ENDPOINT, authIssuers: ["https://login.example.com/realms/acme"] }),
       SERVICES,

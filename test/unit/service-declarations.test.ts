@@ -10,9 +10,9 @@ import { loadService, type ServiceDeclaration } from "../../src/core/service/ser
 import { declaredServer } from "../../src/instructions.js";
 import { createApp } from "../../src/server.js";
 import { SERVICES } from "../../src/services/registry.js";
-import { quotes } from "../fixtures/toy-service/service.js";
+import { quotes, withToy } from "../fixtures/toy-service/index.js";
 
-const declarations: readonly ServiceDeclaration<any>[] = [...SERVICES, quotes];
+const declarations: readonly ServiceDeclaration<any>[] = withToy(SERVICES, quotes);
 
 /** What the capabilities of an app's instances depend on, from its tools and resources. */
 async function built(config: Config) {
