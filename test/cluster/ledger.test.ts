@@ -196,7 +196,7 @@ describeCluster("the spend ledger after a Redis restart that lost a dead replica
     await cluster?.stop();
   });
 
-  it("K7: a replica SIGKILLed after its launch, then Redis restarted empty: the same call is checked, not sent", async () => {
+  it("K7: replica SIGKILLed after its launch, Redis restarted empty: the same call is checked, not sent", async () => {
     const [r1, r2] = cluster.replicas;
     const before = await launches();
     await cluster.sandbox!.faults([
