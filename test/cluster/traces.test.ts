@@ -132,6 +132,14 @@ describeCluster("traces: two replicas on Redis behind nginx, a task taken over a
       "switchboard.task.status": "completed",
     });
 
+    // The client's tasks/get after the takeover link to the second replica's task span (the record's now).
+    const linksTakeover = (s: Span) => s.links.some((l) => l.spanId === takeover.spanId && l.traceId === traceId);
+    await until(
+      async () => receiver.spans(),
+      (all) => all.some((s) => s.kind === 2 && s.name === "tasks/get" && linksTakeover(s)),
+      10_000,
+    );
+
     // The second replica's requests (its polls among them) are CLIENT spans under its task span,
     // each with its traceparent sent upstream.
     const requests = trace.filter((s) => s.kind === 3 && from(s) === second.id);

@@ -173,6 +173,16 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     const task = spans.find(isTask)!;
     expect(task).toMatchObject({ kind: 1, parentSpanId: call.spanId });
     expect(task.attributes).toMatchObject({ "switchboard.task.id": taskId, "switchboard.task.status": "completed" });
+    // The client's polls of the task (tasks/get, each a trace of its own) link to the task's span.
+    const linksTask = (s: Span) =>
+      s.kind === 2 &&
+      s.name === "tasks/get" &&
+      s.links.some((l) => l.spanId === task.spanId && l.attributes["switchboard.link"] === "task");
+    await until(
+      async () => receiver.spans(),
+      (all) => all.some(linksTask),
+      10_000,
+    );
     const launch = spans.find((s) => s.kind === 3 && s.name === "POST /api/v1/vcaas/projects/launch")!;
     expect(launch.parentSpanId).toBe(task.spanId);
     const wait = spans.find((s) => s.name === "wait")!;

@@ -78,6 +78,8 @@ export interface Telemetry {
   upstream(service: string, method: string, path: string, resend: number): UpstreamAttempt;
   /** Starts long work's span (a task, a wait, a poll); `parent` says where it hangs ("current" by default). */
   begin(name: string, attributes?: Labels, parent?: WorkParent): WorkSpan;
+  /** Links the current span to another by its traceparent (a client's tasks/get to its task's span). */
+  link(traceparent: string | undefined, kind: string): void;
   /** An event on the current span (a confirmation asked, answered). */
   event(name: string, attributes?: Labels): void;
   /** Adds to a counter, or records a value in a histogram. */
@@ -99,6 +101,7 @@ export const NO_TELEMETRY: Telemetry = {
   operation: (_op, run) => run(),
   upstream: () => NO_ATTEMPT,
   begin: () => NO_WORK,
+  link: nothing,
   event: nothing,
   add: nothing,
   gauge: nothing,

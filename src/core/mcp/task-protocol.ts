@@ -16,7 +16,9 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { telemetry } from "../base/telemetry.js";
 import { envelopeCapabilities } from "./envelope.js";
+import { MODERN_REVISION } from "./era.js";
 import { TASKS_EXTENSION } from "./shell.js";
 import type { TenantRuntime } from "./runtime.js";
 import { BadCursorError, TERMINAL, type TaskRecord } from "../tasks/store.js";
@@ -106,19 +108,28 @@ export async function answerTaskGet(rt: TenantRuntime, message: JSONRPCRequest):
   const taskId = params?.taskId;
   const declared = params?._meta?.[CLIENT_CAPABILITIES_META_KEY]?.extensions?.[TASKS_EXTENSION] !== undefined;
   if (!declared || typeof taskId !== "string" || taskId.length === 0) return undefined;
-  let record: TaskRecord | undefined;
-  try {
-    record = await rt.tasks.get(taskId, rt.owner(undefined));
-  } catch {
-    return undefined;
-  }
-  // A miss is answered from this read too: the instance would only read the store again.
-  if (!record) {
-    const error = { code: ProtocolErrorCode.InvalidParams, message: rt.egress.text(notFound(taskId).message) };
-    return { jsonrpc: "2.0", id: message.id, error };
-  }
-  const result = { ...detailedTask(record), resultType: "complete", _meta: { [SERVER_INFO_META_KEY]: rt.info } };
-  return { result, jsonrpc: "2.0", id: message.id };
+  // Its SERVER span, as the instance's handlers get theirs (mcp/traced.ts), linked to the task's.
+  const op = { method: "tasks/get", id: message.id, protocolVersion: MODERN_REVISION, meta: params?._meta };
+  return telemetry.operation(
+    op,
+    async () => {
+      let record: TaskRecord | undefined;
+      try {
+        record = await rt.tasks.get(taskId, rt.owner(undefined));
+      } catch {
+        return undefined;
+      }
+      // A miss is answered from this read too: the instance would only read the store again.
+      if (!record) {
+        const error = { code: ProtocolErrorCode.InvalidParams, message: rt.egress.text(notFound(taskId).message) };
+        return { jsonrpc: "2.0", id: message.id, error };
+      }
+      telemetry.link(record.traceparent, "task");
+      const result = { ...detailedTask(record), resultType: "complete", _meta: { [SERVER_INFO_META_KEY]: rt.info } };
+      return { result, jsonrpc: "2.0", id: message.id };
+    },
+    (text) => rt.egress.text(text),
+  );
 }
 
 /**
@@ -128,8 +139,13 @@ export async function answerTaskGet(rt: TenantRuntime, message: JSONRPCRequest):
  */
 export function registerTaskMethods(server: McpServer, rt: TenantRuntime, era: "legacy" | "modern"): void {
   const tasks = rt.tasks;
-  const find = async (taskId: string, ctx: ServerContext) =>
-    (await stateCall(rt, () => tasks.get(taskId, rt.owner(ctx)))) ?? Promise.reject(notFound(taskId));
+  // A client's poll of a task (tasks/get, tasks/result, ...) links its span to the task's.
+  const find = async (taskId: string, ctx: ServerContext) => {
+    const record = await stateCall(rt, () => tasks.get(taskId, rt.owner(ctx)));
+    if (!record) throw notFound(taskId);
+    telemetry.link(record.traceparent, "task");
+    return record;
+  };
   const s = server.server;
   if (era === "legacy") {
     s.setRequestHandler("tasks/get", { params: GetTaskRequestSchema.shape.params }, async ({ taskId }, ctx) =>

@@ -6,6 +6,7 @@ import {
   createContextKey,
   defaultTextMapSetter,
   type Link,
+  type Span,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -326,6 +327,10 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     };
   };
 
+  const linkTo = (span: Span | undefined, traceparent: string | undefined, kind: string) => {
+    const linked = traceparent && trace.getSpanContext(traceContext.extract(ROOT_CONTEXT, { traceparent }, getter));
+    if (span && linked) span.addLink({ context: linked, attributes: { "switchboard.link": kind } });
+  };
   /** The context each WorkSpan runs in, so a poll can hang under its follower's span. */
   const contexts = new WeakMap<WorkSpan, Context>();
   const traceparentOf = (ctx: Context) => {
@@ -349,10 +354,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     const work: WorkSpan = {
       traceparent: traceparentOf(own),
       run: (fn) => context.with(own, fn),
-      link: (traceparent) => {
-        const linked = traceparent && trace.getSpanContext(traceContext.extract(ROOT_CONTEXT, { traceparent }, getter));
-        if (linked) span.addLink({ context: linked, attributes: { "switchboard.link": "poll" } });
-      },
+      link: (traceparent) => linkTo(span, traceparent, "poll"),
       end: (attributes, error) => {
         if (attributes) span.setAttributes(clean(attributes));
         if (error !== undefined) {
@@ -386,6 +388,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     operation,
     upstream,
     begin,
+    link: (traceparent, kind) => linkTo(trace.getActiveSpan(), traceparent, kind),
     event: (name, attributes) => trace.getActiveSpan()?.addEvent(name, attributes ? clean(attributes) : undefined),
     add: (name, value = 1, labels = {}) => {
       const keep: Attributes = {};
