@@ -3,8 +3,8 @@
 // ledger lives in files under MCP_STATE_DIR. A state directory the server cannot use is a start-up
 // warning, and every paid call then asks first (repeat: true spends). Launches are counted by the
 // sandbox, not by the server.
-import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAULTS } from "../../src/sandbox/faults.js";
@@ -147,6 +147,53 @@ describe("the spend ledger over stdio (issue 28)", () => {
       } finally {
         await conn.close();
       }
+    }
+  }, 60_000);
+});
+
+describe("a full disk under the spend ledger (issue 28)", () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  let mounted = false;
+  const launches = () => sandbox.build.router.count(LAUNCH);
+
+  beforeAll(async () => {
+    sandbox = await testSandbox();
+    // A small filesystem of its own, so filling it harms nothing else (needs root: CI has it).
+    dir = freshStateDir();
+    mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", dir]).status === 0;
+    if (!mounted) console.warn("skipped: mounting a small tmpfs needs root (mount -t tmpfs)");
+  });
+  afterAll(async () => {
+    if (mounted) spawnSync("umount", [dir]);
+    await sandbox?.close();
+  });
+
+  it("a paid call on a full disk sends nothing, says retrying is safe; with room again it spends once", async (t) => {
+    if (!mounted) t.skip();
+    const conn = await connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never", MCP_STATE_DIR: dir }));
+    const filler = join(dir, "filler");
+    try {
+      // Loads the tools and opens the ledger while there is room for its key.
+      expect((await call(conn.client, "build_get_account", {})).isError).toBeFalsy();
+      const chunk = Buffer.alloc(4096, 1);
+      try {
+        for (;;) appendFileSync(filler, chunk);
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe("ENOSPC");
+      }
+      const before = launches();
+      const args = { projectId: "full-disk", prompt: "Landing page" };
+      const refused = await call(conn.client, "build_launch_project", args);
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(/state store is unavailable.*nothing was sent or spent.*retrying is safe/s);
+      expect(launches() - before).toBe(0);
+      rmSync(filler);
+      const launched = await call(conn.client, "build_launch_project", args);
+      expect(launched.isError, text(launched)).toBeFalsy();
+      expect(launches() - before).toBe(1);
+    } finally {
+      await conn.close();
     }
   }, 60_000);
 });
