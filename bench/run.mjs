@@ -2,7 +2,8 @@
 // npm run bench: builds the bundle privately, then measures switchboard-mcp beside its peers in the same run, prints
 // one table per goal and writes bench/results.json. See bench/README.md.
 //
-//   node bench/run.mjs [--only cold,tokens,calls,polling,http,package,hosted,ledger,tenants,listen,versions,telemetry]
+//   node bench/run.mjs [--only cold,tokens,calls,polling,push,http,package,hosted,ledger,tenants,listen,versions,
+//     telemetry]
 //                      [--quick] [--use-dist]
 //   --only versions-calls: row 9b alone; BENCH_NODE_MAJORS=20,24 narrows row 9 to those Node lines.
 import { execFile } from "node:child_process";
@@ -35,6 +36,7 @@ import { clientsMissing } from "../scripts/clients.mjs";
 import { ROOT, loadAverage, loadSandbox, round, useCli } from "./lib.mjs";
 import { packageFootprint } from "./package-footprint.mjs";
 import { polling } from "./polling.mjs";
+import { push } from "./push.mjs";
 
 const missingPeers = clientsMissing();
 if (missingPeers) {
@@ -174,6 +176,14 @@ try {
       fail("nodeVersions", err);
     }
   }
+  if (want("push")) {
+    log("push against poll (BUILD_WEBHOOKS, TLS made here)...");
+    try {
+      results.push = await push({ log, waits: quick ? 5 : 10 });
+    } catch (err) {
+      fail("push", err);
+    }
+  }
   if (want("polling")) {
     log("polling cost...");
     try {
@@ -307,6 +317,10 @@ function collectGoals(r) {
       `${r.polling.sameProject.requestsAfterCancel + r.polling.differentProjects.requestsAfterCancel} requests ` +
         "after cancel",
     );
+  }
+  if (r.push?.goals) {
+    add("5b push", r.push.goals.latency, `${fmt(r.push.goals.latency.value, 0)} ms`);
+    add("5b push", r.push.goals.requests, `${fmt(r.push.goals.requests.value, 1)} x fewer`);
   }
   if (r.package?.goal) add("6 package", r.package.goal, `${r.package.installedPackages ?? "?"} packages`);
   if (r.hosted?.goals) {
@@ -572,6 +586,22 @@ function render(r) {
       [row("one project", p.sameProject), row("different projects", p.differentProjects)],
     );
   } else if (p) out += `\n5. Polling cost: ERROR ${p.error}\n`;
+
+  const pu = r.push;
+  if (pu?.push) {
+    const row = (label, x) => [
+      label,
+      x.waits,
+      `${fmt(x.lagMs.median, 0)} / ${fmt(x.lagMs.p90, 0)} / ${fmt(x.lagMs.max, 0)}`,
+      fmt(x.getsPerWait, 1),
+    ];
+    out += table(
+      `5b. Push against poll: ${pu.push.waits} concurrent ${pu.runSeconds} s agent runs each, ` +
+        `BUILD_POLL_INTERVAL_MS=${pu.intervalMs} on both, BUILD_WEBHOOKS=on over HTTPS (TLS made at run time)`,
+      ["mode", "waits", "answer after the run's end: median / p90 / max (ms)", "status GETs per wait"],
+      [row("push (webhook delivery ends the wait)", pu.push), row("poll", pu.poll)],
+    );
+  } else if (pu) out += `\n5b. Push against poll: ERROR ${pu.error}\n`;
 
   const k = r.package;
   if (k && !k.error) {

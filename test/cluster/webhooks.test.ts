@@ -10,7 +10,7 @@ import { freePort } from "../../scripts/cluster.mjs";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import type { BuildSimulator } from "../../src/sandbox/simulators/builder/index.js";
 import { connectHttp, ok, sandboxEnv, spawnHttpServer, testSandbox, type HttpServerProcess } from "../harness.js";
-import { makeCert, type TestCert } from "../tls.js";
+import { makeCert, type TestCert } from "../../scripts/tls.mjs";
 import { accessLines, describeCluster, startTestCluster, type TestCluster } from "./harness.js";
 
 const API = "/api/v1/vcaas";

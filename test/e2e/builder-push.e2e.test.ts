@@ -9,7 +9,7 @@ import type { BuildSimulator } from "../../src/sandbox/simulators/builder/index.
 import { connectHttp, ok, sandboxEnv, spawnHttpServer, testSandbox, call, type HttpServerProcess } from "../harness.js";
 import { Sealer } from "../../src/core/base/seal.js";
 import { hookAddress } from "../../src/core/http/hooks.js";
-import { makeCert, tlsTerminator, type TestCert, type TlsTerminator } from "../tls.js";
+import { makeCert, tlsTerminator, type TestCert, type TlsTerminator } from "../../scripts/tls.mjs";
 
 const API = "/api/v1/vcaas";
 const STATUS = `GET ${API}/projects/:projectId/agent/status`;
