@@ -3,6 +3,9 @@
 // Prometheus scrapes (docs/observability.md). The client's trace context rides in params._meta.
 import { randomBytes } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/client";
+import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import {
@@ -205,6 +208,42 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     // The project id names no span, no route and no metric label.
     expect(JSON.stringify(all)).not.toContain("traced-task");
     expect(await (await fetch(`http://${metricsAddress}/metrics`)).text()).not.toContain("traced-task");
+  });
+
+  it.runIf(!MODERN)("links a 2025 client's tasks/get, answered by a server instance, to the task's span", async () => {
+    const legacy = new LegacyClient({ name: "telemetry-2025", version: "1.0.0" });
+    await legacy.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    try {
+      const t = traceparent();
+      const { task } = await legacy.request(
+        {
+          method: "tools/call",
+          params: {
+            name: "build_launch_project",
+            arguments: { projectId: "traced-legacy", prompt: "Landing page [minutes=60]", wait: true },
+            task: { ttl: 60_000 },
+            _meta: { traceparent: t.header },
+          },
+        },
+        CreateTaskResultSchema,
+      );
+      await until(
+        async () => (await legacy.experimental.tasks.getTask(task.taskId)).status,
+        (s) => s === "completed",
+        20_000,
+      );
+      const taskSpan = (await spansOf(t.traceId, (s) => s.some((x) => x.name === "task build_launch_project"))).find(
+        (s) => s.name === "task build_launch_project",
+      )!;
+      await until(
+        async () => receiver.spans(),
+        (all) =>
+          all.some((s) => s.kind === 2 && s.name === "tasks/get" && s.links.some((l) => l.spanId === taskSpan.spanId)),
+        10_000,
+      );
+    } finally {
+      await legacy.close();
+    }
   });
 
   it("shows a credit confirmation as events on the calls' spans: asked, then accepted", async () => {
