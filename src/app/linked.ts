@@ -106,6 +106,15 @@ export class LinkedKeys {
       account: {
         linked: () => this.vault.linked(owner),
         unlink: async (service) => {
+          await live
+            .current(service)
+            ?.unlinked?.()
+            .catch((err: unknown) =>
+              this.options.logger.warn("could not undo what the service set up with the key being unlinked", {
+                service,
+                error: err instanceof Error ? err.message : String(err),
+              }),
+            );
           const removed = await this.vault.unlink(owner, service);
           await refresh();
           return removed;

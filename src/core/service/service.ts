@@ -177,6 +177,11 @@ export interface ServiceInstance<D extends object = object> {
   keyless?: boolean;
   /** How often a client should poll this service's tasks (tasks/get's pollInterval). */
   taskPollIntervalMs?: number;
+  /**
+   * ENV.credentials=linked: the user is unlinking this key. Undo what the service set up on their
+   * account with it (a webhook subscription), while the key still works.
+   */
+  unlinked?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -119,6 +119,7 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
     return {
       deps,
       taskPollIntervalMs: s.BUILD_POLL_INTERVAL_MS,
+      ...(push ? { unlinked: () => push.unsubscribe() } : {}),
       close: () => {
         push?.close();
         return http.close();

@@ -94,6 +94,14 @@ export class BuildPush {
     };
   }
 
+  /** The key is being unlinked: removes the subscriptions this server made (its URL), no other. */
+  async unsubscribe(): Promise<void> {
+    const hooks = (await this.webhooks().list()).webhooks ?? [];
+    for (const w of hooks.filter((h) => h.url === this.endpoint.url)) await this.webhooks().remove(w.id);
+    this.subscription = "none";
+    this.healthy = false;
+  }
+
   close(): void {
     this.unlisten();
     for (const { timer } of this.pending.values()) clearTimeout(timer);
