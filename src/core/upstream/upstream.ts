@@ -167,16 +167,6 @@ export interface RequestInfo {
   idempotent: boolean;
 }
 
-/** Kinds of failure that are not the upstream's own error answer. */
-export type TransportFailure =
-  | "TIMEOUT"
-  | "UNREACHABLE"
-  | "NON_JSON_RESPONSE"
-  | "BODY_TOO_LARGE"
-  | "BUSY"
-  | "CANCELLED"
-  | "HTTP_ERROR";
-
 /** One error type for every upstream failure: HTTP status, errorCode and message. */
 export class UpstreamError extends Error {
   constructor(

@@ -56,7 +56,6 @@ export type Drone = z.infer<typeof drone>;
 
 /** Fields not shown in the spec: the record as the upstream sends it. */
 export const record = z.looseObject({ _id: z.string().optional() });
-export type UpstreamRecord = z.infer<typeof record>;
 
 const pageFields = {
   total: z.number().int().describe("items the service returned"),

@@ -23,19 +23,6 @@ import { deliver } from "./webhooks.js";
 
 export type Category = "development" | "infrastructure";
 
-/** byType keys the reference lists for the app's own usage. */
-export const INFRASTRUCTURE_TYPES = [
-  "chatgpt",
-  "image_generation",
-  "video_analysis",
-  "audio_transcription",
-  "email",
-  "pdf",
-  "document_scan",
-  "web_scraper",
-  "file_upload",
-] as const;
-
 /** byType keys of priced operations; the reference lists the first six, the others are ours (lower-case keys). */
 const TYPE_OF_COST: Record<string, string> = {
   CREATE_DEPLOYMENT: "deploy",
