@@ -89,7 +89,7 @@ export function serverDefaults(): SettingValues {
   return parseSettings({});
 }
 
-export type ServerConfig = z.infer<typeof Flags> & Omit<SettingValues, "sandboxAccounts" | "sandboxFaults">;
+type ServerConfig = z.infer<typeof Flags> & Omit<SettingValues, "sandboxAccounts" | "sandboxFaults">;
 
 export interface Config extends ServerConfig {
   sandbox: boolean;
@@ -105,7 +105,7 @@ export interface Config extends ServerConfig {
   warnings: string[];
 }
 
-export type Command =
+type Command =
   | { kind: "serve"; config: Config }
   | {
       kind: "sandbox";
@@ -326,7 +326,7 @@ export function serviceSetup(registry: readonly ServiceDeclaration<any>[] = SERV
 }
 
 /** Stands in for the key in caller mode's settings; each tenant's runtime replaces it with the caller's. */
-export const CALLER_KEY = "(supplied by each caller)";
+const CALLER_KEY = "(supplied by each caller)";
 
 /**
  * The configuration is parsed once per start, before the first answer: zod's JIT (a parser compiled
@@ -335,7 +335,7 @@ export const CALLER_KEY = "(supplied by each caller)";
 const ONCE = { jitless: true } as const;
 
 /** Parses one service's variables; an error names the variable. */
-export function serviceSettings(service: ServiceDeclaration<any>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+function serviceSettings(service: ServiceDeclaration<any>, env: NodeJS.ProcessEnv): Record<string, unknown> {
   const values = Object.fromEntries(service.env.map((v) => [v.name, nonEmpty(env[v.name])]));
   const result = service.settings.safeParse(values, ONCE);
   if (result.success) return result.data as Record<string, unknown>;
@@ -446,6 +446,6 @@ function check<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
   throw new ConfigError(result.error.issues[0].message);
 }
 
-export function nonEmpty(v: string | undefined): string | undefined {
+function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v.trim();
 }

@@ -49,7 +49,7 @@ export function declaredServer(config: Config, services: readonly ServiceDeclara
   };
 }
 
-export function noServiceInstructions(services: readonly ServiceDeclaration<any>[] = SERVICES): string {
+function noServiceInstructions(services: readonly ServiceDeclaration<any>[] = SERVICES): string {
   return `No upstream service is configured, so no service tools are available. Set ${serviceSetup(services)}.`;
 }
 

@@ -13,7 +13,7 @@ import { LISTING } from "./instructions.js";
 import { VERSION } from "./version.js";
 import { ENV } from "./core/base/settings.js";
 
-export const SERVER_CARD_PATH = "/mcp/server-card";
+const SERVER_CARD_PATH = "/mcp/server-card";
 export const SERVER_CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json";
 /** The `_meta` key under which the card says how callers are authorized (the card has no field for it). */
 export const AUTHORIZATION_META = `${LISTING.name.split("/")[0]}/authorization`;

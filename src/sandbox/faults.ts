@@ -63,7 +63,7 @@ export const FAULTS = {
   }),
 } as const;
 
-export type FaultName = keyof typeof FAULTS;
+type FaultName = keyof typeof FAULTS;
 
 const tinyItems = (count: number) => Array.from({ length: count }, (_, i) => `{"i":${i % 10}}`).join(",");
 

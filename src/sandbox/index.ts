@@ -28,7 +28,7 @@ export type SandboxOptions<T extends Simulators = typeof SIMULATORS> = {
 } & { [D in T[number] as D["name"]]?: OptionsOf<D> };
 
 /** The key of account `n` (1-based); account 1 has the demo key. */
-export function accountKey(n: number, first: string): string {
+function accountKey(n: number, first: string): string {
   return n === 1 ? first : `${first.slice(0, -String(n).length)}${n}`;
 }
 
@@ -44,7 +44,7 @@ export type Sandbox<T extends Simulators = typeof SIMULATORS> = {
 } & { readonly [D in T[number] as D["name"]]: InstanceOf<D> };
 
 /** Default time scale: a 40-minute agent run lasts about two minutes, a 5-minute one fifteen seconds. */
-export const DEFAULT_TIME_SCALE = 20;
+const DEFAULT_TIME_SCALE = 20;
 
 /**
  * Loads and starts every simulator of the registry on one loopback HTTP server. Each lives under its own

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type RemoteJWKSet } from "jose";
 
 /** What this server reads from an authorization server's RFC 8414 / OpenID Connect metadata. */
-export interface IssuerMetadata {
+interface IssuerMetadata {
   issuer: string;
   jwks_uri?: string;
   introspection_endpoint?: string;
@@ -11,7 +11,7 @@ export interface IssuerMetadata {
 /** Signatures an access token may carry: asymmetric only (an HMAC key would be shared with us). */
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 /** Clock difference tolerated on exp/nbf/iat between this server and the issuer. */
-export const CLOCK_SKEW_SECONDS = 60;
+const CLOCK_SKEW_SECONDS = 60;
 /** A failed discovery is retried no sooner than this, so a flood of bad tokens cannot hammer the issuer. */
 const DISCOVERY_RETRY_MS = 10_000;
 const FETCH_TIMEOUT_MS = 5000;

@@ -5,7 +5,7 @@ import { InvalidToken, TrustedIssuer } from "./issuer.js";
 import { grantedScopes, SCOPES } from "./scopes.js";
 import { telemetry } from "../base/telemetry.js";
 
-export interface OAuthSettings {
+interface OAuthSettings {
   /** The MCP endpoint as clients reach it: the protected resource's identifier (RFC 8707). */
   publicUrl: string;
   issuers: string[];

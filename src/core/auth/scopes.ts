@@ -1,8 +1,8 @@
 import type { ToolKind } from "../tools/tool.js";
 
 export const READ_SCOPE = "switchboard:read";
-export const WRITE_SCOPE = "switchboard:write";
-export const SPEND_SCOPE = "switchboard:spend";
+const WRITE_SCOPE = "switchboard:write";
+const SPEND_SCOPE = "switchboard:spend";
 export const SCOPES = [READ_SCOPE, WRITE_SCOPE, SPEND_SCOPE];
 
 /** The scope a tool needs, from what it does: reads, writes that spend nothing, spending. */

@@ -94,7 +94,7 @@ export interface Telemetry {
 
 const NO_ATTEMPT: UpstreamAttempt = { headers: {}, end: () => undefined };
 const nothing = () => undefined;
-export const NO_WORK: WorkSpan = { traceparent: undefined, run: (fn) => fn(), link: nothing, end: nothing };
+const NO_WORK: WorkSpan = { traceparent: undefined, run: (fn) => fn(), link: nothing, end: nothing };
 
 export const NO_TELEMETRY: Telemetry = {
   on: false,

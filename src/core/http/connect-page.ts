@@ -6,7 +6,7 @@ import { type AttemptCounter, STALE_TICKET, TICKET_TTL_MS, type Ticket, type Tic
 import type { Vault } from "../vault/vault.js";
 import { telemetry } from "../base/telemetry.js";
 
-export interface ConnectService {
+interface ConnectService {
   name: string;
   /** As the user knows it, capitalized. */
   displayName: string;

@@ -53,10 +53,10 @@ export function tokenChecker(token: string | undefined): ((authorization: string
 export const BODY_DEADLINE_MS = 30_000;
 
 /** The first bytes of every body are not counted in the body budget: small requests never wait on big uploads. */
-export const UNCOUNTED_BODY_BYTES = 64 * 1024;
+const UNCOUNTED_BODY_BYTES = 64 * 1024;
 
 /** What the transport's limits (limits.ts) set for one request's body: its deadline and the shared byte budget. */
-export interface BodyPolicy {
+interface BodyPolicy {
   deadlineMs: number;
   budget?: { tryTake(bytes: number): boolean; release(bytes: number): void };
 }

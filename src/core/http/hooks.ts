@@ -13,7 +13,7 @@ import { plain } from "./guards.js";
  * a verdict. This module knows no service: what a payload means is the service's `accepts`.
  */
 export const HOOK_HEADER = "x-switchboard-hook-secret";
-export const HOOK_PATH = "/hooks/";
+const HOOK_PATH = "/hooks/";
 /** Upstream payloads are a few hundred bytes. */
 const MAX_BODY_BYTES = 16 * 1024;
 /** The same delivery again within this window is a replay (or the sender's duplicate). */
@@ -42,7 +42,7 @@ function hookSecret(key: Buffer, service: string, id: string): string {
 
 export const hookChannel = (service: string, id: string) => `hook:${service}:${id}`;
 
-export interface HookPageOptions {
+interface HookPageOptions {
   key: Buffer;
   /** Each service that takes deliveries, with what it says of a payload (the envelope parsed). */
   services: ReadonlyMap<string, (body: unknown, now: number) => HookOutcome>;

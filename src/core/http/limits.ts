@@ -36,7 +36,7 @@ export const HTTP_LIMIT_DEFAULTS = {
   bodyBudgetBytes: settingDefault("bodyBudgetBytes"),
 } as const;
 
-export interface HttpLimitStats {
+interface HttpLimitStats {
   /** Sockets open now. */
   connections: number;
   /** Sockets closed at accept because the cap was reached. */
@@ -49,7 +49,7 @@ export interface HttpLimitStats {
   throttled: number;
 }
 
-export interface HttpLimits {
+interface HttpLimits {
   /** Options for node's createServer: header timeout, no total request timeout (long waits stream for many minutes). */
   readonly serverOptions: ServerOptions;
   /** The connection cap and its accounting, on the server about to listen. */
@@ -83,7 +83,7 @@ export function limitsOf(server: Server): HttpLimits | undefined {
 }
 
 /** A token bucket: `rate` per second, at most `burst` at once. */
-export class TokenBucket {
+class TokenBucket {
   private tokens: number;
   private last = performance.now();
 

@@ -45,7 +45,7 @@ const NAME_SOURCE: Readonly<Record<string, string>> = {
   "tasks/cancel": "taskId",
 };
 
-export interface LeanRequest {
+interface LeanRequest {
   message: JSONRPCRequest;
   classification: MessageClassification;
 }
@@ -88,7 +88,7 @@ export function oneRequestOf(lean: LeanRequest): OneRequest {
 }
 
 /** Idle instances the pool keeps in all (each holds its registrations: a tool's, or none for tasks/*). */
-export const MAX_IDLE_INSTANCES = 64;
+const MAX_IDLE_INSTANCES = 64;
 
 /**
  * Prepared 2026-07-28 instances, reused one exchange at a time: a tools/call's (its tool's
@@ -142,7 +142,7 @@ export function createInstancePool(make: (rt: TenantRuntime, request: OneRequest
 }
 
 /** A JSON-RPC result of the exchange, serialized: the whole answer, sent as the transport would (200, JSON). */
-export interface JsonAnswer {
+interface JsonAnswer {
   json: string;
 }
 

@@ -87,7 +87,7 @@ export interface RunningHttp {
   close(): Promise<void>;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;
 
 /** What a 2026-07-28 request asks, from its headers (the SDK checks them against the body before the factory runs). */
 const oneRequest = (request?: Request): OneRequest | undefined =>

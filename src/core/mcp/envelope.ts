@@ -5,7 +5,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 
-export type EnvelopeCapabilities = ClientCapabilities & { extensions?: Record<string, unknown> };
+type EnvelopeCapabilities = ClientCapabilities & { extensions?: Record<string, unknown> };
 
 /**
  * The client capabilities a 2026-07-28 request carries in its `_meta` envelope (under the SDK's

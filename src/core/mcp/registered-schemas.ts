@@ -13,7 +13,7 @@ import { inputSchemaOf, type ToolDef } from "../tools/tool.js";
  *   the SDK the parsed values, so arguments are validated once per call, not twice.
  * - The output's `validate` is the zod schema's own: the SDK checks every structuredContent.
  */
-export interface RegisteredSchemas {
+interface RegisteredSchemas {
   input: StandardSchemaWithJSON;
   output: StandardSchemaWithJSON;
 }

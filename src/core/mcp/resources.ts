@@ -86,7 +86,7 @@ interface Skipped {
   service?: string;
   reason: string;
 }
-export const SKIPPED_META = "io.github.switchboard-mcp/skipped";
+const SKIPPED_META = "io.github.switchboard-mcp/skipped";
 
 /**
  * resources/list: what the reachable services have, with the listings that failed named in

@@ -15,7 +15,7 @@ import { CACHE_HINTS, MODERN_REVISION, type Era } from "./era.js";
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
 /** What the capabilities depend on: some tool can run as a task; some resource completes its arguments. */
-export interface CapabilityFacts {
+interface CapabilityFacts {
   tasks: boolean;
   completions: boolean;
 }

@@ -70,7 +70,7 @@ function detailedTask(r: TaskRecord) {
 }
 
 /** Tasks per tasks/list page (2025-11-25): a tenant's full list was one 420 KB answer at 1,500 tasks. */
-export const TASKS_PAGE_SIZE = 50;
+const TASKS_PAGE_SIZE = 50;
 
 /** A store that cannot answer (Redis away) is a clear, retryable error, never a hang. */
 async function stateCall<T>(rt: TenantRuntime, fn: () => Promise<T>): Promise<T> {

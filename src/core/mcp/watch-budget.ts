@@ -7,7 +7,7 @@ import { telemetry } from "../base/telemetry.js";
  * URIs per listen request, subscriptions per tenant (listen streams and 2025 sessions together),
  * and resources followed per replica (one poller each, whoever subscribes).
  */
-export interface WatchLimits {
+interface WatchLimits {
   /** ENV.maxListenUris */
   perRequest: number;
   /** ENV.maxSubscriptionsPerTenant */
@@ -16,7 +16,7 @@ export interface WatchLimits {
   perReplica: number;
 }
 
-export const DEFAULT_WATCH_LIMITS: WatchLimits = {
+const DEFAULT_WATCH_LIMITS: WatchLimits = {
   perRequest: settingDefault("maxListenUris"),
   perTenant: settingDefault("maxSubscriptionsPerTenant"),
   perReplica: settingDefault("maxPollers"),

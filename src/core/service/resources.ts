@@ -2,7 +2,7 @@ import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from "@modelc
 import { UpstreamError } from "../upstream/upstream.js";
 
 /** One entry of a resource list. */
-export interface ListedResource {
+interface ListedResource {
   uri: string;
   name: string;
   description?: string;

@@ -138,7 +138,7 @@ export interface ServiceImplementation<
 }
 
 /** What an upstream client of a service is made from: where, how the key is sent, the answer's envelope. */
-export type UpstreamSpec = Omit<
+type UpstreamSpec = Omit<
   UpstreamOptions,
   "service" | "keyVariable" | "timeoutMs" | "logger" | "redact" | "pools" | "missingKey" | "headersFor"
 >;

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { ResourceDef } from "./resources.js";
 
 /** The MCP Apps mime type of an HTML view (ext-apps). */
-export const VIEW_MIME_TYPE = "text/html;profile=mcp-app";
+const VIEW_MIME_TYPE = "text/html;profile=mcp-app";
 
 export interface ViewDecl {
   /** The file under dist/views/ (built by scripts/build-views.mjs), without `.html`. */

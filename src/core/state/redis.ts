@@ -177,7 +177,7 @@ interface Scripts {
   sbRestarted(marker: string, windowMs: number): Promise<string | null>;
 }
 
-export interface RedisStateOptions {
+interface RedisStateOptions {
   url: string;
   replicaId: string;
   logger: Logger;

@@ -9,7 +9,7 @@ import { watchResource } from "../mcp/subscriptions.js";
 import { LineTransport } from "./transport.js";
 
 /** What a stdio start answers with first, and how it gets the rest. */
-export interface StdioStart {
+interface StdioStart {
   /** Enough for `initialize` / `server/discover`: identity, instructions, capabilities. */
   shell: ServerShell;
   /** The runtime (tools, resources, clients): loaded after the first answer, or for the first request that needs it. */

@@ -7,7 +7,7 @@ import {
 } from "@modelcontextprotocol/server";
 
 /** The largest line served: a launch with a 12 MB attachment is ~16 MB of base64 plus JSON. */
-export const MAX_LINE_BYTES = 20 * 1024 * 1024;
+const MAX_LINE_BYTES = 20 * 1024 * 1024;
 
 /**
  * stdio for serveStdio, with the answers a client needs when a line is wrong: a line that is not

@@ -8,13 +8,13 @@ import type { LostTaskAdvice } from "../service/service.js";
 import { quotaOf, TERMINAL, type TaskChange, type TaskRecord, type TaskStore } from "./store.js";
 import { ENV, settingDefault } from "../base/settings.js";
 
-export const DEFAULT_TASK_TTL_MS = 60 * 60_000;
-export const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
+const DEFAULT_TASK_TTL_MS = 60 * 60_000;
+const MAX_TASK_TTL_MS = 24 * 60 * 60_000;
 /** Replicas' clocks differ a little: a deadline read on another replica gets this much more. */
 const CLOCK_MARGIN_MS = 2_000;
 
 /** What a task keeps at rest on shared state, sealed, so that another replica can go on with it. */
-export interface TaskWork {
+interface TaskWork {
   tool: string;
   input: Record<string, unknown>;
   /** Per-user mode: the caller's upstream keys, by service. */
@@ -58,7 +58,7 @@ export interface TaskTool {
   resourcesChanged(): void;
 }
 
-export interface StartTask {
+interface StartTask {
   owner: string;
   /** Whose share of the cap it takes when not its owner's (TaskRecord.quota). */
   quota?: string;
@@ -68,7 +68,7 @@ export interface StartTask {
   credentials?: Record<string, string>;
 }
 
-export interface TaskRunnerOptions {
+interface TaskRunnerOptions {
   pollIntervalMs: number;
   logger: Logger;
   /** Shared stores: encrypts each task's work at rest. */

@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 
-export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 
 /**
  * One task, as stored. Nothing in it refers to the request or session that created it, so any
@@ -73,7 +73,7 @@ export function decodeCursor(cursor: string): { expiresAt: number; taskId: strin
   );
 }
 
-export const expiresAtOf = (r: TaskRecord) => Date.parse(r.createdAt) + r.ttlMs;
+const expiresAtOf = (r: TaskRecord) => Date.parse(r.createdAt) + r.ttlMs;
 
 /** After the cursor's position in (expiry, id) order. */
 export const afterCursor = (

@@ -112,7 +112,7 @@ const GAUGES: Record<GaugeName, { name: string; description: string }> = {
   subscriptions: { name: "switchboard.subscriptions.active", description: "Resources followed for subscribers" },
 };
 
-export interface TelemetryOptions {
+interface TelemetryOptions {
   env: Record<string, string | undefined>;
   /** host:port of the /metrics listener (ENV.metricsAddress); none without. */
   metricsAddress?: string;

@@ -1,5 +1,5 @@
 /** Something built for one tenant that holds resources (pollers, subscriptions) until closed. */
-export interface TenantScoped {
+interface TenantScoped {
   close(): Promise<void>;
 }
 

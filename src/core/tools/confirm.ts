@@ -9,7 +9,7 @@ import { telemetry } from "../base/telemetry.js";
 import { NeedsInput, ToolError, type ConfirmOutcome, type ConfirmRequest } from "./tool.js";
 
 /** What a confirmation round trip carries in its signed requestState. */
-export interface ConfirmState {
+interface ConfirmState {
   kind: "confirm";
   /**
    * Hash of the tool, its arguments and what the user approves (operation, cost): the answer
@@ -60,11 +60,11 @@ export class MemoryNonceStore implements NonceStore {
   }
 }
 
-export const CONFIRM_KEY = "confirm_spend";
+const CONFIRM_KEY = "confirm_spend";
 const STATE_TTL_SECONDS = 600;
 
 /** One confirmation asked by a tool call. */
-export interface ConfirmCall {
+interface ConfirmCall {
   tool: string;
   input: unknown;
   request: ConfirmRequest;
@@ -171,7 +171,7 @@ const ASK_UNAVAILABLE =
   "This is transient and retrying is safe: call the tool again in a few seconds";
 
 /** An answer that was used before, or that cannot be proven unused: replaying it must not spend again. */
-export class ReplayedConfirmation extends ToolError {
+class ReplayedConfirmation extends ToolError {
   constructor(use: "used" | "stale", verify: string | undefined) {
     const why =
       use === "used"

@@ -5,10 +5,10 @@
  * is recorded in `_trimmed`, so the caller knows and can page for the rest.
  */
 export const MAX_STRUCTURED_CHARS = 48_000;
-export const MAX_TEXT_CHARS = 16_000;
+const MAX_TEXT_CHARS = 16_000;
 const MAX_STRING_CHARS = 4_000;
 
-export interface Trim {
+interface Trim {
   path: string;
   kept: number;
   total: number;

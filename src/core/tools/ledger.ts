@@ -20,9 +20,9 @@ import { NeedsInput, runBefore, runTool, verifyOf, type CallContext, type ToolDe
  * outcome never expire into a fresh spend within UNSETTLED_TTL_MS.
  */
 
-export type LedgerState = "pending" | "started" | "settled" | "unknown";
+type LedgerState = "pending" | "started" | "settled" | "unknown";
 
-export interface LedgerRecord {
+interface LedgerRecord {
   state: LedgerState;
   /** When the first call began (ISO). */
   at: string;
@@ -52,7 +52,7 @@ const LOOK_MS = 250;
 const MAX_SHADOW = 10_000;
 
 /** One spending call on its way through the ledger. */
-export interface LedgerCall {
+interface LedgerCall {
   def: ToolDef<any, any>;
   /** Validated input without `repeat`. */
   input: Record<string, unknown>;
@@ -65,7 +65,7 @@ export interface LedgerCall {
   host: ToolHost;
 }
 
-export interface LedgerOptions {
+interface LedgerOptions {
   store: LedgerStore;
   windowMs: number;
   logger: Logger;

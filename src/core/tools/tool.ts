@@ -11,7 +11,7 @@ import type { Logger } from "../base/logger.js";
  */
 export type ToolKind = "read" | "write" | "spend" | "destructive";
 
-export interface ProgressUpdate {
+interface ProgressUpdate {
   message: string;
   /** Defaults to a counter that rises by one on every update. */
   progress?: number;
@@ -35,7 +35,7 @@ export type ConfirmOutcome = "approved" | "declined" | "unsupported";
  * `ServiceInstance.deps`: the upstream client holding the tenant's key, pollers, guards). The
  * definitions are built once per process and shared by every tenant; what differs comes in here.
  */
-export interface HookContext<Deps = unknown> {
+interface HookContext<Deps = unknown> {
   deps: Deps;
 }
 
@@ -180,7 +180,7 @@ export function callHost(
 }
 
 /** The input flag of spending tools that asks for a new spend although the same call just ran. */
-export const REPEAT_INPUT = z.literal(true).optional().describe("Spend again although the same call just ran");
+const REPEAT_INPUT = z.literal(true).optional().describe("Spend again although the same call just ran");
 
 const inputSchemas = new WeakMap<Shape, z.ZodObject>();
 
@@ -380,7 +380,7 @@ export function failure(
 }
 
 /** The client's reason for a cancel, as one short line ("User pressed stop", "Request timed out"). */
-export function abortReason(reason: unknown): string {
+function abortReason(reason: unknown): string {
   if (typeof reason === "string") return reason.slice(0, 200);
   const text = reason instanceof Error ? reason.message || reason.name : "no reason given";
   return text.slice(0, 200);

@@ -7,7 +7,7 @@ import { plainPath } from "../base/path-id.js";
 import { telemetry } from "../base/telemetry.js";
 
 /** What an upstream's answer reports as its failure: the upstream's own code, message and detail. */
-export interface ReplyFailure {
+interface ReplyFailure {
   code?: string;
   message?: string;
   details?: Record<string, unknown>;
@@ -137,7 +137,7 @@ function newPool(origin: string, timeoutMs: number): Pool {
   });
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   query?: Record<string, string | number | boolean | undefined | null>;
@@ -154,7 +154,7 @@ export interface RequestOptions {
 }
 
 /** The envelope's data plus the response headers (paging metadata such as X-Total-Count). */
-export interface UpstreamResponse<T> {
+interface UpstreamResponse<T> {
   data: T;
   headers: Record<string, string | string[] | undefined>;
   status?: number;
@@ -215,7 +215,7 @@ const DEADLINE_GRACE_MS = 250;
  * Upstream answers being read at once, process-wide (ENV.upstreamBodyBudgetBytes): 16-32 calls in
  * flight per service, each up to 8 MiB, would otherwise all sit in memory together.
  */
-export const upstreamBodyBudget = new ByteBudget(DEFAULT_UPSTREAM_BODY_BUDGET);
+const upstreamBodyBudget = new ByteBudget(DEFAULT_UPSTREAM_BODY_BUDGET);
 
 export function setUpstreamBodyBudget(bytes: number): void {
   upstreamBodyBudget.resize(bytes);
@@ -228,7 +228,7 @@ export function setUpstreamBodyBudget(bytes: number): void {
  * ordinary records near 30 MB). Text that is not an object or array costs its bytes: JSON.parse
  * fails on its first character or yields one value.
  */
-export function parseCost(bytes: Uint8Array): number {
+function parseCost(bytes: Uint8Array): number {
   let i = 0;
   while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
   if (bytes[i] !== 0x7b && bytes[i] !== 0x5b) return 3 * bytes.length;

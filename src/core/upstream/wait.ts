@@ -7,7 +7,7 @@ import { UpstreamError } from "./upstream.js";
 /** `idle`: nothing is running to wait for (never started, or the start never showed). */
 export type Phase = "running" | "done" | "failed" | "idle";
 
-export interface WaitSpec<T> {
+interface WaitSpec<T> {
   /** The shared poller and the key to follow on it. */
   poller: Poller<T>;
   key: string;
@@ -23,7 +23,7 @@ export interface WaitSpec<T> {
   maxFailures?: number;
 }
 
-export interface PollOutcome<T> {
+interface PollOutcome<T> {
   outcome: "done" | "failed" | "timed_out" | "idle";
   state: T;
   polls: number;

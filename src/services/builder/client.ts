@@ -18,7 +18,7 @@ const p = (projectId: string) => `${API}/projects/${pathId(projectId)}`;
 
 export type Json = Record<string, unknown>;
 
-export interface ListProjectsQuery {
+interface ListProjectsQuery {
   limit?: number;
   skip?: number;
   search?: string;

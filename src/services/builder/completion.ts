@@ -36,7 +36,7 @@ export interface Seen {
   opened?: number;
 }
 
-export interface Judgement {
+interface Judgement {
   verdict: Verdict;
   seen: Seen;
 }
@@ -57,7 +57,7 @@ export const KINDS = Object.keys(READING) as Kind[];
 /** How long started work may take to show through the details snapshot (cached "a few seconds"). */
 export const APPEARANCE_MS = 20_000;
 /** Server and local clocks may disagree a little; a previous operation is minutes older. */
-export const SKEW_MS = 5_000;
+const SKEW_MS = 5_000;
 
 const FAILED_MESSAGE_TYPES = new Set(["error", "limit-reached"]);
 const BATCH_RUNNING = new Set(["planning", "executing", "paused"]);
@@ -230,7 +230,7 @@ const versionRecovery: Judge = (p, seen, since, now) => {
 };
 
 /** An imported project is live: its server is Active and it has a preview (§19 Import, T3). */
-export function isLive(project: unknown): boolean {
+function isLive(project: unknown): boolean {
   const p = obj(project);
   return (
     p.agentServerStatus === "Active" &&

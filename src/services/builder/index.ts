@@ -8,7 +8,7 @@ import { acceptsDelivery } from "./webhook-payload.js";
 
 export type { BuildDeps } from "./deps.js";
 
-export const DEFAULT_BUILD_BASE_URL = "https://api-accounts.totalum.app";
+const DEFAULT_BUILD_BASE_URL = "https://api-accounts.totalum.app";
 /** Real upstreams are polled no faster than this; a loopback sandbox may be polled as fast as tests like. */
 const MIN_POLL_MS = 2000;
 
@@ -65,7 +65,7 @@ function serverNotReadyHint({ path }: { path: string }): string {
   );
 }
 
-export const BUILD_HINTS: HintTable = {
+const BUILD_HINTS: HintTable = {
   INSUFFICIENT_CREDITS:
     "the balance is too low: check build_get_account and build_get_credit_costs, and top up before retrying.",
   MAX_PROJECTS_REACHED:

@@ -40,7 +40,7 @@ export const environment = z.enum(["development", "production", "both"]);
 
 const base64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 
-export const launchFile = z
+const launchFile = z
   .object({
     name: z.string().min(1, "files[].name is required"),
     description: z.string().optional().describe("What it shows"),
@@ -62,7 +62,7 @@ export const launchFile = z
   })
   .refine((f) => (f.url === undefined) !== (f.content === undefined), "each file needs exactly one of url or content");
 
-export const launchSecret = z.object({
+const launchSecret = z.object({
   secretName: z.string().min(1, "secretName is required"),
   secretValue: z.string().min(1, "secretValue is required").describe("Never returned"),
   environment: environment.optional().describe("Default both"),

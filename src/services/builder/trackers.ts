@@ -14,7 +14,7 @@ export interface Verdict {
   line: string;
 }
 
-export type Tracker<T> = (state: T) => Verdict;
+type Tracker<T> = (state: T) => Verdict;
 
 /** The tracker of one wait for `kind` of work started at `since` (ms; undefined: take the first state as it is). */
 export function tracker<T>(kind: Kind, since: number | undefined): Tracker<T> {

@@ -139,7 +139,7 @@ export async function resumeWait(
   return { ...cp.started, wait };
 }
 
-export interface WaitOptions {
+interface WaitOptions {
   timeoutSeconds?: number;
   /** When the work was started (ms): state older than this is the previous work's (traps T1-T4). */
   since?: number;

@@ -13,7 +13,7 @@ export interface DroneLike {
 }
 
 /** Case-, space- and hyphen-insensitive form of a status word: "In progress" -> "in_progress". */
-export function normalizeWord(value: unknown): string {
+function normalizeWord(value: unknown): string {
   return String(value ?? "")
     .trim()
     .toLowerCase()
@@ -49,7 +49,7 @@ export function matchesFields(record: Record<string, unknown>, wanted: Record<st
   );
 }
 
-export interface LowBatteryDrone {
+interface LowBatteryDrone {
   _id: string;
   name?: string;
   status?: string;

@@ -68,6 +68,6 @@ export function nearestTo<T extends { latitude?: unknown; longitude?: unknown }>
     .slice(0, limit);
 }
 
-export function roundKm(km: number): number {
+function roundKm(km: number): number {
   return Math.round(km * 1000) / 1000;
 }

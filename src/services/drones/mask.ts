@@ -12,7 +12,7 @@
  * - URLs keep their shape: only an embedded password and secret-named query values are masked.
  */
 
-export const ELLIPSIS = "…";
+const ELLIPSIS = "…";
 const FULL_MASK = "****";
 
 /** Longest first, so "github_pat_" wins over shorter overlaps. */
@@ -112,7 +112,7 @@ function maskUrl(value: string): string | undefined {
   return changed ? url.toString().replaceAll(encodeURIComponent(ELLIPSIS), ELLIPSIS) : undefined;
 }
 
-export interface MaskResult<T> {
+interface MaskResult<T> {
   value: T;
   /** How many string values were masked. */
   masked: number;

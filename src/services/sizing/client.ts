@@ -3,13 +3,13 @@ import { UpstreamError, type UpstreamClient } from "../../core/upstream/upstream
 
 export type { Json };
 
-export interface RecommendBody {
+interface RecommendBody {
   clothing_item_id: string;
   measurements: Record<string, number | undefined>;
   preferred_fit?: string;
 }
 
-export interface TryOnBody {
+interface TryOnBody {
   clothing_item_id: string;
   user_id: string;
   measurements: Record<string, number | undefined>;

@@ -37,7 +37,7 @@ function price(value: unknown): string {
   return typeof value === "number" ? value.toFixed(2) : "?";
 }
 
-export function catalogLine(item: CatalogItem): string {
+function catalogLine(item: CatalogItem): string {
   const who = [item.category, item.gender].filter((v) => typeof v === "string" && v).join(", ");
   return (
     `- ${item._id}: ${quote(item.name ?? "(no name)", 80)} by ${quote(item.brand ?? "?", 40)}, ` +

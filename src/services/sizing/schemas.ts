@@ -6,8 +6,8 @@ import { z } from "zod";
  * fields the spec does not show pass through untouched.
  */
 
-export const MEASUREMENTS = ["chest", "waist", "hips", "height", "weight"] as const;
-export const BODY_MEASUREMENTS = ["chest", "waist", "hips"] as const;
+const MEASUREMENTS = ["chest", "waist", "hips", "height", "weight"] as const;
+const BODY_MEASUREMENTS = ["chest", "waist", "hips"] as const;
 /** Not listed in the spec; these are the values the service accepts (the sandbox defaults to regular). */
 export const PREFERRED_FITS = ["slim", "regular", "relaxed"] as const;
 
@@ -61,7 +61,7 @@ export const preferredFit = z
 
 // ---- outputs ----
 
-export const catalogItem = z.looseObject({
+const catalogItem = z.looseObject({
   _id: z.string(),
   name: z.string().optional(),
   brand: z.string().optional(),
@@ -83,7 +83,7 @@ export const catalogPage = z.object({
 });
 export type CatalogPage = z.infer<typeof catalogPage>;
 
-export const sizeBreakdown = z.looseObject({
+const sizeBreakdown = z.looseObject({
   chest_fit: z.string().optional(),
   waist_fit: z.string().optional(),
   overall: z.string().optional(),

@@ -33,8 +33,8 @@ export const UPFRONT_CREDITS = 10;
  * A prompt stopped at its budget costs 60 when the balance is healthy, else 50; "healthy" (not
  * stated) is >= 100, the low-credit e-mail line.
  */
-export const BUDGET_PRICE = { healthy: 60, low: 50 } as const;
-export const HEALTHY_BALANCE = 100;
+const BUDGET_PRICE = { healthy: 60, low: 50 } as const;
+const HEALTHY_BALANCE = 100;
 export const DEFAULT_RUN_OPTIONS: RunOptions = { model: "opus", effort: "high", fastMode: false };
 
 export function registerAgentRoutes(ctx: BuildContext, routes: BuildRoutes): void {

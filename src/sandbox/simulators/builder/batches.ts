@@ -25,8 +25,8 @@ import { batchActive } from "./views.js";
  */
 
 const MAX_PROMPTS = 50;
-export const BATCH_PLANNING = 2 * MINUTE;
-export const BATCH_GAP = 1 * MINUTE;
+const BATCH_PLANNING = 2 * MINUTE;
+const BATCH_GAP = 1 * MINUTE;
 
 type Mode =
   | { kind: "single"; prompt: string }

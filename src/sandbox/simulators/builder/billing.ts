@@ -21,7 +21,7 @@ import { deliver } from "./webhooks.js";
  * until that cap is changed.
  */
 
-export type Category = "development" | "infrastructure";
+type Category = "development" | "infrastructure";
 
 /** byType keys of priced operations; the reference lists the first six, the others are ours (lower-case keys). */
 const TYPE_OF_COST: Record<string, string> = {

@@ -17,7 +17,7 @@ export const CREDIT_COSTS = {
   UPDATE_FILE: 0.1,
   REBUILD_PROJECT: 1,
 } as const;
-export type CostKey = keyof typeof CREDIT_COSTS;
+type CostKey = keyof typeof CREDIT_COSTS;
 
 /** The account's balance: recurrent credits are spent first, then one-time credits. */
 export class Wallet {

@@ -64,7 +64,7 @@ export function sourceOf(p: SimProject): SourceTree {
 }
 
 /** HEAD: the latest version's commit, or null while the project has no sandbox (nothing committed). */
-export function headSha(p: SimProject): string | null {
+function headSha(p: SimProject): string | null {
   return sourceOf(p).seeded ? (p.versions[p.versions.length - 1]?.commitSha ?? null) : null;
 }
 
@@ -108,7 +108,7 @@ function fileDiff(path: string, before: Buffer | undefined, after: Buffer): stri
 }
 
 /** INVALID_PATH: absolute, containing "..", or inside an excluded folder. */
-export function checkPath(path: string | null | undefined, required: boolean): string {
+function checkPath(path: string | null | undefined, required: boolean): string {
   if (path === null || path === undefined || path === "") {
     if (required) fail(400, "INVALID_PATH", "path is required");
     return "";

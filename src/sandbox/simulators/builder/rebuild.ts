@@ -20,7 +20,7 @@ export function registerRebuildRoutes(ctx: BuildContext, routes: BuildRoutes): v
 }
 
 /** The first source file that breaks the build, if any. */
-export function brokenFile(p: SimProject): string | undefined {
+function brokenFile(p: SimProject): string | undefined {
   for (const [path, bytes] of sourceOf(p).files) if (bytes.includes("[rebuild-fail]")) return path;
   return undefined;
 }

@@ -17,8 +17,8 @@ export const SERVER_BOOT = 1 * MINUTE;
 export const SECRET_ENVIRONMENTS = ["development", "production", "both"] as const;
 
 export type SecretEnvironment = (typeof SECRET_ENVIRONMENTS)[number];
-export type ServerStatus = "Active" | "Creating" | "Starting" | "Archived" | "Unarchiving" | "Archiving";
-export type MessageType = "regular" | "starting" | "building" | "finished" | "error" | "limit-reached";
+type ServerStatus = "Active" | "Creating" | "Starting" | "Archived" | "Unarchiving" | "Archiving";
+type MessageType = "regular" | "starting" | "building" | "finished" | "error" | "limit-reached";
 export type Json = Record<string, unknown>;
 
 export interface Charge {
@@ -90,8 +90,8 @@ export interface AgentRun {
   /** `order` of the batch prompt this run executes */
   batchOrder?: number;
 }
-export type BatchStatus = "planning" | "executing" | "paused" | "done" | "cancelled";
-export interface BatchPrompt {
+type BatchStatus = "planning" | "executing" | "paused" | "done" | "cancelled";
+interface BatchPrompt {
   order: number;
   prompt: string;
   status: "pending" | "executing" | "done" | "failed";
@@ -115,7 +115,7 @@ export interface Batch {
   inputFiles: Attachment[];
 }
 /** Reads that still show the state from before a call, until `until` (simulated ms; freshness.ts). */
-export interface Hold {
+interface Hold {
   until: number;
   value: unknown;
 }
@@ -135,7 +135,7 @@ export interface Recovery {
   fails: boolean;
   errorMessage?: string;
 }
-export interface ImportLock {
+interface ImportLock {
   startedAt: number;
   endsAt: number;
   failAt?: number;
@@ -185,7 +185,7 @@ export interface RecordLink {
   propertyId: string;
   recordIds: [string, string];
 }
-export interface LogLine {
+interface LogLine {
   at: number;
   line: string;
 }

@@ -19,7 +19,7 @@ export interface SentAttempt {
   error?: string;
 }
 
-export interface Outgoing {
+interface Outgoing {
   url: string;
   headers: Record<string, string>;
   body: unknown;

@@ -9,12 +9,12 @@ import type { StartSimulator } from "../../simulator.js";
  */
 
 /** Not shown in the spec: allowed drone statuses. battery_level is a percentage 0–100. */
-export type DroneStatus = "active" | "idle" | "charging" | "maintenance" | "offline";
-export type MissionStatus = "planned" | "in_progress" | "completed" | "aborted";
-export type AlertSeverity = "info" | "warning" | "critical";
-export type AlertStatus = "open" | "acknowledged" | "resolved";
+type DroneStatus = "active" | "idle" | "charging" | "maintenance" | "offline";
+type MissionStatus = "planned" | "in_progress" | "completed" | "aborted";
+type AlertSeverity = "info" | "warning" | "critical";
+type AlertStatus = "open" | "acknowledged" | "resolved";
 
-export const ALERT_STATUSES: readonly AlertStatus[] = ["open", "acknowledged", "resolved"];
+const ALERT_STATUSES: readonly AlertStatus[] = ["open", "acknowledged", "resolved"];
 export const LIVE_KEY_PREFIX = "dfk_live_";
 
 export interface Drone {
@@ -31,7 +31,7 @@ export interface Drone {
   last_seen: string;
 }
 
-export interface Waypoint {
+interface Waypoint {
   latitude: number;
   longitude: number;
   altitude_m: number;
@@ -64,7 +64,7 @@ export interface Alert {
   [field: string]: unknown;
 }
 
-export interface ApiKey {
+interface ApiKey {
   _id: string;
   name: string;
   key: string;
@@ -74,7 +74,7 @@ export interface ApiKey {
   webhook?: { url: string; signing_secret: string; events: string[] };
 }
 
-export interface DronesSimulatorOptions {
+interface DronesSimulatorOptions {
   apiKey: string;
 }
 
@@ -83,7 +83,7 @@ export interface DronesSimulatorOptions {
 // ---------------------------------------------------------------------------------------------
 
 /** Reference "now" of the seed data; timestamps are expressed as minutes before it. */
-export const SEED_TIME = Date.parse("2025-06-14T10:00:00.000Z");
+const SEED_TIME = Date.parse("2025-06-14T10:00:00.000Z");
 
 function minutesAgo(minutes: number): string {
   return new Date(SEED_TIME - minutes * 60_000).toISOString();

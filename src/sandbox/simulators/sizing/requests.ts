@@ -7,7 +7,7 @@ import { validation } from "./errors.js";
  * measurement names, and reject present-but-invalid values (null included) with VALIDATION_ERROR.
  */
 
-export interface FitRequest {
+interface FitRequest {
   itemId: string;
   measurements: Measurements;
   fit: PreferredFit;

@@ -10,14 +10,14 @@ export interface CreditLimits extends Json {
   maxInfrastructureCreditsPerMonth?: number | null;
 }
 
-export interface SpendingDay extends Json {
+interface SpendingDay extends Json {
   date: string;
   development?: number;
   infrastructure?: number;
   byType?: Record<string, number>;
 }
 
-export interface SpendingAnalytics extends Json {
+interface SpendingAnalytics extends Json {
   daily?: SpendingDay[];
   totals?: Json & { development?: number; infrastructure?: number; total?: number; byType?: Record<string, number> };
   projects?: string[];

@@ -7,13 +7,13 @@ const record = (projectId: string, recordId: string) => `${records(projectId)}/$
 export type Json = Record<string, unknown>;
 
 /** A record as the service answers it: its fields plus `_id`, `createdAt`, `updatedAt`. */
-export interface DbRecord extends Json {
+interface DbRecord extends Json {
   _id: string;
   createdAt?: string;
   updatedAt?: string;
 }
 
-export interface LinkBody {
+interface LinkBody {
   /** The table of the record in the path. */
   tableName: string;
   /** The many-to-many property on that table (its id or name). */

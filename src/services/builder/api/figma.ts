@@ -12,7 +12,7 @@ export interface FigmaAccount extends Json {
   imgUrl?: string;
 }
 
-export interface FigmaStatus extends Json {
+interface FigmaStatus extends Json {
   connected?: boolean;
   account?: FigmaAccount | null;
   connectedAt?: string | null;

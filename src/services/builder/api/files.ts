@@ -5,13 +5,13 @@ const project = (projectId: string) => `/api/v1/vcaas/projects/${pathId(projectI
 
 export type Json = Record<string, unknown>;
 
-export interface SourceCode extends Json {
+interface SourceCode extends Json {
   filesCount?: number;
   lastCommitSha?: string;
   downloadUrl?: string | null;
 }
 
-export interface FileEntry extends Json {
+interface FileEntry extends Json {
   path: string;
   name?: string;
   type: string;
@@ -19,7 +19,7 @@ export interface FileEntry extends Json {
   depth?: number;
 }
 
-export interface FileTree extends Json {
+interface FileTree extends Json {
   entries: FileEntry[];
   totalEntries?: number;
   offset?: number;
@@ -29,7 +29,7 @@ export interface FileTree extends Json {
   filesCount?: number;
 }
 
-export interface FileContent extends Json {
+interface FileContent extends Json {
   path: string;
   name?: string;
   size?: number;
@@ -38,7 +38,7 @@ export interface FileContent extends Json {
   commitSha?: string | null;
 }
 
-export interface WrittenFile extends Json {
+interface WrittenFile extends Json {
   path: string;
   bytesWritten?: number;
   created?: boolean;

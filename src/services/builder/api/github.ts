@@ -5,9 +5,9 @@ const project = (projectId: string) => `/api/v1/vcaas/projects/${pathId(projectI
 
 export type Json = Record<string, unknown>;
 
-export type SyncDirection = "totalum_to_github" | "github_to_totalum";
+type SyncDirection = "totalum_to_github" | "github_to_totalum";
 
-export interface GithubConnection extends Json {
+interface GithubConnection extends Json {
   connected?: boolean;
   repositoryFullName?: string;
   syncAction?: string;
@@ -15,7 +15,7 @@ export interface GithubConnection extends Json {
   requiresRebuild?: boolean;
 }
 
-export interface GithubStatus extends Json {
+interface GithubStatus extends Json {
   connected?: boolean;
   tokenValid?: boolean;
   tokenExpired?: boolean;

@@ -5,7 +5,7 @@ const project = (projectId: string) => `/api/v1/vcaas/projects/${pathId(projectI
 
 export type Json = Record<string, unknown>;
 
-export interface ProdLogsQuery {
+interface ProdLogsQuery {
   getOnlyLastLogs?: boolean;
   from?: string;
   to?: string;

@@ -6,7 +6,7 @@ const project = (projectId: string) => `/api/v1/vcaas/projects/${pathId(projectI
 export type Json = Record<string, unknown>;
 
 /** Absent keys are left as they are; null clears (groupId null takes the project out of its group). */
-export interface ProjectUpdate {
+interface ProjectUpdate {
   label?: string | null;
   description?: string | null;
   groupId?: string | null;
