@@ -6,7 +6,16 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import type { BuildSimulator } from "../../src/sandbox/simulators/builder/index.js";
-import { connectHttp, ok, sandboxEnv, spawnHttpServer, testSandbox, call, type HttpServerProcess } from "../harness.js";
+import {
+  call,
+  connectHttp,
+  ok,
+  sandboxEnv,
+  spawnHttpServer,
+  testSandbox,
+  until,
+  type HttpServerProcess,
+} from "../harness.js";
 import { Sealer } from "../../src/core/base/seal.js";
 import { hookAddress } from "../../src/core/http/hooks.js";
 import { makeCert, tlsTerminator, type TestCert, type TlsTerminator } from "../../scripts/tls.mjs";
@@ -184,5 +193,25 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
     );
     const status = await call(push.client, "build_get_agent_status", { projectId: "push-c" });
     expect(status.isError).toBeFalsy();
+
+    // The credit-cap webhook is the server's: a cap reached during a run reaches the waiting caller.
+    await ok(push.client, "build_set_credit_limits", { projectId: "push-c", maxInfrastructureCreditsPerMonth: 1 });
+    const started = await ok<{ startedAt: string }>(push.client, "build_start_agent", {
+      projectId: "push-c",
+      prompt: `Add page ${++runs} [minutes=150]`,
+    });
+    const lines: string[] = [];
+    const waiting = push.client.callTool(
+      { name: "build_wait", arguments: { projectId: "push-c", until: "agent", since: started.startedAt } },
+      { onprogress: (p) => lines.push(p.message ?? "") },
+    );
+    await until(
+      async () => lines.length,
+      (n) => n >= 1,
+    );
+    account.simulator.chargeInfrastructure("push-c", "email", 1);
+    const ended = await waiting;
+    expect(ended.isError).toBeFalsy();
+    expect(lines.join("\n")).toMatch(/Project push-c reached its monthly credit cap \(infrastructure\)/);
   }, 60_000);
 });
