@@ -249,7 +249,7 @@ export class TaskRunner {
     };
     let ended: string = "completed";
     void span
-      .run(() => runTool(tool.def, work.input, ctx, call, true, resumeFrom))
+      .run(() => runTool(tool.def, work.input, ctx, call, { beforeDone: true, resumeFrom }))
       .then(async (result) => {
         if (controller.signal.aborted) return void (ended = "stopped");
         if (result.isError) ended = "tool_error";

@@ -200,7 +200,7 @@ export class SpendLedger {
       await save();
     };
     try {
-      const result = await runTool(watched, input, { ...ctx, checkpoint }, host, true);
+      const result = await runTool(watched, input, { ...ctx, checkpoint }, host, { beforeDone: true });
       clearInterval(renew);
       if (!done && !record.checkpoint && nothingSpent(error)) {
         // Refused upstream or never sent: nothing was spent, so the same call may go again.
@@ -261,7 +261,7 @@ export class SpendLedger {
         true,
       );
     if (prior.state === "started" && prior.checkpoint && def.longRunning?.resume) {
-      const followed = await runTool(def, input, ctx, host, true, prior.checkpoint);
+      const followed = await runTool(def, input, ctx, host, { beforeDone: true, resumeFrom: prior.checkpoint });
       return note(followed, `Same call as the one at ${when}: nothing was sent again. Following the work it started:`);
     }
     if (prior.state === "settled" && prior.result)

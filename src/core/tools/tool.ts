@@ -218,6 +218,14 @@ export function parseInput(
   };
 }
 
+/** How `runTool` starts a call that is not a plain first run. */
+export interface RunOptions {
+  /** `before` (and a destroying tool's approval) already ran: a task's work, or a spend's ledger. */
+  beforeDone?: boolean;
+  /** A checkpoint of work already started upstream: the tool's `resume` follows it instead of `run`. */
+  resumeFrom?: Record<string, unknown>;
+}
+
 /**
  * Runs `before` (unless already done) then `run`, and turns the outcome into a CallToolResult:
  * scrubbed first, then fitted to a model's context. Never throws, except the control-flow errors
@@ -228,14 +236,13 @@ export async function runTool(
   input: Record<string, unknown>,
   call: CallContext,
   host: ToolHost,
-  skipBefore = false,
-  resumeFrom?: Record<string, unknown>,
+  { beforeDone = false, resumeFrom }: RunOptions = {},
 ): Promise<CallToolResult> {
   const started = performance.now();
   const ctx: ToolContext = { ...call, deps: host.deps(def) };
   let raw: unknown;
   try {
-    if (!skipBefore) await runBeforeHooks(def, input, ctx);
+    if (!beforeDone) await runBeforeHooks(def, input, ctx);
     const resume = resumeFrom && def.longRunning?.resume;
     raw = resume ? await resume(resumeFrom, input, ctx) : await def.run(input, ctx);
   } catch (err) {
