@@ -14,15 +14,20 @@ import {
 import type { EnvVarDecl, ServiceDeclaration } from "./core/service/service.js";
 import { SERVICES } from "./services/registry.js";
 
-/** The header that carries a service's key in per-user mode: X-Build-Api-Key, X-Sizing-Api-Key, ... */
+/** The header that carries a service's key in per-user mode, as HTTP reads it: x-build-api-key, ... */
 export function credentialHeader(service: string): string {
   return `x-${service}-api-key`;
+}
+
+/** The same header as help and start-up lines write it: X-Build-Api-Key, X-Sizing-Api-Key, ... */
+export function shownCredentialHeader(service: string): string {
+  return credentialHeader(service).replace(/(^|-)([a-z])/g, (m) => m.toUpperCase());
 }
 
 /** The services' key headers, which ENV.credentials' help names. */
 function keyHeaders(services: readonly ServiceDeclaration<any>[]): KeyHeaders {
   return {
-    headers: services.map((s) => credentialHeader(s.name).replace(/(^|-)([a-z])/g, (m) => m.toUpperCase())),
+    headers: services.map((s) => shownCredentialHeader(s.name)),
     bearers: services.flatMap((s) => (s.bearerKeyPrefix ? [`Authorization: Bearer ${s.bearerKeyPrefix}…`] : [])),
   };
 }

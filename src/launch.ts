@@ -1,4 +1,4 @@
-import { checkWebhooks, configuredServices, type Config } from "./config.js";
+import { checkWebhooks, configuredServices, shownCredentialHeader, type Config } from "./config.js";
 import type { ConnectPageOptions } from "./core/http/connect-page.js";
 import type { HttpOptions } from "./core/http/transport.js";
 import type { ServiceDeclaration } from "./core/service/service.js";
@@ -266,8 +266,8 @@ function callerKeysLine(sandbox: Sandbox, services: readonly ServiceDeclaration<
     .filter((s) => accounts[s.name]?.length)
     .map((s) => {
       const [first, ...more] = accounts[s.name]!;
-      const header = `X-${s.name[0].toUpperCase()}${s.name.slice(1)}-Api-Key`;
-      return `${header}: ${first.key}${more.map((a, i) => ` (account ${i + 2}: ${a.key})`).join("")}`;
+      const others = more.map((a, i) => ` (account ${i + 2}: ${a.key})`).join("");
+      return `${shownCredentialHeader(s.name)}: ${first.key}${others}`;
     })
     .join("; ");
 }

@@ -1,6 +1,17 @@
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ALL_TOOLSETS, ConfigError, enabledToolsets, parseCommand, type Config } from "../../src/config.js";
+import {
+  ALL_TOOLSETS,
+  ConfigError,
+  credentialHeader,
+  enabledToolsets,
+  parseCommand,
+  shownCredentialHeader,
+  type Config,
+} from "../../src/config.js";
 import { SERVICES } from "../../src/services/registry.js";
+import { codeOf, sourceFiles } from "../layering.js";
 
 const serve = (argv: string[], env: Record<string, string> = {}): Config => {
   const cmd = parseCommand(argv, env);
@@ -374,5 +385,24 @@ describe("configuration", () => {
     expect(parseCommand(["--version"], {})).toEqual({ kind: "version" });
     expect(parseCommand(["--help"], {})).toEqual({ kind: "help" });
     expect(() => parseCommand(["sandbox", "--port", "99999"], {})).toThrow(/^--port must be 0-65535$/);
+  });
+});
+
+describe("the per-user key header", () => {
+  const SRC = fileURLToPath(new URL("../../src", import.meta.url));
+  const CONFIG = join(SRC, "config.ts");
+
+  it("is spelled only by config.ts (credentialHeader; shownCredentialHeader for help and start-up lines)", () => {
+    const spelled = sourceFiles(SRC)
+      .filter((file) => file !== CONFIG && /-api-key`/i.test(codeOf(file)))
+      .map((file) => file.slice(SRC.length + 1));
+    expect(spelled).toEqual([]);
+  });
+
+  it("reads and shows the same header for every service", () => {
+    for (const s of SERVICES) {
+      expect(shownCredentialHeader(s.name)).toMatch(/^X-[A-Z][a-z]*-Api-Key$/);
+      expect(shownCredentialHeader(s.name).toLowerCase()).toBe(credentialHeader(s.name));
+    }
   });
 });
