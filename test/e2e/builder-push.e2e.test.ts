@@ -150,6 +150,25 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
     expect(last.attempts).toEqual([expect.objectContaining({ fault: "forge", status: 401 })]);
   }, 30_000);
 
+  it("a duplicated delivery does no harm; a late one still ends the wait long before the slow poll", async () => {
+    const push = servers.find((s) => s.tls)!;
+    push.sim.injectWebhookFault({ kind: "duplicate" });
+    const doubled = await run(push, "push-a", 30);
+    expect(doubled.waited.outcome).toBe("done");
+    await push.sim.webhooksSettled();
+    const twice = push.sim.webhookDeliveries().at(-1)!;
+    expect(twice.attempts).toEqual([
+      expect.objectContaining({ fault: "duplicate", status: 202 }),
+      expect.objectContaining({ fault: "duplicate", status: 202 }),
+    ]);
+    push.sim.injectWebhookFault({ kind: "late", ms: 1500 });
+    const late = await run(push, "push-a", 30);
+    expect(late.waited.outcome).toBe("done");
+    // Polls come every 60 s now: the late delivery is what ended it.
+    expect(late.lagMs).toBeGreaterThan(1400);
+    expect(late.lagMs).toBeLessThan(5000);
+  }, 30_000);
+
   it("a dropped delivery still ends the wait by polling", async () => {
     const push = await start(2, true, { BUILD_POLL_INTERVAL_MS: "500", BUILD_WEBHOOK_POLL_MS: "3000" });
     await ok(push.client, "build_create_project", { projectId: "push-b" });
