@@ -36,7 +36,8 @@ export function appHooks(
   const accepting = new Map<string, (body: unknown, now: number) => HookOutcome>();
   for (const m of enabled) {
     const settings = config.services.get(m.name);
-    if (m.webhooks && settings && m.webhooks.enabled(settings)) accepting.set(m.name, m.webhooks.accepts);
+    if (m.webhooks && m.acceptsDelivery && settings && m.webhooks.enabled(settings))
+      accepting.set(m.name, m.acceptsDelivery);
   }
   if (accepting.size === 0 || !config.publicUrl) return { endpoint: () => undefined };
   const redis = state.redis?.state;

@@ -88,13 +88,12 @@ export interface ServiceDeclaration<S extends Record<string, unknown> = Record<s
   load?(): Promise<ServiceImplementation<S>>;
   /**
    * The service takes webhook deliveries (POST /hooks/<name>/<id>) when `enabled` says so; that needs
-   * ENV.publicUrl with https and ENV.stateKey, refused at start naming `variable` otherwise.
-   * `accepts` says what a delivery's JSON body is to it; only "ok" reaches the tenant (ServiceHost.push).
+   * ENV.publicUrl with https and ENV.stateKey, refused at start naming `variable` otherwise. What a
+   * delivery means is the implementation's `acceptsDelivery` (not read at a stdio start).
    */
   webhooks?: {
     variable: string;
     enabled(settings: S): boolean;
-    accepts(body: unknown, now: number): HookOutcome;
   };
 }
 
@@ -132,6 +131,11 @@ export interface ServiceImplementation<
    */
   resources?(settings: S): readonly ResourceDef<D>[];
   prompts?: readonly PromptDef<any>[];
+  /**
+   * With `ServiceDeclaration.webhooks`: what a delivery's JSON body is to the service; only "ok"
+   * reaches the tenant (ServiceHost.push).
+   */
+  acceptsDelivery?(body: unknown, now: number): HookOutcome;
   /** Follows resources that change on their own (subscriptions), with the subscribing tenant's deps. */
   watch?: ResourceWatcher<D>;
   create(settings: S, host: ServiceHost): ServiceInstance<D>;
@@ -197,11 +201,12 @@ export function loadService(service: ServiceDeclaration<any>): Promise<ServiceMo
   if (!load) return Promise.reject(new Error(`service ${service.name} declares neither its tools nor load()`));
   let loaded = loadedServices.get(service);
   if (!loaded) {
-    loaded = load().then(({ tools, resources, prompts, watch, create }) => ({
+    loaded = load().then(({ tools, resources, prompts, acceptsDelivery, watch, create }) => ({
       ...service,
       tools,
       resources,
       prompts,
+      acceptsDelivery,
       watch,
       create,
     }));

@@ -26,6 +26,7 @@ import { databaseTools } from "./tools/database.js";
 import { transferTools } from "./tools/transfer.js";
 import { groupTools } from "./tools/groups.js";
 import { projectAdminTools } from "./tools/project-admin.js";
+import { acceptsDelivery } from "./webhook-payload.js";
 
 /** A secret a call supplies belongs to its project: that project's later outputs are scrubbed of it. */
 function scopedToProject(defs: ToolDef<any, any, BuildDeps>[]): ToolDef<any, any, BuildDeps>[] {
@@ -52,6 +53,7 @@ function buildConsole(baseUrl: string): ViewDecl {
 
 /** The build service's tools and client (index.ts declares the service). */
 export const builderImplementation: ServiceImplementation<BuildSettings, BuildDeps> = {
+  acceptsDelivery,
   // Each group is built only when one of its toolsets is on (the default is build alone).
   tools: (on = () => true) =>
     scopedToProject([

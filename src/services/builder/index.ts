@@ -4,7 +4,6 @@ import type { ServiceDeclaration } from "../../core/service/service.js";
 import { httpUrl, isLoopbackUrl, positiveInt, secret } from "../../core/service/settings.js";
 import { ENV } from "../../core/base/settings.js";
 import type { ConfirmPolicy } from "./credits.js";
-import { acceptsDelivery } from "./webhook-payload.js";
 
 export type { BuildDeps } from "./deps.js";
 
@@ -274,6 +273,5 @@ export const builder: ServiceDeclaration<BuildSettings> = {
   webhooks: {
     variable: "BUILD_WEBHOOKS",
     enabled: (s) => (s as BuildSettings).BUILD_WEBHOOKS === "on",
-    accepts: acceptsDelivery,
   },
 };

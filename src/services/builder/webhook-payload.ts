@@ -16,7 +16,7 @@ export type Delivery = z.infer<typeof delivery>;
 /** Older than this, a delivery is a replay (the window the core remembers deliveries in is shorter). */
 const STALE_MS = 60 * 60_000;
 
-/** What the delivery route makes of a body (ServiceDeclaration.webhooks.accepts). */
+/** What the delivery route makes of a body (ServiceImplementation.acceptsDelivery). */
 export function acceptsDelivery(body: unknown, now: number): HookOutcome {
   const parsed = delivery.safeParse(body);
   if (!parsed.success) return "unknown";
