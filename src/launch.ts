@@ -117,13 +117,7 @@ async function buildApp(
   services: readonly ServiceDeclaration<any>[],
   redis?: RedisModule,
 ): Promise<App> {
-  const [{ createApp }, { setUpstreamBodyBudget }, modules, ready] = await Promise.all([
-    import("./server.js"),
-    import("./core/upstream/upstream.js"),
-    loadServices(services),
-    config,
-  ]);
-  if (ready.upstreamBodyBudgetBytes) setUpstreamBodyBudget(ready.upstreamBodyBudgetBytes);
+  const [{ createApp }, modules, ready] = await Promise.all([import("./server.js"), loadServices(services), config]);
   return createApp(ready, redis, modules);
 }
 

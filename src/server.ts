@@ -22,6 +22,7 @@ import { WatchBudget } from "./core/mcp/watch-budget.js";
 import type { ServiceModule } from "./core/service/service.js";
 import type { TaskRunner } from "./core/tasks/runner.js";
 import { Confirmations } from "./core/tools/confirm.js";
+import { ByteBudget } from "./core/upstream/budget.js";
 import { PoolCache } from "./core/upstream/upstream.js";
 import { declaredServer } from "./instructions.js";
 
@@ -78,6 +79,7 @@ export function createApp(
 
   const state = sharedState(config, redisModule, replicaId, logger);
   const pools = new PoolCache();
+  const bodyBudget = new ByteBudget(config.upstreamBodyBudgetBytes);
   const ledger = spendLedger(config, state, sealer, logger, perTenant, enabled);
   const confirmations = new Confirmations(
     config.requestStateKey ?? (config.stateKey ? sealer.requestStateKey : randomBytes(32)),
@@ -106,7 +108,7 @@ export function createApp(
   const instance = instanceMaker(
     config,
     caller,
-    pools,
+    { pools, bodyBudget },
     state.pollers,
     config.stateKey ? sealer : undefined,
     acceptedKeys && ((service, key) => acceptedKeys.accept(keyId(service, key))),

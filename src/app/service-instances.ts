@@ -4,7 +4,7 @@ import { Sealer } from "../core/base/seal.js";
 import type { Logger } from "../core/base/logger.js";
 import type { PushEndpoint, ServiceInstance, ServiceModule } from "../core/service/service.js";
 import type { Poller, PollerFactory } from "../core/upstream/poller.js";
-import { type PoolCache, UpstreamClient } from "../core/upstream/upstream.js";
+import { type UpstreamShared, UpstreamClient } from "../core/upstream/upstream.js";
 
 /** Builds a service for one tenant: with its key (per-user modes) or the configured one. */
 export type InstanceMaker = (
@@ -22,7 +22,7 @@ export type InstanceMaker = (
 export function instanceMaker(
   config: Config,
   caller: boolean,
-  pools: PoolCache,
+  upstreams: UpstreamShared,
   pollers: PollerFactory,
   stateSealer?: Sealer,
   /** Per-user keys: told when an upstream accepted one (it gets its own quota from then on). */
@@ -51,7 +51,7 @@ export function instanceMaker(
           timeoutMs: config.upstreamTimeoutMs,
           logger: tenantLogger,
           redact: (t) => tenantEgress.text(t),
-          pools,
+          ...upstreams,
           missingKey,
           onAccepted: caller && key && accepted ? () => accepted(module.name, key) : undefined,
         }),

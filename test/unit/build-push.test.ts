@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/core/base/logger.js";
 import { Egress } from "../../src/core/base/egress.js";
-import { UpstreamClient } from "../../src/core/upstream/upstream.js";
+import { ByteBudget } from "../../src/core/upstream/budget.js";
+import { DEFAULT_UPSTREAM_BODY_BUDGET, UpstreamClient } from "../../src/core/upstream/upstream.js";
 import { WebhooksClient } from "../../src/services/builder/api/webhooks.js";
 import { BuildPush } from "../../src/services/builder/push.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
@@ -36,6 +37,7 @@ describe("BuildPush subscriptions", () => {
         timeoutMs: 5000,
         logger: quiet,
         keyVariable: "BUILD_API_KEY",
+        bodyBudget: new ByteBudget(DEFAULT_UPSTREAM_BODY_BUDGET),
       }),
     );
     const put = await fetch(`${sandbox.urls.build}${API}/webhooks`, {

@@ -279,6 +279,7 @@ function client(url: string, options: Partial<ConstructorParameters<typeof Upstr
     timeoutMs: 2000,
     logger: quiet,
     keyVariable: "TEST_KEY",
+    bodyBudget: new ByteBudget(DEFAULT_UPSTREAM_BODY_BUDGET),
     ...options,
   });
   closers.push(() => c.close());
@@ -300,6 +301,31 @@ async function failure(p: Promise<unknown>): Promise<UpstreamError> {
 }
 
 describe("upstream body budget (UPSTREAM_BODY_BUDGET_BYTES)", () => {
+  it("each app's upstream clients share the budget its config sets, with no process-wide setter", async () => {
+    const text = "x".repeat(2 * 1024 * 1024);
+    const up = await upstream((_req, res) => json(res, `{"ok":true,"data":"${text}"}`));
+    const base = allServicesConfig();
+    const drones = services.find((s) => s.name === "drones")!;
+    const pointed = new Map([
+      ...base.services,
+      ["drones", { ...base.services.get("drones"), [drones.baseUrlVar]: up.url }],
+    ]);
+    const appWith = (bytes: number) =>
+      createApp({ ...base, upstreamBodyBudgetBytes: bytes, services: pointed }, undefined, services);
+    const [small, large] = [appWith(1024 * 1024), appWith(DEFAULT_UPSTREAM_BODY_BUDGET)];
+    closers.push(
+      () => small.close(),
+      () => large.close(),
+    );
+    const http = (app: typeof small) =>
+      (app.runtime.serviceDeps("drones") as { client: { http: UpstreamClient } }).client.http;
+    const refused = await failure(http(small).request({ method: "GET", path: "/big" }));
+    expect(refused.code).toBe("BODY_TOO_LARGE");
+    expect(refused.message).toMatch(/\(UPSTREAM_BODY_BUDGET_BYTES, 1 MiB\)/);
+    // Another app in the same process reads within its own budget.
+    expect(await http(large).request({ method: "GET", path: "/big" })).toBe(text);
+  });
+
   it("refuses, without a retry, an answer whose parse would need more than the whole budget (tiny objects expand many times)", async () => {
     const tiny = `{"ok":true,"data":[${Array.from({ length: 150_000 }, (_, i) => `{"i":${i % 10}}`).join(",")}]}`; // ~1.3 MB
     const up = await upstream((_req, res) => json(res, tiny));

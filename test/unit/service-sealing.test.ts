@@ -4,7 +4,8 @@ import type { Config } from "../../src/config.js";
 import { Egress } from "../../src/core/base/egress.js";
 import { Sealer } from "../../src/core/base/seal.js";
 import type { ServiceHost, ServiceModule } from "../../src/core/service/service.js";
-import { PoolCache } from "../../src/core/upstream/upstream.js";
+import { ByteBudget } from "../../src/core/upstream/budget.js";
+import { DEFAULT_UPSTREAM_BODY_BUDGET, PoolCache } from "../../src/core/upstream/upstream.js";
 
 /**
  * ServiceHost.seal/open (issue 29 item 9: the build service's transferId): under MCP_STATE_KEY any
@@ -25,7 +26,8 @@ function hostFor(key: string, stateSealer?: Sealer): ServiceHost {
     },
   } as unknown as ServiceModule<any>;
   const config = { services: new Map([["build", {}]]), upstreamTimeoutMs: 1000 } as unknown as Config;
-  const make = instanceMaker(config, true, new PoolCache(), (() => ({})) as never, stateSealer);
+  const shared = { pools: new PoolCache(), bodyBudget: new ByteBudget(DEFAULT_UPSTREAM_BODY_BUDGET) };
+  const make = instanceMaker(config, true, shared, (() => ({})) as never, stateSealer);
   make(module, key, `t_${key}`, new Egress(), logger);
   return host!;
 }

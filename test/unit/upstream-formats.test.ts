@@ -5,7 +5,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Logger } from "../../src/core/base/logger.js";
+import { ByteBudget } from "../../src/core/upstream/budget.js";
 import {
+  DEFAULT_UPSTREAM_BODY_BUDGET,
   type ReplyFormat,
   type RequestInfo,
   UpstreamClient,
@@ -57,6 +59,7 @@ function client(options: Partial<UpstreamOptions>): UpstreamClient {
     logger: quiet,
     keyVariable: "INVOICES_API_KEY",
     maxRetryAfterMs: 10,
+    bodyBudget: new ByteBudget(DEFAULT_UPSTREAM_BODY_BUDGET),
     ...options,
   });
 }

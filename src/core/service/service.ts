@@ -144,7 +144,7 @@ export interface ServiceImplementation<
 /** What an upstream client of a service is made from: where, how the key is sent, the answer's envelope. */
 type UpstreamSpec = Omit<
   UpstreamOptions,
-  "service" | "keyVariable" | "timeoutMs" | "logger" | "redact" | "pools" | "missingKey" | "headersFor"
+  "service" | "keyVariable" | "timeoutMs" | "logger" | "redact" | "pools" | "bodyBudget" | "missingKey" | "headersFor"
 >;
 
 /** What the process gives a service for one tenant (`create`'s second argument). */
@@ -152,7 +152,8 @@ export interface ServiceHost {
   logger: Logger;
   /**
    * An upstream client for this service and tenant. The process fills in the rest: the service's
-   * name and key variable, the deadline, the secret scrubbing, the shared connection pools and, in
+   * name and key variable, the deadline, the secret scrubbing, the shared connection pools and
+   * answer-bytes budget and, in
    * per-user mode when the caller sent no key, the answer every call gives instead.
    */
   upstream(spec: UpstreamSpec): UpstreamClient;

@@ -1,5 +1,5 @@
 import { Pool, errors as undiciErrors } from "undici";
-import { BudgetError, ByteBudget } from "./budget.js";
+import { BudgetError, type ByteBudget } from "./budget.js";
 import { isObject } from "../base/json.js";
 import type { Logger } from "../base/logger.js";
 import { ENV, settingDefault } from "../base/settings.js";
@@ -94,8 +94,12 @@ export interface UpstreamOptions {
   missingKey?: string;
   /** Told when the upstream answers 2xx: it accepted the key (per-user keys get their own quota then). */
   onAccepted?: () => void;
-  /** Bytes of upstream answers being read at once (default: the process-wide `upstreamBodyBudget`). */
-  bodyBudget?: ByteBudget;
+  /**
+   * Bytes of upstream answers being read at once: the process's one budget (ENV.upstreamBodyBudgetBytes,
+   * made by server.ts createApp), since 16-32 calls in flight per service, each up to 8 MiB, would
+   * otherwise all sit in memory together.
+   */
+  bodyBudget: ByteBudget;
   /**
    * How long a read waits for room in that budget before it fails BUSY (default 2 s; a write's
    * answer waits up to its deadline).
@@ -202,6 +206,12 @@ export class UpstreamError extends Error {
 const DEFAULT_MAX_BODY = 8 * 1024 * 1024;
 
 export const DEFAULT_UPSTREAM_BODY_BUDGET = settingDefault("upstreamBodyBudgetBytes");
+
+/** What every upstream client of the process shares, made once by server.ts createApp. */
+export interface UpstreamShared {
+  pools: PoolCache;
+  bodyBudget: ByteBudget;
+}
 const DEFAULT_BUDGET_WAIT_MS = 2000;
 /** Room a request waits for before it is sent: without it not even a small answer could be read. */
 const ROOM_TO_SEND = 64 * 1024;
@@ -210,16 +220,6 @@ const ROOM_TO_SEND = 64 * 1024;
  * the socket is still read.
  */
 const DEADLINE_GRACE_MS = 250;
-
-/**
- * Upstream answers being read at once, process-wide (ENV.upstreamBodyBudgetBytes): 16-32 calls in
- * flight per service, each up to 8 MiB, would otherwise all sit in memory together.
- */
-const upstreamBodyBudget = new ByteBudget(DEFAULT_UPSTREAM_BODY_BUDGET);
-
-export function setUpstreamBodyBudget(bytes: number): void {
-  upstreamBodyBudget.resize(bytes);
-}
 
 /**
  * What parsing a JSON text holds at its peak, estimated from its bytes: the bytes, their string and
@@ -354,7 +354,7 @@ export class UpstreamClient {
       body = JSON.stringify(req.body);
       headers["content-type"] = "application/json";
     }
-    const budget = this.options.bodyBudget ?? upstreamBodyBudget;
+    const budget = this.options.bodyBudget;
     const waitMs = this.options.bodyBudgetWaitMs ?? DEFAULT_BUDGET_WAIT_MS;
     // Nothing is sent while the budget has no room for even a small answer: safe for a write too.
     try {
