@@ -74,7 +74,7 @@ const zodLocalesIndex = fileURLToPath(import.meta.resolve("zod/v4/locales")).rep
 /**
  * The SDK's node shims export its default JSON Schema validator, built on Ajv (about 210 KiB that
  * take ~10 ms to evaluate), which every McpServer made without a `jsonSchemaValidator` creates.
- * Ours are all made with one (core/mcp/shell.ts), which core/mcp/form-validator.ts provides from
+ * Ours are all made with one (the shell's formValidator, core/mcp/shell.ts): core/mcp/form-validator.ts's, from
  * the tools' side: so the shims' stand-in has no Ajv (a server made without one fails on its first
  * form answer, saying why), and Ajv is read with the tools' chunk, after a stdio start's first
  * answer. There, `@modelcontextprotocol/server/validators/ajv` is a stand-in too, with the same

@@ -17,6 +17,7 @@ import {
   inputResponse,
   McpServer,
   ResourceTemplate,
+  type jsonSchemaValidator,
   type ServerCapabilities,
   type ServerContext,
   type StandardSchemaWithJSON,
@@ -32,6 +33,7 @@ import {
 } from "../../src/core/mcp/sdk-internals.js";
 import { classifyPost, leanRequest, serveLean } from "../../src/core/http/modern.js";
 import { MODERN_REVISION } from "../../src/core/mcp/era.js";
+import { ajvFormValidator } from "../../src/core/mcp/form-validator.js";
 import { newMcpServer, serverCapabilities, type ServerShell } from "../../src/core/mcp/shell.js";
 
 const closers: Array<() => Promise<void>> = [];
@@ -46,8 +48,8 @@ async function pair(
   handle: Handler,
   setup: (server: McpServer) => void = () => undefined,
   capabilities: ServerCapabilities = { logging: {} },
+  server = new McpServer({ name: "sdk-shape", version: "1" }, { capabilities }),
 ) {
-  const server = new McpServer({ name: "sdk-shape", version: "1" }, { capabilities });
   server.registerTool(
     "echo",
     { description: "echo", inputSchema: z.object({ text: z.string() }), outputSchema: z.object({ text: z.string() }) },
@@ -70,6 +72,22 @@ const echo: Handler = async (_tool, input) => ({
   content: [{ type: "text", text: String(input.text) }],
   structuredContent: { text: input.text },
 });
+
+/** A tool that asks the client to confirm (input_required), then echoes with the answer. */
+const confirmFirst: Handler = async (_tool, input, ctx) => {
+  const answer = inputResponse(ctx.mcpReq.inputResponses, "confirm");
+  if (answer.kind !== "elicit") {
+    return inputRequired({
+      inputRequests: {
+        confirm: inputRequired.elicit({
+          message: "Go on?",
+          requestedSchema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
+        }),
+      },
+    });
+  }
+  return echo("echo", { text: `${input.text} (${(answer.content as { confirm?: boolean }).confirm})` }, ctx);
+};
 
 describe("the SDK members sdk-internals.ts reaches", () => {
   it("_requestHandlers: a wrap of tools/call runs around the SDK's own handler", async () => {
@@ -105,22 +123,7 @@ describe("the SDK members sdk-internals.ts reaches", () => {
   });
 
   it("_invokeInputRequiredCapableHandler: an input_required answer becomes a question to the client, then the call goes on", async () => {
-    const asks: unknown[] = [];
-    const confirmFirst: Handler = async (_tool, input, ctx) => {
-      const answer = inputResponse(ctx.mcpReq.inputResponses, "confirm");
-      if (answer.kind !== "elicit") {
-        asks.push(input.text);
-        return inputRequired({
-          inputRequests: {
-            confirm: inputRequired.elicit({
-              message: "Go on?",
-              requestedSchema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
-            }),
-          },
-        });
-      }
-      return echo("echo", { text: `${input.text} (${(answer.content as { confirm?: boolean }).confirm})` }, ctx);
-    };
+    const rounds: unknown[] = [];
     // The task path calls a handler of its own through the seam, outside the SDK's tools/call.
     const { client } = await pair(echo, (server) =>
       wrapRequestHandler(
@@ -129,14 +132,17 @@ describe("the SDK members sdk-internals.ts reaches", () => {
         () => (request, ctx) =>
           withInputRequired(
             server,
-            (req: any, c: ServerContext) => confirmFirst("echo", req.params.arguments, c),
+            (req: any, c: ServerContext) => {
+              rounds.push(c.mcpReq.inputResponses ? "answered" : "asked");
+              return confirmFirst("echo", req.params.arguments, c);
+            },
             request,
             ctx,
           ),
       ),
     );
     const result = await client.callTool({ name: "echo", arguments: { text: "spend" } });
-    expect(asks).toEqual(["spend"]);
+    expect(rounds).toEqual(["asked", "answered"]);
     expect(result.structuredContent).toEqual({ text: "spend (true)" });
   });
 });
@@ -210,6 +216,7 @@ describe("the SDK entry's checks and per-request transport, as core/http/modern.
     tasks: false,
     completions: false,
     verifyRequestState: () => undefined,
+    formValidator: ajvFormValidator,
   };
   /** A 2026-07-28 instance as server.ts builds one: "echo", "chatty" (a log line first), "headered" (Mcp-Param). */
   const modernServer = () => {
@@ -483,6 +490,34 @@ describe("what the SDK does with what we register (registered-schemas.ts, shell.
     const { tools } = await client.listTools();
     expect(tools.find((t) => t.name === "passed")?.inputSchema).toMatchObject(jsonSchema);
     expect(targets.length).toBeGreaterThan(0);
+  });
+
+  it("shell.ts: an instance checks an elicitInput answer with its shell's formValidator, which no import installs", async () => {
+    const checked: unknown[] = [];
+    const counting: jsonSchemaValidator = {
+      getValidator(schema) {
+        checked.push(schema);
+        return ajvFormValidator.getValidator(schema);
+      },
+    };
+    const shell: ServerShell = {
+      info: { name: "sdk-shape", version: "1", title: "sdk-shape" },
+      instructions: "",
+      tasks: false,
+      completions: false,
+      verifyRequestState: () => undefined,
+      formValidator: counting,
+    };
+    const { server, client } = await pair(confirmFirst, undefined, undefined, newMcpServer(shell, "legacy"));
+    const requestedSchema = { type: "object" as const, properties: { confirm: { type: "boolean" as const } } };
+    const answer = await server.server.elicitInput({ mode: "form", message: "Go on?", requestedSchema });
+    expect(answer).toMatchObject({ action: "accept", content: { confirm: true } });
+    expect(checked).toEqual([requestedSchema]);
+    // The 2025 shim that sends our confirmation form (input_required) passes the answer on unchecked:
+    // confirm.ts reads it itself. Should an SDK update start checking it, this count says so.
+    const result = await client.callTool({ name: "echo", arguments: { text: "spend" } });
+    expect(result.structuredContent).toEqual({ text: "spend (true)" });
+    expect(checked).toHaveLength(1);
   });
 
   it("shell.ts: the SDK asks for the form validator only when it checks an answer, not when built or connected", async () => {

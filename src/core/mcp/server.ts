@@ -9,13 +9,11 @@ import { registerResource, shapeResourceList } from "./resources.js";
 import type { TenantRuntime } from "./runtime.js";
 import { wrapEveryRequestHandler } from "./sdk-internals.js";
 import { enableLegacySubscriptions } from "./subscriptions.js";
-import { newMcpServer, provideFormValidator } from "./shell.js";
+import { newMcpServer } from "./shell.js";
 import { registerTaskMethods } from "./task-protocol.js";
 import { interceptToolCalls, registerTool } from "./tool-call.js";
 import { shapeToolList } from "./tool-list.js";
 import { traceOperations } from "./traced.js";
-
-provideFormValidator(ajvFormValidator);
 
 /**
  * What one 2026-07-28 HTTP request asks (its Mcp-Method and Mcp-Name headers, which the SDK checks
@@ -35,7 +33,13 @@ export interface OneRequest {
  */
 export function createMcpServer(rt: TenantRuntime, era: Era, request?: OneRequest): McpServer {
   const facts = { tasks: rt.tools.some((t) => t.longRunning), completions: rt.resources.some((r) => r.complete) };
-  const shell = { ...facts, info: rt.info, instructions: rt.instructions, verifyRequestState: rt.confirmations.verify };
+  const shell = {
+    ...facts,
+    info: rt.info,
+    instructions: rt.instructions,
+    verifyRequestState: rt.confirmations.verify,
+    formValidator: ajvFormValidator,
+  };
   return completeMcpServer(newMcpServer(shell, era), rt, era, request);
 }
 

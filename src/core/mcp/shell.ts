@@ -25,6 +25,8 @@ export interface ServerShell extends CapabilityFacts {
   instructions: string;
   /** Checks a confirmation's signed state (the SDK's requestState hook). */
   verifyRequestState(state: string, ctx: ServerContext): unknown;
+  /** Checks a 2025 client's answer to a confirmation form against the form's schema (the SDK asks synchronously). */
+  formValidator: jsonSchemaValidator;
 }
 
 export function serverCapabilities(facts: CapabilityFacts, era: Era): ServerCapabilities {
@@ -41,23 +43,20 @@ export function serverCapabilities(facts: CapabilityFacts, era: Era): ServerCapa
   } as ServerCapabilities;
 }
 
-let formValidator: jsonSchemaValidator | undefined;
-
 /**
- * Sets what checks a 2025 client's answer to a confirmation form against the form's schema (the
- * SDK asks for it synchronously). core/mcp/form-validator.ts provides Ajv from the tools' side, so
- * that a stdio start answers before Ajv is read: only a tool sends a form, by then it is there.
+ * A form validator for an instance made before Ajv is read (a stdio start answers first): it
+ * checks with what `loaded` returns once the tools' modules are in (core/mcp/form-validator.ts).
+ * Only a tool sends a form, so by the time an answer is checked it is there.
  */
-export function provideFormValidator(validator: jsonSchemaValidator): void {
-  formValidator = validator;
+export function formValidatorWhenLoaded(loaded: () => jsonSchemaValidator | undefined): jsonSchemaValidator {
+  return {
+    getValidator<T>(schema: JsonSchemaType) {
+      const validator = loaded();
+      if (!validator) throw new Error("no JSON Schema validator yet: the server's tools are not loaded");
+      return validator.getValidator<T>(schema);
+    },
+  };
 }
-
-const lateFormValidator: jsonSchemaValidator = {
-  getValidator<T>(schema: JsonSchemaType) {
-    if (!formValidator) throw new Error("no JSON Schema validator yet: the server's tools are not loaded");
-    return formValidator.getValidator<T>(schema);
-  },
-};
 
 /** An instance with its identity, instructions and capabilities, and nothing registered yet. */
 export function newMcpServer(shell: ServerShell, era: Era): McpServer {
@@ -65,7 +64,7 @@ export function newMcpServer(shell: ServerShell, era: Era): McpServer {
     instructions: shell.instructions,
     capabilities: serverCapabilities(shell, era),
     cacheHints: CACHE_HINTS,
-    jsonSchemaValidator: lateFormValidator,
+    jsonSchemaValidator: shell.formValidator,
     requestState: { verify: (state, ctx) => shell.verifyRequestState(state, ctx) as never },
     // A 2026-07-28 instance lists the revision itself, so that connecting it to the SDK's per-request
     // transport binds it (the lean path, http/modern.ts); createMcpHandler adds it the same way.

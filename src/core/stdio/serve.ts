@@ -1,17 +1,17 @@
-import type { JSONRPCMessage, McpServer } from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, jsonSchemaValidator, McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { telemetry } from "../base/telemetry.js";
 import type { TenantRuntime } from "../mcp/runtime.js";
 import { prepareCompletions, registerQuietly } from "../mcp/sdk-internals.js";
 import type { Era } from "../mcp/era.js";
-import { newMcpServer, type ServerShell } from "../mcp/shell.js";
+import { formValidatorWhenLoaded, newMcpServer, type ServerShell } from "../mcp/shell.js";
 import { watchResource } from "../mcp/subscriptions.js";
 import { LineTransport } from "./transport.js";
 
 /** What a stdio start answers with first, and how it gets the rest. */
 interface StdioStart {
-  /** Enough for `initialize` / `server/discover`: identity, instructions, capabilities. */
-  shell: ServerShell;
+  /** Enough for `initialize` / `server/discover`: identity, instructions, capabilities (Ajv comes with the tools). */
+  shell: Omit<ServerShell, "formValidator">;
   /** The runtime (tools, resources, clients): loaded after the first answer, or for the first request that needs it. */
   load(): Promise<TenantRuntime>;
   /** The runtime could not be built: the process cannot serve. */
@@ -38,12 +38,16 @@ export function serveStdioApp(start: StdioStart, onEnd: () => void): void {
   const held: JSONRPCMessage[] = [];
   let openingId: string | number | undefined;
   let loading: Promise<void> | undefined;
+  let forms: jsonSchemaValidator | undefined;
+  const shell: ServerShell = { ...start.shell, formValidator: formValidatorWhenLoaded(() => forms) };
 
   const ready = (server: McpServer, era: Era, runtime: TenantRuntime) => {
     if (era === "modern") runtime.changes.add(() => server.sendResourceListChanged());
   };
   const load = () => {
-    loading ??= Promise.all([import("../mcp/server.js"), start.load()]).then(([mcp, runtime]) => {
+    const modules = () => Promise.all([import("../mcp/server.js"), import("../mcp/form-validator.js"), start.load()]);
+    loading ??= modules().then(([mcp, { ajvFormValidator }, runtime]) => {
+      forms = ajvFormValidator;
       rt = runtime;
       create = (era) => mcp.createMcpServer(runtime, era);
       for (const [server, era] of waiting.splice(0)) {
@@ -105,8 +109,8 @@ export function serveStdioApp(start: StdioStart, onEnd: () => void): void {
         ready(instance, era, rt);
         return instance;
       }
-      instance = newMcpServer(start.shell, era);
-      if (start.shell.completions) prepareCompletions(instance);
+      instance = newMcpServer(shell, era);
+      if (shell.completions) prepareCompletions(instance);
       waiting.push([instance, era]);
       return instance;
     },
