@@ -6,8 +6,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { rpc2026, sleep, until } from "../harness.js";
 import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
@@ -62,20 +62,27 @@ describeCluster("the per-tenant task index on Redis (one replica, 2025 tasks)", 
   });
 
   it("answers a 2026-07-28 tasks/get of an unknown task from one store read, with the SDK entry's error", async () => {
-    const seen: string[][] = [];
-    const monitor = await new Redis(cluster.redis.url).monitor();
-    monitor.on("monitor", (_time: string, args: string[]) => void seen.push(args));
+    // redis-cli's MONITOR, one command a line: ioredis's monitor mode could mistake a monitored
+    // line for the answer to its MONITOR under load ("Command queue state error").
+    const monitor = spawn("redis-cli", ["-u", cluster.redis.url, "monitor"], { stdio: ["ignore", "pipe", "pipe"] });
+    let seen = "";
+    monitor.stdout.on("data", (chunk: Buffer) => (seen += chunk.toString()));
+    const lines = () => seen.split("\n");
     const settled = async () => {
       const marker = `sb:marker:${randomUUID()}`;
       await cluster.redis.command("GET", marker);
       await until(
-        async () => seen.some((args) => args.includes(marker)),
+        async () => lines().some((line) => line.includes(`"${marker}"`)),
         (there) => there,
       );
     };
     try {
       const taskId = randomUUID();
-      const reads = () => seen.filter((args) => args.includes(`sb:task:${taskId}`)).length;
+      const reads = () => lines().filter((line) => line.includes(`"sb:task:${taskId}"`)).length;
+      await until(
+        async () => seen,
+        (out) => out.startsWith("OK"),
+      );
       await settled();
       const lean = await rpc2026(cluster.url, "tasks/get", { taskId }, { capabilities: TASKS });
       await settled();
@@ -92,7 +99,7 @@ describeCluster("the per-tenant task index on Redis (one replica, 2025 tasks)", 
       expect({ ...lean.body, id: 0 }).toEqual({ ...entry.body, id: 0 });
       expect(lean.body.error?.message).toMatch(/Task not found/);
     } finally {
-      monitor.disconnect();
+      monitor.kill();
     }
   });
 });

@@ -102,7 +102,7 @@ describeCluster("two replicas, nginx with TLS, Redis: webhooks end waits", () =>
         BUILD_API_KEY: sandbox.accounts.build[0].key,
         BUILD_CONFIRM_SPEND: "never",
         BUILD_WEBHOOKS: "on",
-        BUILD_WEBHOOK_POLL_MS: 60_000,
+        BUILD_WEBHOOK_POLL_MS: 20_000,
         MCP_PUBLIC_URL: `https://localhost:${tlsPort}/mcp`,
       },
     });
@@ -162,7 +162,7 @@ describeCluster("two replicas, nginx with TLS, Redis: webhooks end waits", () =>
   it("a forged delivery ends nothing; a dropped one still ends its wait by polling", async () => {
     const client = clients[0];
     sim(0).injectWebhookFault({ kind: "forge" });
-    // Push is healthy, so polls come every 60 s: only a delivery could end this wait in 12 s.
+    // Push is healthy, so polls come every 20 s: only a delivery could end this wait in 12 s.
     const forged = await run(client, sim(0), "push-1", 12);
     expect(forged.outcome).toBe("timed_out");
     await sim(0).webhooksSettled();
@@ -175,9 +175,9 @@ describeCluster("two replicas, nginx with TLS, Redis: webhooks end waits", () =>
     sim(0).injectWebhookFault({ kind: "drop" });
     const dropped = await run(client, sim(0), "push-2", 120);
     expect(dropped.outcome).toBe("done");
-    // Ended by the slowed poll (BUILD_WEBHOOK_POLL_MS, 60 s here), which no delivery shortened.
+    // Ended by the slowed poll (BUILD_WEBHOOK_POLL_MS, 20 s here), which no delivery shortened.
     expect(dropped.lagMs).toBeGreaterThan(1000);
-    expect(dropped.lagMs).toBeLessThan(61_000);
+    expect(dropped.lagMs).toBeLessThan(21_000);
     expect(sim(0).webhookDeliveries().at(-1)?.attempts).toEqual([expect.objectContaining({ fault: "drop" })]);
   }, 180_000);
 
