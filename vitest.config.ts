@@ -38,7 +38,8 @@ export default defineConfig({
     reporters: ["default", summaryLine],
     projects: [
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], testTimeout: 10_000 } },
-      // *.2025.e2e.test.ts and *.2026.e2e.test.ts hold what only one era has (2025 tasks, listen streams).
+      // *.2025.e2e.test.ts and *.2026.e2e.test.ts hold what only one era has (2025 tasks, listen streams),
+      // and suites whose subject is the upstream, not the protocol (builder traps, webhook push): once.
       {
         test: {
           name: "e2e-2025",
@@ -67,9 +68,9 @@ export default defineConfig({
         },
       },
       // Redis, the sandbox, N replicas and nginx as local processes (scripts/cluster.mjs): one file at
-      // a time, after the other projects (groupOrder), so a cluster never competes with the e2e
-      // servers or another cluster for the two cores CI has. Skipped, with one line, without
-      // redis-server and nginx (test/cluster/harness.ts).
+      // a time, so a cluster never competes with another, beside the other projects' files (a
+      // cluster file mostly waits on leases and timers; run after them, it left a core idle for
+      // five minutes). Skipped, with one line, without redis-server and nginx (test/cluster/harness.ts).
       {
         test: {
           name: "cluster",
@@ -77,7 +78,6 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
           ...smoke,
         },
       },

@@ -1,6 +1,6 @@
 // A certificate made by openssl at run time, and a TLS terminator in the calling process: what an
 // operator's proxy does in front of the server, so webhooks are delivered over real HTTPS
-// (test/e2e/builder-push.e2e.test.ts, bench/push.mjs; the cluster test uses nginx instead).
+// (test/e2e/builder-push.2026.e2e.test.ts, bench/push.mjs; the cluster test uses nginx instead).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import http from "node:http";

@@ -143,7 +143,7 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
           timestamp: expect.any(String),
           data: { projectId: "spring-campaign", status: "done", prompt },
         },
-        // Real POSTs go only to https URLs on this machine (test/e2e/builder-push.e2e.test.ts).
+        // Real POSTs go only to https URLs on this machine (test/e2e/builder-push.2026.e2e.test.ts).
         attempts: [],
       },
     ]);

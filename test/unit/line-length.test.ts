@@ -29,7 +29,7 @@ const ALLOWED: Record<string, string> = {
   "test/e2e/builder-fidelity.e2e.test.ts": OLD_TEST,
   "test/e2e/builder-files.e2e.test.ts": OLD_TEST,
   "test/e2e/builder-logs-diff.e2e.test.ts": OLD_TEST,
-  "test/e2e/builder-traps.e2e.test.ts": OLD_TEST,
+  "test/e2e/builder-traps.2026.e2e.test.ts": OLD_TEST,
   "test/e2e/builder-webhooks.e2e.test.ts": OLD_TEST,
   "test/e2e/canary.e2e.test.ts": OLD_TEST,
   "test/e2e/faults.e2e.test.ts": OLD_TEST,
