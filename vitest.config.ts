@@ -68,9 +68,10 @@ export default defineConfig({
         },
       },
       // Redis, the sandbox, N replicas and nginx as local processes (scripts/cluster.mjs): one file at
-      // a time, so a cluster never competes with another, beside the other projects' files (a
-      // cluster file mostly waits on leases and timers; run after them, it left a core idle for
-      // five minutes). Skipped, with one line, without redis-server and nginx (test/cluster/harness.ts).
+      // a time, after the other projects (groupOrder), so a cluster never competes with the e2e
+      // servers, a browser or another cluster for the two cores CI has (run beside them, two suites
+      // at once reached load 17 and timed out). Skipped, with one line, without redis-server and
+      // nginx (test/cluster/harness.ts).
       {
         test: {
           name: "cluster",
@@ -78,6 +79,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
           ...smoke,
         },
       },

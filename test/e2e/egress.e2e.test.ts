@@ -71,7 +71,8 @@ describe("one way out: keys echoed by the upstream", () => {
     }
     echo(`${API}/projects/acme-storefront`, { projectId: "acme-storefront", description: KEY });
     expectClean(await call(conn.client, "build_get_project", { projectId: "acme-storefront" }));
-  });
+    // 1,001 calls one after another: 12 s alone, past the default 30 s with two suites at once.
+  }, 90_000);
 
   it("a protocol error: a resources/read 404 whose message echoes the key comes back scrubbed", async () => {
     const droneKey = sandbox.keys.drones;
