@@ -5,6 +5,7 @@ import type { Logger } from "../core/base/logger.js";
 import type { Sealer } from "../core/base/seal.js";
 import { telemetry } from "../core/base/telemetry.js";
 import {
+  HOOK_HEADER,
   hookAddress,
   hookChannel,
   hookPage,
@@ -15,7 +16,6 @@ import {
 } from "../core/http/hooks.js";
 import type { HookOutcome, PushEndpoint, ServiceModule } from "../core/service/service.js";
 import type { RedisState } from "../core/state/redis.js";
-import { HOOK_HEADER } from "../core/http/hooks.js";
 import type { SharedState } from "./state.js";
 
 /** Webhooks (ServiceDeclaration.webhooks): the delivery route, and each tenant's address. */
