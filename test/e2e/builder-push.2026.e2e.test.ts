@@ -2,7 +2,7 @@
 // terminator made at test time, whose certificate only the sandbox trusts) and a wait ends within a
 // second of the run's end, with far fewer upstream reads than polling. A dropped delivery still ends
 // the wait by polling, a forged one ends nothing, and an account's own webhook is never touched.
-import type { Client } from "@modelcontextprotocol/client";
+import { LOG_LEVEL_META_KEY, type Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import type { BuildSimulator } from "../../src/sandbox/simulators/builder/index.js";
@@ -168,6 +168,69 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
     expect(late.lagMs).toBeGreaterThan(1400);
     expect(late.lagMs).toBeLessThan(5000);
   }, 30_000);
+
+  it("a credit cap reached mid-run reaches the waiting caller: a log line, progress and a resource update", async () => {
+    const push = servers.find((s) => s.tls)!;
+    const uri = "build://projects/push-d";
+    await ok(push.client, "build_create_project", { projectId: "push-d" });
+    await ok(push.client, "build_set_credit_limits", { projectId: "push-d", maxInfrastructureCreditsPerMonth: 1 });
+    const updates: string[] = [];
+    const logs: string[] = [];
+    push.client.setNotificationHandler("notifications/resources/updated", (n) => void updates.push(n.params.uri));
+    push.client.setNotificationHandler("notifications/message", (n) => void logs.push(JSON.stringify(n.params)));
+    const listening = await push.client.listen({ resourceSubscriptions: [uri] });
+    expect(listening.honoredFilter.resourceSubscriptions).toEqual([uri]);
+    const details = `GET ${API}/projects/:projectId`;
+    const baseline = push.sim.router.count(details);
+    await until(
+      async () => push.sim.router.count(details),
+      (n) => n > baseline,
+    );
+    // A 30 s run: the project's resource changes once as it starts, then not until it ends.
+    const started = await ok<{ startedAt: string }>(push.client, "build_start_agent", {
+      projectId: "push-d",
+      prompt: `Add page ${++runs} [minutes=1500]`,
+    });
+    await until(
+      async () => updates.length,
+      (n) => n >= 1,
+    );
+    const lines: string[] = [];
+    let answered = false;
+    const waiting = push.client
+      .callTool(
+        {
+          name: "build_wait",
+          arguments: { projectId: "push-d", until: "agent", since: started.startedAt },
+          _meta: { [LOG_LEVEL_META_KEY]: "info" as const },
+        },
+        { onprogress: (p) => void lines.push(p.message ?? ""), timeout: 60_000 },
+      )
+      .finally(() => {
+        answered = true;
+      });
+    await until(
+      async () => lines.length,
+      (n) => n >= 1,
+    );
+    const [updatesBefore, linesBefore, logsBefore] = [updates.length, lines.length, logs.length];
+    const reachedAt = Date.now();
+    push.sim.chargeInfrastructure("push-d", "email", 1);
+    const cap = /Project push-d reached its monthly credit cap \(infrastructure\)/;
+    await until(
+      async () => [updates.length, lines.slice(linesBefore).join("\n"), logs.slice(logsBefore).join("\n")] as const,
+      ([u, l, g]) => u > updatesBefore && cap.test(l) && cap.test(g),
+    );
+    // Heard while the agent still runs (its end is ~30 s away), well before the next poll could tell.
+    expect(Date.now() - reachedAt).toBeLessThan(2000);
+    expect(answered).toBe(false);
+    expect(push.sim.project("push-d")!.run!.state).toBe("running");
+    expect(updates.every((u) => u === uri)).toBe(true);
+    await listening.close();
+    await ok(push.client, "build_stop_agent", { projectId: "push-d" });
+    const ended = await waiting;
+    expect(ended.isError, JSON.stringify(ended.content)).toBeFalsy();
+  }, 60_000);
 
   it("a dropped delivery still ends the wait by polling", async () => {
     const push = await start(2, true, { BUILD_POLL_INTERVAL_MS: "500", BUILD_WEBHOOK_POLL_MS: "3000" });

@@ -19,8 +19,11 @@ function fingerprint(p: ProjectDetails): string {
   ]);
 }
 
-/** Watches build://projects/{projectId} through the subscribing tenant's shared project poller. */
-export const projectWatcher: ResourceWatcher<BuildDeps> = (uri, onChange, { projectPoller }) => {
+/**
+ * Watches build://projects/{projectId} through the subscribing tenant's shared project poller; with
+ * BUILD_WEBHOOKS=on, a project.credit_limit.reached delivery for the project is a change too.
+ */
+export const projectWatcher: ResourceWatcher<BuildDeps> = (uri, onChange, { projectPoller, push }) => {
   const m = PROJECT_URI.exec(uri);
   if (!m) return undefined;
   let last: string | undefined;
@@ -30,10 +33,15 @@ export const projectWatcher: ResourceWatcher<BuildDeps> = (uri, onChange, { proj
   } catch {
     return undefined;
   }
-  return projectPoller.follow(projectId, (result) => {
+  const unfollow = projectPoller.follow(projectId, (result) => {
     if (result.value === undefined) return;
     const now = fingerprint(result.value);
     if (last !== undefined && now !== last) onChange();
     last = now;
   });
+  const unhear = push?.onCreditLimit(projectId, () => onChange());
+  return () => {
+    unhear?.();
+    unfollow();
+  };
 };

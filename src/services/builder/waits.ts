@@ -198,7 +198,10 @@ export async function waitFor(
     };
     deps.push?.ensure();
     const unhear = deps.push?.onCreditLimit(projectId, (data) => {
-      void ctx.progress({ message: creditLimitLine(projectId, data) });
+      // Progress reaches a caller who asked for it; the log line, every caller's log stream.
+      const line = creditLimitLine(projectId, data);
+      ctx.logger.warn(line);
+      void ctx.progress({ message: line });
     });
     try {
       outcome = await waitUntilDone<AgentStatus>({
