@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAULTS } from "../../src/sandbox/faults.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { call, connectStdio, MODERN, ok, rpc2026, sandboxEnv, spawnHttpServer } from "../harness.js";
+import { call, connectStdio, ok, rpc2026, sandboxEnv, spawnHttpServer } from "../harness.js";
 import { testSandbox, text, until } from "../harness.js";
 import type { HttpServerProcess, StdioConnection } from "../harness.js";
 
@@ -72,7 +72,7 @@ describe("a blocking wait answers within the client's patience", () => {
   });
 });
 
-describe.runIf(MODERN)("a task keeps the whole wait", () => {
+describe("a task keeps the whole wait", () => {
   let sandbox: Sandbox;
   let http: HttpServerProcess;
   const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };

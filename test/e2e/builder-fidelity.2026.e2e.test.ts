@@ -4,7 +4,6 @@ import type { Sandbox } from "../../src/sandbox/index.js";
 import {
   call,
   connectStdio,
-  MODERN,
   ok,
   retryStart,
   sandboxEnv,
@@ -296,8 +295,7 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     const updates: string[] = [];
     conn.client.setNotificationHandler("notifications/resources/updated", (n) => void updates.push(n.params.uri));
     const uri = `build://projects/${projectId}`;
-    const subscription = MODERN ? await conn.client.listen({ resourceSubscriptions: [uri] }) : undefined;
-    if (!MODERN) await conn.client.subscribeResource({ uri });
+    const subscription = await conn.client.listen({ resourceSubscriptions: [uri] });
     try {
       await sleep(200); // the poller takes its baseline
       await ok(conn.client, "build_start_agent", { projectId, prompt: "More [minutes=5]" });
@@ -308,8 +306,7 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
       );
       expect(updates).toContain(uri);
     } finally {
-      if (subscription) await subscription.close();
-      else await conn.client.unsubscribeResource({ uri });
+      await subscription.close();
     }
     await ok(conn.client, "build_wait", { projectId, until: "agent" });
   });

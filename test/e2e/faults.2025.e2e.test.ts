@@ -6,17 +6,7 @@ import { FAULTS } from "../../src/sandbox/faults.js";
 import type { Fault, Router } from "../../src/sandbox/router.js";
 import { ALERTS, FLEET } from "../../src/sandbox/simulators/drones/index.js";
 import { CATALOG } from "../../src/sandbox/simulators/sizing/index.js";
-import {
-  call,
-  connectStdio,
-  MODERN,
-  ok,
-  sandboxEnv,
-  sleep,
-  testSandbox,
-  text,
-  type StdioConnection,
-} from "../harness.js";
+import { call, connectStdio, ok, sandboxEnv, sleep, testSandbox, text, type StdioConnection } from "../harness.js";
 import { keepWireOrder } from "./in-order.js";
 
 /**
@@ -117,10 +107,9 @@ function expectToolError(result: CallToolResult, ...patterns: RegExp[]): string 
   return t;
 }
 
-/** The server still answers a protocol request (2025: ping; 2026-07-28 has no ping: server/discover). */
+/** The server still answers a protocol request (ping). */
 async function expectAlive(client: Client): Promise<void> {
-  if (MODERN) expect((await client.discover()).supportedVersions).toContain("2026-07-28");
-  else expect(await client.ping()).toEqual({});
+  expect(await client.ping()).toEqual({});
 }
 
 function expectSuccess(result: CallToolResult): void {
