@@ -1,69 +1,19 @@
-import { Pool, errors as undiciErrors } from "undici";
+import { type Pool, errors as undiciErrors } from "undici";
+import { mib, parseCost, readBudgeted } from "./answer-body.js";
 import { BudgetError, type ByteBudget } from "./budget.js";
-import { isObject } from "../base/json.js";
 import type { Logger } from "../base/logger.js";
 import { ENV, settingDefault } from "../base/settings.js";
 import { plainPath } from "../base/path-id.js";
 import { telemetry } from "../base/telemetry.js";
+import { newPool, type PoolCache } from "./pool.js";
+import { type Envelope, type ReplyFormat, REPLY_FORMATS, readReply } from "./reply-format.js";
+import { parseRetryAfter, retryDelay, sleep } from "./retry.js";
+import { type RequestInfo, UpstreamError } from "./upstream-error.js";
 
-/** What an upstream's answer reports as its failure: the upstream's own code, message and detail. */
-interface ReplyFailure {
-  code?: string;
-  message?: string;
-  details?: Record<string, unknown>;
-}
-
-/**
- * How a service's upstream shapes its JSON answers: where the data is, and how a failure is told.
- * A service whose upstream answers in a shape of its own passes one; the two shapes seen so far are
- * presets (`REPLY_FORMATS`), named by a string.
- */
-export interface ReplyFormat {
-  /** The failure the answer reports, or undefined when it reports none. */
-  failure(json: unknown): ReplyFailure | undefined;
-  /** The answer's data, or undefined when the answer is not in this shape (NON_JSON_RESPONSE). */
-  data(json: unknown): { data: unknown } | undefined;
-  /**
-   * The credits this successful answer says were spent (switchboard.credits.spent, and the CLIENT
-   * span's attribute): only the service knows which answers report spend, and how. None without.
-   */
-  credits?(answer: { method: string; path: string; body?: unknown; data: unknown }): number | undefined;
-}
-
-/** The `data` member of an object answer. */
-const dataMember = (json: unknown) => (isObject(json) && "data" in json ? { data: json.data } : undefined);
-
-export const REPLY_FORMATS: Readonly<Record<"errors-data" | "ok-data", ReplyFormat>> = {
-  /** `{ errors: null, data }`, or `{ errors: { errorCode, errorMessage, errorDetails } }` (the build service). */
-  "errors-data": {
-    failure(json) {
-      if (!isObject(json)) return undefined;
-      const errors = json.errors;
-      if (errors === null || errors === undefined) return undefined;
-      if (isObject(errors))
-        return {
-          code: str(errors.errorCode),
-          message: str(errors.errorMessage),
-          details: isObject(errors.errorDetails) ? errors.errorDetails : undefined,
-        };
-      return { message: String(errors) };
-    },
-    data: dataMember,
-  },
-  /** `{ ok: true, data }`, or `{ ok: false, error }` in one of the common shapes (their specs show none). */
-  "ok-data": {
-    failure(json) {
-      if (!isObject(json) || json.ok !== false) return undefined;
-      const e = json.error;
-      if (isObject(e)) return { code: str(e.code) ?? str(e.errorCode), message: str(e.message) ?? str(e.errorMessage) };
-      return { code: str(json.code), message: str(e) ?? str(json.message) };
-    },
-    data: dataMember,
-  },
-};
-
-/** Which reply format an upstream answers in: a preset's name, or the service's own. */
-export type Envelope = keyof typeof REPLY_FORMATS | ReplyFormat;
+// The upstream's parts, named where every service and core module already imports them from.
+export { PoolCache } from "./pool.js";
+export { bearerAuth, type Envelope, REPLY_FORMATS, type ReplyFormat } from "./reply-format.js";
+export { type RequestInfo, UpstreamError } from "./upstream-error.js";
 
 export interface UpstreamOptions {
   /** Service name used in messages: "build", "sizing", "drones". */
@@ -107,40 +57,6 @@ export interface UpstreamOptions {
   bodyBudgetWaitMs?: number;
 }
 
-/**
- * One undici pool per upstream origin for the whole process. In hosted mode each tenant has its own
- * clients (its own key), but they all reach the same few hosts: sharing the sockets keeps a
- * thousand tenants from opening a thousand pools.
- */
-export class PoolCache {
-  private readonly pools = new Map<string, Pool>();
-
-  get(origin: string, timeoutMs: number): Pool {
-    const key = `${origin}|${timeoutMs}`;
-    let pool = this.pools.get(key);
-    if (!pool) {
-      pool = newPool(origin, timeoutMs);
-      this.pools.set(key, pool);
-    }
-    return pool;
-  }
-
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.pools.values()].map((p) => p.close()));
-    this.pools.clear();
-  }
-}
-
-function newPool(origin: string, timeoutMs: number): Pool {
-  return new Pool(origin, {
-    connections: 32,
-    connectTimeout: timeoutMs,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    keepAliveTimeout: 30_000,
-  });
-}
-
 interface RequestOptions {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
@@ -164,45 +80,6 @@ interface UpstreamResponse<T> {
   status?: number;
 }
 
-export interface RequestInfo {
-  method: string;
-  path: string;
-  /** Safe to repeat: retried on transient failures, never reported as "may have taken effect". */
-  idempotent: boolean;
-}
-
-/** One error type for every upstream failure: HTTP status, errorCode and message. */
-export class UpstreamError extends Error {
-  constructor(
-    readonly service: string,
-    readonly status: number | undefined,
-    readonly code: string,
-    message: string,
-    readonly request: RequestInfo,
-    /** True when a write may have reached the upstream before the failure (no answer read). */
-    readonly outcomeUnknown = false,
-    /** The upstream's Retry-After, when it sent one. */
-    readonly retryAfterMs?: number,
-    /** The upstream's structured detail (the build service's `errorDetails`), passed through. */
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = "UpstreamError";
-  }
-
-  /** Transient failures are worth retrying (for reads) or polling through (for waits). */
-  get transient(): boolean {
-    if (
-      this.code === "TIMEOUT" ||
-      this.code === "UNREACHABLE" ||
-      this.code === "NON_JSON_RESPONSE" ||
-      this.code === "BUSY"
-    )
-      return true;
-    return this.status === 429 || (this.status !== undefined && this.status >= 500);
-  }
-}
-
 const DEFAULT_MAX_BODY = 8 * 1024 * 1024;
 
 export const DEFAULT_UPSTREAM_BODY_BUDGET = settingDefault("upstreamBodyBudgetBytes");
@@ -220,34 +97,6 @@ const ROOM_TO_SEND = 64 * 1024;
  * the socket is still read.
  */
 const DEADLINE_GRACE_MS = 250;
-
-/**
- * What parsing a JSON text holds at its peak, estimated from its bytes: the bytes, their string and
- * the strings parsed out of them (3x), plus about 96 bytes per object or array and 24 per value or
- * property (V8, measured: 7.9 MB of `[1]` items peaks near 190 MB, of `{}` near 300 MB, of
- * ordinary records near 30 MB). Text that is not an object or array costs its bytes: JSON.parse
- * fails on its first character or yields one value.
- */
-function parseCost(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
-  if (bytes[i] !== 0x7b && bytes[i] !== 0x5b) return 3 * bytes.length;
-  let containers = 0;
-  let items = 0;
-  let inString = false;
-  for (; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) containers++;
-    else if (c === 0x2c || c === 0x3a) items++;
-  }
-  return 3 * bytes.length + 96 * containers + 24 * items;
-}
-
-const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
 
 /**
  * A pooled undici client for one upstream. It owns the auth header, timeouts, the envelope,
@@ -300,7 +149,7 @@ export class UpstreamClient {
         const { retryAfterMs } = err;
         // A wait longer than the bound is the caller's decision: fail now and say how long.
         if (retryAfterMs !== undefined && retryAfterMs > this.retryAfterCap) throw err;
-        const delay = this.retryDelay(attempt, retryAfterMs);
+        const delay = retryDelay(attempt, retryAfterMs, this.retryAfterCap);
         this.options.logger.debug("retrying upstream read", {
           service: this.service,
           path: req.path,
@@ -320,13 +169,6 @@ export class UpstreamClient {
 
   private get retryAfterCap(): number {
     return this.options.maxRetryAfterMs ?? 3000;
-  }
-
-  private retryDelay(attempt: number, retryAfterMs: number | undefined): number {
-    const cap = this.retryAfterCap;
-    if (retryAfterMs !== undefined) return Math.min(retryAfterMs, cap);
-    const base = 150 * 2 ** attempt;
-    return Math.min(cap, base + Math.random() * base);
   }
 
   private async once(req: RequestOptions, trace: Record<string, string>): Promise<UpstreamResponse<unknown>> {
@@ -450,7 +292,15 @@ export class UpstreamClient {
       }
       const text = bytes.toString("utf8");
       bytes = Buffer.alloc(0);
-      const error = this.parse(status, contentType, text, where);
+      const error = readReply({
+        service: this.service,
+        status,
+        contentType,
+        text,
+        where,
+        format: this.format,
+        redact: this.options.redact,
+      });
       if (error instanceof UpstreamError) {
         // A write that reached the upstream but whose answer cannot be read may have taken effect.
         const unknown = !where.idempotent && (error.code === "NON_JSON_RESPONSE" || error.code === "HTTP_ERROR");
@@ -501,71 +351,6 @@ export class UpstreamClient {
     );
   }
 
-  private parse(
-    status: number,
-    contentType: string,
-    text: string,
-    where: RequestInfo,
-  ): UpstreamError | { data: unknown } {
-    const service = this.service;
-    let json: unknown;
-    try {
-      json = text.length ? JSON.parse(text) : undefined;
-    } catch {
-      const kind = contentType.includes("json")
-        ? "malformed JSON"
-        : `a non-JSON body (${contentType || "no content type"})`;
-      if (status >= 200 && status < 300) {
-        return new UpstreamError(
-          service,
-          status,
-          "NON_JSON_RESPONSE",
-          `The ${service} service answered HTTP ${status} with ${kind}.`,
-          where,
-        );
-      }
-      return new UpstreamError(
-        service,
-        status,
-        "HTTP_ERROR",
-        `The ${service} service answered HTTP ${status} with ${kind}: ${this.snippet(text)}`,
-        where,
-      );
-    }
-    if (status === 401) {
-      const body = isObject(json) ? json : {};
-      const message =
-        str(body.error) ??
-        (isObject(body.error) ? str(body.error.message) : undefined) ??
-        str(body.message) ??
-        "Unauthorized";
-      return new UpstreamError(service, 401, "UNAUTHORIZED", message, where);
-    }
-    const format = this.format;
-    const failure = isObject(json) ? format.failure(json) : undefined;
-    if (failure || status < 200 || status >= 300) {
-      const code = failure?.code ?? `HTTP_${status}`;
-      const message = failure?.message ?? `The ${service} service answered HTTP ${status}.`;
-      return new UpstreamError(service, status, code, message, where, false, undefined, failure?.details);
-    }
-    const reply = format.data(json);
-    if (!reply) {
-      return new UpstreamError(
-        service,
-        status,
-        "NON_JSON_RESPONSE",
-        `The ${service} service answered without the expected envelope: ${this.snippet(text)}`,
-        where,
-      );
-    }
-    return { data: reply.data };
-  }
-
-  /** A short, flattened piece of an unexpected body, scrubbed of known secrets before it is cut. */
-  private snippet(text: string): string {
-    return snippet(this.options.redact ? this.options.redact(text) : text);
-  }
-
   private transportError(err: unknown, where: RequestInfo, req: RequestOptions, timedOut: boolean): UpstreamError {
     const write = !where.idempotent;
     if (err instanceof UpstreamError) return err;
@@ -609,25 +394,8 @@ export class UpstreamClient {
   }
 }
 
-/** How a service that takes `Authorization: Bearer <key>` and answers `{ ok, data }` is reached. */
-export function bearerAuth(apiKey: string | undefined): { headers: Record<string, string>; envelope: Envelope } {
-  return { headers: { authorization: `Bearer ${apiKey ?? ""}` }, envelope: "ok-data" };
-}
-
 function isIdempotent(req: RequestOptions): boolean {
   return req.idempotent ?? req.method === "GET";
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === "string" && v.length > 0 ? v : undefined;
-}
-
-function snippet(text: string): string {
-  const flat = text
-    .replace(/<[^>]*>/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  return flat.length > 160 ? `${flat.slice(0, 160)}…` : flat || "(empty)";
 }
 
 function queryString(query: RequestOptions["query"]): string {
@@ -638,79 +406,4 @@ function queryString(query: RequestOptions["query"]): string {
   }
   const s = params.toString();
   return s ? `?${s}` : "";
-}
-
-/**
- * Reads an answer up to `max` bytes, holding its bytes in the budget as they arrive (all of them
- * at once when the length is announced). Past `max` it stops reading: BODY_TOO_LARGE.
- */
-async function readBudgeted(
-  body: AsyncIterable<Buffer> & { destroy?: () => void },
-  o: {
-    max: number;
-    contentLength?: number;
-    budget: ByteBudget;
-    waitMs: number;
-    signal: AbortSignal;
-    hold: { bytes: number; waiting: boolean };
-    onChunk(): void;
-  },
-): Promise<Buffer> {
-  const tooLarge = () =>
-    Object.assign(new Error(`The upstream answer exceeded ${Math.round(o.max / 1024)} KiB and was not read.`), {
-      code: "BODY_TOO_LARGE",
-    });
-  const take = async (bytes: number) => {
-    if (!o.budget.tryTake(bytes)) {
-      o.hold.waiting = true;
-      await o.budget.take(bytes, o.waitMs, o.signal);
-      o.hold.waiting = false;
-    }
-    o.hold.bytes += bytes;
-  };
-  try {
-    if (o.contentLength !== undefined) {
-      if (o.contentLength > o.max) throw tooLarge();
-      await take(o.contentLength);
-    }
-  } catch (err) {
-    body.destroy?.();
-    throw err;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > o.max) {
-      body.destroy?.();
-      throw tooLarge();
-    }
-    if (size > o.hold.bytes) await take(size - o.hold.bytes);
-    chunks.push(chunk);
-    o.onChunk();
-  }
-  return Buffer.concat(chunks, size);
-}
-
-function parseRetryAfter(value: string): number | undefined {
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/** Resolves after `ms`, or rejects as soon as the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason ?? new Error("aborted"));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
