@@ -55,30 +55,37 @@ export const BODY_DEADLINE_MS = 30_000;
 /** The first bytes of every body are not counted in the body budget: small requests never wait on big uploads. */
 const UNCOUNTED_BODY_BYTES = 64 * 1024;
 
-/** What the transport's limits (limits.ts) set for one request's body: its deadline and the shared byte budget. */
-interface BodyPolicy {
+/** What the transport's limits (limits.ts) set for every request's body: its deadline and the shared byte budget. */
+export interface BodyPolicy {
   deadlineMs: number;
   budget?: { tryTake(bytes: number): boolean; release(bytes: number): void };
 }
 
-const policies = new WeakMap<IncomingMessage, BodyPolicy>();
-
-export function setBodyPolicy(req: IncomingMessage, policy: BodyPolicy): void {
-  policies.set(req, policy);
-}
-
-type ReadAnswer = { value?: unknown; error?: string; status: number; code: number };
+/**
+ * The body, or why not. `closeWith`: the body was not read to the end, so the answer closes the
+ * connection (with these headers too).
+ */
+export type ReadAnswer = {
+  value?: unknown;
+  error?: string;
+  status: number;
+  code: number;
+  closeWith?: Record<string, string>;
+};
 
 /**
- * Reads a JSON body up to `max` bytes within the deadline. Past the limit or the deadline, or
- * when the shared body budget is spent, it stops reading without closing the socket (the answer
- * must still reach the client), and marks the request so that the connection is closed once that
- * answer has been sent. A body aborted mid-way drops its buffers and its share of the budget at once.
+ * Reads a JSON body up to `max` bytes within the policy's deadline. Past the limit or the deadline,
+ * or when the shared body budget is spent, it stops reading without closing the socket (the answer
+ * must still reach the client), and says so (`closeWith`): the connection is closed once that answer
+ * has been sent. A body aborted mid-way drops its buffers and its share of the budget at once.
  */
-export function readJson(req: IncomingMessage, max: number, deadlineMs?: number): Promise<ReadAnswer> {
-  const policy = policies.get(req);
-  const deadline = deadlineMs ?? policy?.deadlineMs ?? BODY_DEADLINE_MS;
-  const budget = policy?.budget;
+export function readJson(
+  req: IncomingMessage,
+  max: number,
+  policy: BodyPolicy = { deadlineMs: BODY_DEADLINE_MS },
+): Promise<ReadAnswer> {
+  const deadline = policy.deadlineMs;
+  const budget = policy.budget;
   return new Promise((resolve) => {
     let chunks: Buffer[] = [];
     let size = 0;
@@ -93,8 +100,7 @@ export function readJson(req: IncomingMessage, max: number, deadlineMs?: number)
     };
     const stop = (answer: { error: string; status: number; code: number }, headers?: Record<string, string>) => {
       req.pause();
-      abandoned.set(req, headers ?? {});
-      settle(answer);
+      settle({ ...answer, closeWith: headers ?? {} });
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -145,26 +151,20 @@ export function readJson(req: IncomingMessage, max: number, deadlineMs?: number)
 }
 
 /**
- * Requests whose body was not read to the end (and headers for their answer): their connection
- * closes after the answer.
+ * Answers to this request close its connection once sent (an unauthenticated request, a body left
+ * unread: do not hold its socket). The headers go on the response itself, so any answer carries them.
  */
-const abandoned = new WeakMap<IncomingMessage, Record<string, string>>();
-
-/** Answers to this request close its connection once sent (an unauthenticated request: do not hold its socket). */
-export function closeAfterAnswer(req: IncomingMessage, headers: Record<string, string> = {}): void {
-  abandoned.set(req, headers);
+export function closeAfterAnswer(res: ServerResponse, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.setHeader("connection", "close");
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.once("finish", () => res.req.destroy());
 }
 
 export function plain(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
-  const extra = abandoned.get(res.req);
-  res.writeHead(status, {
-    "content-type": "application/json",
-    ...(extra ? { connection: "close", ...extra } : {}),
-    ...headers,
-  });
+  res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
-  if (extra) res.once("finish", () => res.req.destroy());
 }
 
 /** A request refused for what its headers carry (a key sent twice, say): answered with `status` and this message. */
@@ -190,18 +190,26 @@ export function rpcError(
 
 /** A web Request for the SDK's fetch-shaped entries, from a node request whose body we already read. */
 export function toWebRequest(req: IncomingMessage, body: unknown, signal: AbortSignal): Request {
+  return new Request(...webRequestOf(req, body, signal));
+}
+
+/** The URL and init of `toWebRequest` (for a subclass of Request that carries more). */
+export function webRequestOf(req: IncomingMessage, body: unknown, signal: AbortSignal): [string, RequestInit] {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
   }
   const url = `http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`;
   const method = req.method ?? "GET";
-  return new Request(url, {
-    method,
-    headers,
-    signal,
-    ...(body !== undefined && method !== "GET" && method !== "HEAD" ? { body: JSON.stringify(body) } : {}),
-  });
+  return [
+    url,
+    {
+      method,
+      headers,
+      signal,
+      ...(body !== undefined && method !== "GET" && method !== "HEAD" ? { body: JSON.stringify(body) } : {}),
+    },
+  ];
 }
 
 /** Streams a web Response back through node's response (SSE streams included). */

@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import { ByteBudget } from "../upstream/budget.js";
 import type { Logger } from "../base/logger.js";
 import { telemetry } from "../base/telemetry.js";
-import { BODY_DEADLINE_MS, closeAfterAnswer, rpcError, setBodyPolicy } from "./guards.js";
+import { BODY_DEADLINE_MS, closeAfterAnswer, rpcError, type BodyPolicy } from "./guards.js";
 import { ENV, settingDefault } from "../base/settings.js";
 
 /**
@@ -54,10 +54,12 @@ interface HttpLimits {
   readonly serverOptions: ServerOptions;
   /** The connection cap and its accounting, on the server about to listen. */
   apply(server: Server): void;
-  /** Every request: its body's deadline and budget, and a connection closed when a body is left unread. */
+  /** Every request: a connection closed when an answer went out before its body was read. */
   track(req: IncomingMessage, res: ServerResponse): void;
+  /** Every request body's deadline and the byte budget all bodies share (readJson). */
+  readonly bodyPolicy: BodyPolicy;
   /** Answers a request without a valid token at almost no cost: 401 (or 429 over the rate), then close. */
-  refuseUnauthenticated(req: IncomingMessage, res: ServerResponse): void;
+  refuseUnauthenticated(res: ServerResponse): void;
   /** The same rate for a gate that checks credentials itself, at a cost (OAuth: a signature, an introspection). */
   readonly unauthenticated: UnauthThrottle;
   stats(): HttpLimitStats;
@@ -70,7 +72,7 @@ interface HttpLimits {
  */
 export interface UnauthThrottle {
   /** Takes one request's share; false once 429 (naming `retryWith`) has been sent, closing the connection. */
-  take(req: IncomingMessage, res: ServerResponse, retryWith: string): boolean;
+  take(res: ServerResponse, retryWith: string): boolean;
   /** The credentials were valid: authorized requests never draw on the rate. */
   refund(): void;
 }
@@ -131,7 +133,7 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
   };
 
   /** One request's share of the rate, or 429 (and a connection that closes after it). */
-  const take = (req: IncomingMessage, res: ServerResponse, retryWith: string): boolean => {
+  const take = (res: ServerResponse, retryWith: string): boolean => {
     if (bucket.take()) return true;
     counts.throttled++;
     telemetry.add("caps", 1, { setting: ENV.unauthRate });
@@ -140,7 +142,7 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
       variable: ENV.unauthRate,
       throttled: counts.throttled,
     });
-    closeAfterAnswer(req, { "retry-after": String(bucket.retryAfterSeconds()) });
+    closeAfterAnswer(res, { "retry-after": String(bucket.retryAfterSeconds()) });
     rpcError(res, 429, -32000, `Too many requests without a valid token; retry later with ${retryWith}`);
     return false;
   };
@@ -170,25 +172,25 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
         });
       });
     },
+    bodyPolicy: { deadlineMs, budget: bodyBudget },
     track(req, res) {
-      setBodyPolicy(req, { deadlineMs, budget: bodyBudget });
       // An answer sent before the body was read (403, 404, 401): node would otherwise read and
       // discard the rest of the body on a kept-alive socket for as long as the client trickles it.
       res.once("finish", () => {
         if (!req.complete) req.destroy();
       });
     },
-    refuseUnauthenticated(req, res) {
-      if (!take(req, res, `Authorization: Bearer <${ENV.httpToken}>`)) return;
+    refuseUnauthenticated(res) {
+      if (!take(res, `Authorization: Bearer <${ENV.httpToken}>`)) return;
       counts.unauthorized++;
-      closeAfterAnswer(req);
+      closeAfterAnswer(res);
       return rpcError(res, 401, -32001, `Unauthorized: send Authorization: Bearer <${ENV.httpToken}>`, {
         "www-authenticate": 'Bearer realm="switchboard-mcp"',
       });
     },
     unauthenticated: {
-      take: (req, res, retryWith) => {
-        if (!take(req, res, retryWith)) return false;
+      take: (res, retryWith) => {
+        if (!take(res, retryWith)) return false;
         counts.unauthorized++;
         return true;
       },

@@ -45,7 +45,7 @@ const NAME_SOURCE: Readonly<Record<string, string>> = {
   "tasks/cancel": "taskId",
 };
 
-interface LeanRequest {
+export interface LeanRequest {
   message: JSONRPCRequest;
   classification: MessageClassification;
 }

@@ -15,7 +15,7 @@ export interface OAuthGate {
    */
   authenticate(req: IncomingMessage, res: ServerResponse, throttle: UnauthThrottle): Promise<Identity | undefined>;
   /** After the body is read: false once a 403 insufficient_scope has been sent. */
-  authorize(identity: Identity, req: IncomingMessage, res: ServerResponse, body: unknown): boolean;
+  authorize(identity: Identity, res: ServerResponse, body: unknown): boolean;
 }
 
 const header = (req: IncomingMessage, name: string) => {
@@ -28,8 +28,8 @@ export function createOAuthGate(
   toolScope: (name: string) => string | undefined,
   logger: Logger,
 ): OAuthGate {
-  const refuse = (req: IncomingMessage, res: ServerResponse, refusal: Refusal) => {
-    if (refusal.status === 401) closeAfterAnswer(req);
+  const refuse = (res: ServerResponse, refusal: Refusal) => {
+    if (refusal.status === 401) closeAfterAnswer(res);
     plain(res, refusal.status, refusal.body, refusal.headers);
   };
   // 2026-07-28 requests name their method and tool in headers: decided before the body is read.
@@ -65,23 +65,23 @@ export function createOAuthGate(
       try {
         let identity = server.known(authorization);
         if (!identity) {
-          if (!throttle.take(req, res, "a valid OAuth access token (Authorization: Bearer <token>)")) return;
+          if (!throttle.take(res, "a valid OAuth access token (Authorization: Bearer <token>)")) return;
           identity = await server.authenticate(authorization);
           throttle.refund();
         }
         const refusal = server.authorize(identity, headerScopes(req));
-        if (refusal) return void refuse(req, res, refusal);
+        if (refusal) return void refuse(res, refusal);
         return identity;
       } catch (err) {
         const refusal = server.unauthorized(err);
         if (refusal.status === 503)
           logger.warn("OAuth: a token could not be checked", { error: (err as Error).message });
-        return void refuse(req, res, refusal);
+        return void refuse(res, refusal);
       }
     },
-    authorize(identity, req, res, body) {
+    authorize(identity, res, body) {
       const refusal = server.authorize(identity, scopesForBody(body, toolScope));
-      if (refusal) refuse(req, res, refusal);
+      if (refusal) refuse(res, refusal);
       return refusal === undefined;
     },
   };
