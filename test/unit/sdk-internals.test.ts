@@ -410,7 +410,7 @@ describe("the SDK entry's checks and per-request transport, as core/http/modern.
     }
   });
 
-  it("transport.ts: the entry hands its factory the very Request given to fetch (the tenant's WeakMap key)", async () => {
+  it("stateless.ts: the entry hands its factory the very Request given to fetch (a TenantRequest)", async () => {
     const request = webRequest(post("tools/call", call));
     let seen: unknown;
     const handler = createMcpHandler(
