@@ -167,7 +167,7 @@ describe("body: read with the policy it is given", () => {
     expect(big.headers.get("connection")).toBe("close");
   });
 
-  it("two servers in one process keep their own deadlines (the policy is passed, not hung on the request)", async () => {
+  it("two servers in one process keep their own deadlines (the policy is passed, not kept on requests)", async () => {
     const quick = await bodyServer(rules(1000, 1 << 30, 200));
     const patient = await bodyServer(rules(1000, 1 << 30, 20_000));
     const slow = (base: string) => rawSocket(base, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{");
