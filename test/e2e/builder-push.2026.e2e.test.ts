@@ -169,7 +169,7 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
     expect(late.lagMs).toBeLessThan(5000);
   }, 30_000);
 
-  it("a credit cap reached mid-run reaches the waiting caller: a log line, progress and a resource update", async () => {
+  it("a credit cap reached mid-run reaches the waiter: a log line, progress and a resource update", async () => {
     const push = servers.find((s) => s.tls)!;
     const uri = "build://projects/push-d";
     await ok(push.client, "build_create_project", { projectId: "push-d" });

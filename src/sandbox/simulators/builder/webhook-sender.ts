@@ -1,4 +1,4 @@
-import { Agent, request } from "undici";
+import { Agent } from "undici";
 
 /**
  * The simulator's real deliveries: an HTTPS POST of the documented payload with the subscription's
@@ -31,12 +31,13 @@ const TIMEOUT_MS = 5000;
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 export class WebhookSender {
-  private readonly dispatcher?: Agent;
+  /** Its own agent, CA or not: dist/'s undici entry (scripts/build.mjs) has no top-level request(). */
+  private readonly dispatcher: Agent;
   private readonly faults: Array<WebhookFault & { left: number }> = [];
   private readonly pending = new Set<Promise<void>>();
 
   constructor(ca?: string) {
-    this.dispatcher = ca ? new Agent({ connect: { ca } }) : undefined;
+    this.dispatcher = new Agent(ca ? { connect: { ca } } : {});
   }
 
   /** Whether a subscription's URL gets real deliveries (https on a loopback host). */
@@ -77,7 +78,7 @@ export class WebhookSender {
   }
 
   close(): void {
-    void this.dispatcher?.close().catch(() => undefined);
+    void this.dispatcher.close().catch(() => undefined);
   }
 
   private track(p: Promise<void>): void {
@@ -94,13 +95,15 @@ export class WebhookSender {
     if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs).unref());
     const attempt: SentAttempt = { at: Date.now(), ...(fault ? { fault } : {}) };
     try {
-      const res = await request(out.url, {
+      const url = new URL(out.url);
+      const res = await this.dispatcher.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
         method: "POST",
         headers: { ...headers, "content-type": "application/json" },
         body: JSON.stringify(out.body),
         headersTimeout: TIMEOUT_MS,
         bodyTimeout: TIMEOUT_MS,
-        ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
       });
       await res.body.dump();
       attempt.status = res.statusCode;
