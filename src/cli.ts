@@ -30,6 +30,7 @@ async function main(): Promise<void> {
         timeScale: command.timeScale,
         faults: command.faults as never,
         accounts: command.accounts,
+        build: { webhookCa: command.webhookCa },
       });
       const env = sandboxEnv(sandbox);
       const more = Object.entries(sandbox.accounts).flatMap(([name, accounts]) =>

@@ -94,7 +94,8 @@ export function serverDefaults(): SettingValues {
   return parseSettings({});
 }
 
-type ServerConfig = z.infer<typeof Flags> & Omit<SettingValues, "sandboxAccounts" | "sandboxFaults">;
+type ServerConfig = z.infer<typeof Flags> &
+  Omit<SettingValues, "sandboxAccounts" | "sandboxFaults" | "sandboxWebhookCa">;
 
 export interface Config extends ServerConfig {
   sandbox: boolean;
@@ -106,6 +107,8 @@ export interface Config extends ServerConfig {
   sandboxFaults?: SettingValues["sandboxFaults"];
   /** --sandbox: build accounts to simulate (ENV.sandboxAccounts). */
   sandboxAccounts?: number;
+  /** --sandbox: PEM of the CA the build simulator trusts for its deliveries (ENV.sandboxWebhookCa). */
+  sandboxWebhookCa?: string;
   /** One-line notes for stderr: flags that do nothing in this mode, variables --sandbox overrides. */
   warnings: string[];
 }
@@ -119,6 +122,7 @@ type Command =
       timeScale?: number;
       faults?: Config["sandboxFaults"];
       accounts: number;
+      webhookCa?: string;
     }
   | { kind: "help" }
   | { kind: "version" };
@@ -217,6 +221,7 @@ export function parseCommand(
       timeScale: sandbox.sandboxTimeScale,
       faults: sandbox.sandboxFaults,
       accounts: sandbox.sandboxAccounts,
+      webhookCa: sandbox.sandboxWebhookCa,
     };
   }
 
@@ -229,7 +234,10 @@ export function parseCommand(
   }
   const flags = check(Flags, { transport, host: values.host ?? "127.0.0.1", port: values.port ?? "3000" });
   const sandbox = values.sandbox ?? false;
-  const { sandboxAccounts, sandboxFaults, ...settings } = parseSettings(env, (d) => sandbox || !d.sandboxOnly);
+  const { sandboxAccounts, sandboxFaults, sandboxWebhookCa, ...settings } = parseSettings(
+    env,
+    (d) => sandbox || !d.sandboxOnly,
+  );
   const server: ServerConfig = { ...flags, ...settings };
   checkAuth(server);
   if (server.stateUrl && !server.stateKey)
@@ -275,7 +283,7 @@ export function parseCommand(
     warnings.push(`no service is configured, so no tools are registered: set ${serviceSetup(registry)}`);
   const configured = sandbox ? undefined : services;
   const toolsets = values.toolsets === undefined ? undefined : parseToolsets(values.toolsets, configured, registry);
-  const accounts = sandbox ? { sandboxAccounts } : {};
+  const accounts = sandbox ? { sandboxAccounts, sandboxWebhookCa } : {};
   const readOnly = values["read-only"] ?? false;
   const config = { ...server, sandbox, readOnly, toolsets, services, sandboxFaults, ...accounts, warnings };
   return { kind: "serve", config };

@@ -155,7 +155,8 @@ async function startSimulators(
 ): Promise<Sandbox> {
   const { startSandbox } = await import("./sandbox/index.js");
   const { sandboxTimeScale: timeScale, sandboxFaults: faults, sandboxAccounts: accounts } = config;
-  const started = await startSandbox({ timeScale, faults: faults as never, accounts, simulators });
+  const build = { webhookCa: config.sandboxWebhookCa };
+  const started = await startSandbox({ timeScale, faults: faults as never, accounts, simulators, build });
   const sandbox = started as unknown as Sandbox;
   // Per-user mode: each caller sends keys; these are the ones the simulators accept (demo keys, not secrets).
   if (config.credentials === "caller") {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { LOOPBACK_ORIGINS } from "./loopback.js";
 
@@ -442,6 +443,32 @@ const settingsTable = {
     help:
       "sandbox and --sandbox: accounts to simulate per service, 1-9; account n's key ends in n, with the same " +
       "demo data in each (--sandbox with MCP_CREDENTIALS=caller prints the keys)",
+  },
+  sandboxWebhookCa: {
+    env: "SANDBOX_WEBHOOK_CA",
+    section: "sandbox",
+    type: z
+      .string()
+      .optional()
+      .transform((path, ctx): string | undefined => {
+        if (path === undefined) return undefined;
+        const issue = (why: string) => {
+          ctx.addIssue({ code: "custom", message: `SANDBOX_WEBHOOK_CA: ${why}; give a PEM certificate file` });
+          return z.NEVER;
+        };
+        let pem: string;
+        try {
+          pem = readFileSync(path, "utf8");
+        } catch (err) {
+          return issue(`cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? "unreadable"})`);
+        }
+        return pem.includes("-----BEGIN CERTIFICATE-----") ? pem : issue(`${path} holds no PEM certificate`);
+      }),
+    shown: "none",
+    sandboxOnly: true,
+    help:
+      "sandbox and --sandbox: PEM file of a test CA the build simulator trusts for its HTTPS webhook deliveries " +
+      "(to loopback only; nothing else trusts it); unset: the system's CAs",
   },
 } satisfies Record<string, SettingDecl>;
 
