@@ -19,8 +19,8 @@ describe("telemetry", () => {
 
   it("off, runs what it wraps and records nothing", async () => {
     expect(await NO_TELEMETRY.operation({ method: "tools/call" }, async () => 7, String)).toBe(7);
-    expect(NO_TELEMETRY.upstream("build", "GET", "/x", 0).headers).toEqual({});
-    expect(NO_TELEMETRY.begin("task x").traceparent).toBeUndefined();
+    expect(NO_TELEMETRY.upstream("build", "GET", "/x", 0, undefined).headers).toEqual({});
+    expect(NO_TELEMETRY.begin("task x", {}, "none").traceparent).toBeUndefined();
   });
 
   it("reads MCP_METRICS_ADDRESS as host:port", () => {

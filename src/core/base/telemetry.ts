@@ -23,7 +23,20 @@ export interface ServerOperation {
   protocolVersion?: string;
   /** The request's `params._meta`: traceparent, tracestate and baggage come from here (SEP-414). */
   meta?: unknown;
+  /**
+   * The request's abort signal, which its tool passes to every upstream request and wait: the
+   * key by which those find this operation's span (see `Scope`).
+   */
+  signal?: AbortSignal;
 }
+
+/**
+ * Which span a piece of work belongs to: the abort signal it carries. A request's signal reaches
+ * every upstream request, wait and task it makes, so spans find their parent by it, with no
+ * AsyncLocalStorage: on Node 20 that hooks every promise of the process, which cost ~9 % of a
+ * tools/call's CPU (bench/README.md, "Telemetry's cost per tools/call").
+ */
+export type Scope = AbortSignal | undefined;
 
 /** One upstream HTTP attempt (a CLIENT span): `headers` carries its traceparent onto the request. */
 export interface UpstreamAttempt {
@@ -57,31 +70,32 @@ export type Labels = Record<string, string | number | boolean | undefined>;
 export interface WorkSpan {
   /** Its W3C traceparent: kept in a task's record, so a replica taking the task over links to it. */
   readonly traceparent: string | undefined;
-  /** Runs `fn` with this span current: upstream requests made in it are its children. */
-  run<T>(fn: () => Promise<T>): Promise<T>;
+  /** Upstream requests made with `signal` from now on are this span's children. */
+  adopt(signal: AbortSignal): void;
   /** Links another span (a poll whose answer this work read) by its traceparent. */
   link(traceparent: string | undefined): void;
   end(attributes?: Labels, error?: unknown): void;
 }
 
 /**
- * Where a WorkSpan hangs: under the current span, in a trace of its own, under another work's
- * span, or (a takeover) under the span another replica left in the task's record, linked to it.
+ * Where a WorkSpan hangs: under the span of the request or work whose signal it names, in a trace
+ * of its own, under another work's span, or (a takeover) under the span another replica left in
+ * the task's record, linked to it.
  */
-export type WorkParent = "current" | "none" | { of: WorkSpan } | { continues: string };
+export type WorkParent = { within: Scope } | "none" | { of: WorkSpan } | { continues: string };
 
 export interface Telemetry {
   readonly on: boolean;
   /** Runs an MCP request handler in its SERVER span. `scrub` cleans an error's message before it is recorded. */
   operation<T>(op: ServerOperation, run: () => Promise<T>, scrub: (text: string) => string): Promise<T>;
   /** A CLIENT span for one upstream attempt (`resend`: 0 for the first, 1 for the first retry…). */
-  upstream(service: string, method: string, path: string, resend: number): UpstreamAttempt;
-  /** Starts long work's span (a task, a wait, a poll); `parent` says where it hangs ("current" by default). */
-  begin(name: string, attributes?: Labels, parent?: WorkParent): WorkSpan;
-  /** Links the current span to another by its traceparent (a client's tasks/get to its task's span). */
-  link(traceparent: string | undefined, kind: string): void;
-  /** An event on the current span (a confirmation asked, answered). */
-  event(name: string, attributes?: Labels): void;
+  upstream(service: string, method: string, path: string, resend: number, scope: Scope): UpstreamAttempt;
+  /** Starts long work's span (a task, a wait, a poll); `parent` says where it hangs. */
+  begin(name: string, attributes: Labels, parent: WorkParent): WorkSpan;
+  /** Links the span of `scope` to another by its traceparent (a client's tasks/get to its task's span). */
+  link(traceparent: string | undefined, kind: string, scope: Scope): void;
+  /** An event on the span of `scope` (a confirmation asked, answered). */
+  event(name: string, attributes: Labels | undefined, scope: Scope): void;
   /** Adds to a counter, or records a value in a histogram. */
   add(name: MetricName, value?: number, labels?: Labels): void;
   /** A gauge read from `read` when metrics are collected. */
@@ -94,7 +108,7 @@ export interface Telemetry {
 
 const NO_ATTEMPT: UpstreamAttempt = { headers: {}, end: () => undefined };
 const nothing = () => undefined;
-const NO_WORK: WorkSpan = { traceparent: undefined, run: (fn) => fn(), link: nothing, end: nothing };
+const NO_WORK: WorkSpan = { traceparent: undefined, adopt: nothing, link: nothing, end: nothing };
 
 export const NO_TELEMETRY: Telemetry = {
   on: false,

@@ -70,6 +70,7 @@ export async function startTask(
       credentials: rt.credentials ? { ...rt.credentials } : undefined,
       input,
       ttlMs: requestedTtl ?? undefined,
+      scope: ctx.mcpReq.signal,
     })
     .catch(async (err: unknown) => {
       // Not started: nothing was sent, so the ledger's record goes.

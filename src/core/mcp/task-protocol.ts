@@ -109,7 +109,15 @@ export async function answerTaskGet(rt: TenantRuntime, message: JSONRPCRequest):
   const declared = params?._meta?.[CLIENT_CAPABILITIES_META_KEY]?.extensions?.[TASKS_EXTENSION] !== undefined;
   if (!declared || typeof taskId !== "string" || taskId.length === 0) return undefined;
   // Its SERVER span, as the instance's handlers get theirs (mcp/traced.ts), linked to the task's.
-  const op = { method: "tasks/get", id: message.id, protocolVersion: MODERN_REVISION, meta: params?._meta };
+  // No SDK request here: a signal of its own is the scope the link finds the span by.
+  const scope = new AbortController().signal;
+  const op = {
+    method: "tasks/get",
+    id: message.id,
+    protocolVersion: MODERN_REVISION,
+    meta: params?._meta,
+    signal: scope,
+  };
   return telemetry.operation(
     op,
     async () => {
@@ -124,7 +132,7 @@ export async function answerTaskGet(rt: TenantRuntime, message: JSONRPCRequest):
         const error = { code: ProtocolErrorCode.InvalidParams, message: rt.egress.text(notFound(taskId).message) };
         return { jsonrpc: "2.0", id: message.id, error };
       }
-      telemetry.link(record.traceparent, "task");
+      telemetry.link(record.traceparent, "task", scope);
       const result = { ...detailedTask(record), resultType: "complete", _meta: { [SERVER_INFO_META_KEY]: rt.info } };
       return { result, jsonrpc: "2.0", id: message.id };
     },
@@ -143,7 +151,7 @@ export function registerTaskMethods(server: McpServer, rt: TenantRuntime, era: "
   const find = async (taskId: string, ctx: ServerContext) => {
     const record = await stateCall(rt, () => tasks.get(taskId, rt.owner(ctx)));
     if (!record) throw notFound(taskId);
-    telemetry.link(record.traceparent, "task");
+    telemetry.link(record.traceparent, "task", ctx.mcpReq.signal);
     return record;
   };
   const s = server.server;

@@ -28,6 +28,7 @@ export function traceOperations(server: McpServer, rt: TenantRuntime, era: Era):
         sessionId: ctx.sessionId,
         protocolVersion: era === "modern" ? MODERN_REVISION : server.server.getNegotiatedProtocolVersion(),
         meta: params?._meta,
+        signal: ctx.mcpReq.signal,
       },
       () => original(request, ctx),
       (text) => rt.egress.text(text),

@@ -153,7 +153,7 @@ export class ClusterPoller<T> implements Poller<T> {
     entry.inFlight = true;
     entry.freshWanted = false;
     const startedAt = (entry.lastStart = Date.now());
-    const result = await tracedPoll(entry.followers, () => this.fetch(key, entry.controller.signal));
+    const result = await tracedPoll(entry.followers, entry.controller.signal, (signal) => this.fetch(key, signal));
     entry.inFlight = false;
     if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
     this.deliver(key, entry, startedAt, result);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../base/logger.js";
-import { telemetry, type WorkSpan } from "../base/telemetry.js";
+import { type Scope, telemetry, type WorkSpan } from "../base/telemetry.js";
 import type { Sealer } from "../base/seal.js";
 import { callHost, runTool, verifyOf, type CallContext, type ToolDef, type ToolHost } from "../tools/tool.js";
 import type { LostTaskAdvice } from "../service/service.js";
@@ -66,6 +66,8 @@ interface StartTask {
   input: Record<string, unknown>;
   ttlMs?: number;
   credentials?: Record<string, string>;
+  /** The request that starts it: the task's span hangs under that request's. */
+  scope?: Scope;
 }
 
 interface TaskRunnerOptions {
@@ -171,7 +173,7 @@ export class TaskRunner {
     };
     const taskId = randomUUID();
     // The task's span hangs under the request's; its traceparent goes into the record for a takeover.
-    const span = telemetry.begin(`task ${def.name}`, { "switchboard.task.id": taskId });
+    const span = telemetry.begin(`task ${def.name}`, { "switchboard.task.id": taskId }, { within: spec.scope });
     const record: TaskRecord = {
       taskId,
       owner: spec.owner,
@@ -248,8 +250,8 @@ export class TaskRunner {
       },
     };
     let ended: string = "completed";
-    void span
-      .run(() => runTool(tool.def, work.input, ctx, call, { beforeDone: true, resumeFrom }))
+    span.adopt(controller.signal);
+    void runTool(tool.def, work.input, ctx, call, { beforeDone: true, resumeFrom })
       .then(async (result) => {
         if (controller.signal.aborted) return void (ended = "stopped");
         if (result.isError) ended = "tool_error";

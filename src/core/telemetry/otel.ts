@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import {
   type Attributes,
   type Context,
-  context,
   createContextKey,
   defaultTextMapSetter,
   type Link,
@@ -13,7 +12,6 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
@@ -26,6 +24,7 @@ import type {
   GaugeName,
   Labels,
   MetricName,
+  Scope,
   ServerOperation,
   Telemetry,
   UpstreamAttempt,
@@ -149,8 +148,9 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   const traceContext = new W3CTraceContextPropagator();
   const propagator = new CompositePropagator({ propagators: [traceContext, new W3CBaggagePropagator()] });
   propagation.setGlobalPropagator(propagator);
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
+  /** The context of each request or work by its abort signal (Scope in core/base/telemetry.ts). */
+  const scopes = new WeakMap<AbortSignal, Context>();
+  const contextOf = (scope: Scope) => (scope && scopes.get(scope)) || ROOT_CONTEXT;
 
   const endpoint = (signal: "TRACES" | "METRICS") =>
     Boolean(env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim());
@@ -235,7 +235,10 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
 
   const operation = async <T>(op: ServerOperation, run: () => Promise<T>, scrub: (t: string) => string) => {
     const started = performance.now();
-    const parent = isRecord(op.meta) ? propagation.extract(ROOT_CONTEXT, op.meta, getter) : ROOT_CONTEXT;
+    const parent =
+      isRecord(op.meta) && (op.meta.traceparent !== undefined || op.meta.baggage !== undefined)
+        ? propagation.extract(ROOT_CONTEXT, op.meta, getter)
+        : ROOT_CONTEXT;
     const target = op.tool ?? op.prompt;
     const common: Attributes = {
       "mcp.method.name": op.method,
@@ -258,10 +261,11 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       },
       parent,
     );
-    const active = trace.setSpan(op.tool && op.spends ? parent.setValue(SPENDING, op.tool) : parent, span);
+    if (op.signal)
+      scopes.set(op.signal, trace.setSpan(op.tool && op.spends ? parent.setValue(SPENDING, op.tool) : parent, span));
     let errorType: string | undefined;
     try {
-      const result = await context.with(active, run);
+      const result = await run();
       if (isRecord(result) && result.isError === true) {
         errorType = "tool_error";
         span.setStatus({ code: SpanStatusCode.ERROR });
@@ -283,10 +287,10 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     }
   };
 
-  const upstream = (service: string, method: string, path: string, resend: number): UpstreamAttempt => {
+  const upstream = (service: string, method: string, path: string, resend: number, scope: Scope): UpstreamAttempt => {
     const started = performance.now();
     const route = routeTemplate(path);
-    const active = context.active();
+    const active = contextOf(scope);
     const tool = active.getValue(SPENDING) as string | undefined;
     const span = tracer.startSpan(
       `${method} ${route}`,
@@ -338,11 +342,11 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     traceContext.inject(ctx, carrier, defaultTextMapSetter);
     return carrier.traceparent;
   };
-  const begin = (name: string, attributes: Labels = {}, parent: WorkParent = "current"): WorkSpan => {
+  const begin = (name: string, attributes: Labels, parent: WorkParent): WorkSpan => {
     let from = ROOT_CONTEXT;
     const links: Link[] = [];
-    if (parent === "current") from = context.active();
-    else if (parent === "none") from = ROOT_CONTEXT;
+    if (parent === "none") from = ROOT_CONTEXT;
+    else if ("within" in parent) from = contextOf(parent.within);
     else if ("of" in parent) from = contexts.get(parent.of) ?? ROOT_CONTEXT;
     else {
       from = traceContext.extract(ROOT_CONTEXT, { traceparent: parent.continues }, getter);
@@ -353,7 +357,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     const own = trace.setSpan(from, span);
     const work: WorkSpan = {
       traceparent: traceparentOf(own),
-      run: (fn) => context.with(own, fn),
+      adopt: (signal) => scopes.set(signal, own),
       link: (traceparent) => linkTo(span, traceparent, "poll"),
       end: (attributes, error) => {
         if (attributes) span.setAttributes(clean(attributes));
@@ -388,8 +392,9 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     operation,
     upstream,
     begin,
-    link: (traceparent, kind) => linkTo(trace.getActiveSpan(), traceparent, kind),
-    event: (name, attributes) => trace.getActiveSpan()?.addEvent(name, attributes ? clean(attributes) : undefined),
+    link: (traceparent, kind, scope) => linkTo(trace.getSpan(contextOf(scope)), traceparent, kind),
+    event: (name, attributes, scope) =>
+      trace.getSpan(contextOf(scope))?.addEvent(name, attributes ? clean(attributes) : undefined),
     add: (name, value = 1, labels = {}) => {
       const keep: Attributes = {};
       for (const key of METRICS[name].labels) if (labels[key] !== undefined) keep[key] = labels[key];
@@ -404,7 +409,6 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       sessionDuration.record((performance.now() - openedAt) / 1000, { "network.transport": options.transport }),
     close: async () => {
       await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
-      contextManager.disable();
     },
   };
 }
@@ -422,8 +426,16 @@ export function hostPort(address: string): { host: string; port: number } {
  * so it is not sent to a collector; the hash still groups one session's spans.
  */
 function sessionHash(id: string): string {
-  return createHash("sha256").update(id).digest("hex").slice(0, 32);
+  let hash = sessionHashes.get(id);
+  if (hash === undefined) {
+    hash = createHash("sha256").update(id).digest("hex").slice(0, 32);
+    if (sessionHashes.size >= 1024) sessionHashes.clear();
+    sessionHashes.set(id, hash);
+  }
+  return hash;
 }
+/** Every request of a session hashes the same id: once per session (bounded, cleared when full). */
+const sessionHashes = new Map<string, string>();
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

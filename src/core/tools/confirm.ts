@@ -85,9 +85,9 @@ interface ConfirmCall {
  * A confirmation asked, or answered (accepted, refused), or whose state came back expired, tampered
  * or already used (expired): the switchboard.confirmations counter and an event on the call's span.
  */
-function counted<T>(outcome: "asked" | "accepted" | "refused" | "expired", value?: T): T {
+function counted<T>(outcome: "asked" | "accepted" | "refused" | "expired", ctx: ServerContext, value?: T): T {
   telemetry.add("confirmations", 1, { outcome });
-  telemetry.event("switchboard.confirmation", { outcome });
+  telemetry.event("switchboard.confirmation", { outcome }, ctx.mcpReq.signal);
   return value as T;
 }
 
@@ -110,7 +110,7 @@ export class Confirmations {
     try {
       return this.codec.verify(state, ctx);
     } catch (err) {
-      counted("expired");
+      counted("expired", ctx);
       throw err;
     }
   };
@@ -128,13 +128,13 @@ export class Confirmations {
       if (answer.kind === "elicit") {
         if (state.tenant !== call.tenant) throw new ToolError(OTHER_TENANT);
         if (answer.action !== "accept" || (answer.content as { confirm?: unknown } | undefined)?.confirm !== true)
-          return counted("refused", "declined");
+          return counted("refused", ctx, "declined");
         const use = await this.storeCall(
           () => this.nonces.consume(state.nonce, state.generation, STATE_TTL_SECONDS * 1000),
           CHECK_UNAVAILABLE,
         );
-        if (use !== "first") throw counted("expired", new ReplayedConfirmation(use, call.verify));
-        return counted("accepted", "approved");
+        if (use !== "first") throw counted("expired", ctx, new ReplayedConfirmation(use, call.verify));
+        return counted("accepted", ctx, "approved");
       }
     }
     const generation = await this.storeCall(() => this.nonces.generation(), ASK_UNAVAILABLE);
@@ -145,7 +145,7 @@ export class Confirmations {
       tenant: call.tenant,
       generation,
     };
-    counted("asked");
+    counted("asked", ctx);
     throw new NeedsInput(CONFIRM_KEY, call.request, { ...next });
   }
 

@@ -58,12 +58,14 @@ export async function settle<T>(fetch: () => Promise<T>): Promise<PollResult<T>>
  */
 export async function tracedPoll<T>(
   followers: Iterable<{ span?: WorkSpan }>,
-  fetch: () => Promise<T>,
+  signal: AbortSignal,
+  fetch: (signal: AbortSignal) => Promise<T>,
 ): Promise<PollResult<T> & { by?: WorkSpan }> {
-  if (!telemetry.on) return settle(fetch);
+  if (!telemetry.on) return settle(() => fetch(signal));
   const by = [...followers].find((f) => f.span)?.span;
   const span = telemetry.begin("poll", {}, by ? { of: by } : "none");
-  const result = await span.run(() => settle(fetch));
+  span.adopt(signal);
+  const result = await settle(() => fetch(signal));
   span.end(undefined, result.error);
   return { ...result, trace: span.traceparent, by };
 }
@@ -175,7 +177,7 @@ export class SharedPoller<T> implements Poller<T> {
     entry.freshWanted = false;
     entry.lastStart = Date.now();
     const seq = ++entry.fetchSeq;
-    const result = await tracedPoll(entry.followers, () => this.fetch(key, entry.controller.signal));
+    const result = await tracedPoll(entry.followers, entry.controller.signal, (signal) => this.fetch(key, signal));
     entry.inFlight = false;
     if (entry.controller.signal.aborted || this.entries.get(key) !== entry) return;
     handOut(entry.followers, (f) => f.fromFetch <= seq, result, this.options.logger, key);

@@ -138,7 +138,7 @@ export class UpstreamClient {
     const req = { ...marked, path: plainPath(marked.path) };
     const retries = isIdempotent(req) ? (req.retries ?? this.options.maxRetries ?? 2) : 0;
     for (let attempt = 0; ; attempt++) {
-      const span = telemetry.upstream(this.service, req.method, marked.path, attempt);
+      const span = telemetry.upstream(this.service, req.method, marked.path, attempt, req.signal);
       try {
         const answer = (await this.once(req, span.headers)) as UpstreamResponse<T>;
         span.end({ status: answer.status, credits: this.format.credits?.({ ...req, data: answer.data }) });

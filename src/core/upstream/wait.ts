@@ -40,7 +40,7 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
   const started = Date.now();
   const maxFailures = spec.maxFailures ?? 5;
   // The wait's span: the polls it alone follows hang under it; a poll it shares, it links.
-  const span = telemetry.begin("wait");
+  const span = telemetry.begin("wait", {}, { within: spec.signal });
   return new Promise((resolve, reject) => {
     let polls = 0;
     let failures = 0;
