@@ -9,7 +9,7 @@
 import { createServer } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CLI, cpuMs, loadSandbox, round, sandboxEnv, spawnUntil, stopChild, summarize } from "./lib.mjs";
+import { CLI, cpuMs, freePort, loadSandbox, round, sandboxEnv, spawnUntil, stopChild, summarize } from "./lib.mjs";
 
 export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = () => undefined }) {
   let received = 0;
@@ -27,7 +27,7 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
       OTEL_TRACES_SAMPLER: "always_on",
       OTEL_BSP_SCHEDULE_DELAY: "1000",
       OTEL_METRIC_EXPORT_INTERVAL: "5000",
-      MCP_METRICS_ADDRESS: "127.0.0.1:0",
+      MCP_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     },
   };
   const servers = {};

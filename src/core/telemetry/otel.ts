@@ -413,11 +413,15 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   };
 }
 
-/** `host:port` (`[::1]:9464`, `0.0.0.0:9464`, `:9464` for every address). */
+/**
+ * `host:port` (`[::1]:9464`, `0.0.0.0:9464`, `:9464` for every address). Port 0 is refused: a
+ * scraper needs a known port, and the exporter would silently take its default 9464 instead.
+ */
 export function hostPort(address: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address);
   const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new Error(`${ENV.metricsAddress} must be host:port, not ${JSON.stringify(address)}`);
+  if (!m || port < 1 || port > 65535)
+    throw new Error(`${ENV.metricsAddress} must be host:port with a port from 1 to 65535, not ${JSON.stringify(address)}`);
   return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
 }
 
