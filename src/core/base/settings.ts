@@ -172,7 +172,7 @@ const settingsTable = {
     default: "10000",
     help:
       "per-user keys: tenants (sets of keys) a replica keeps built at once; " +
-      "past it the longest idle one without a task is closed (docs/deployment.md, Sizing)",
+      "past it the longest idle one without a task is closed (docs/deployment.md, Capacity)",
   },
   sessionIdleMs: {
     env: "MCP_SESSION_IDLE_MS",
