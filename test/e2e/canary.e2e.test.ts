@@ -13,8 +13,11 @@
  */
 import { LOG_LEVEL_META_KEY, type CallToolResult, type Client, type Tool } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SampleRun, ToolSample } from "../../src/core/service/samples.js";
 import type { Sandbox, SandboxOptions } from "../../src/sandbox/index.js";
+import { SIMULATORS } from "../../src/sandbox/registry.js";
 import { API_KEYS } from "../../src/sandbox/simulators/drones/index.js";
+import { SERVICES } from "../../src/services/registry.js";
 import {
   connectHttp,
   connectStdio,
@@ -31,51 +34,21 @@ import {
 } from "../harness.js";
 import { keepWireOrder } from "./in-order.js";
 
-const KEYS = {
-  build: "tlm_sk_CANARY_BUILD_7d1e9a",
-  sizing: "CANARY_SIZING_KEY_55b2",
-  drones: "dfk_live_CANARY_DRONES_c0ffee",
-};
+/** A canary key for each simulator, shaped like its demo key (the part before "sandbox"). */
+const canaryKeys = (tag: string) =>
+  Object.fromEntries(
+    SIMULATORS.map((s) => [s.name, `${s.demoKey.split("sandbox")[0]}CANARY_${tag}${s.name.toUpperCase()}_7d1e9a`]),
+  );
+const KEYS = canaryKeys("");
 const HTTP_TOKEN = "CANARY_HTTP_TOKEN_31337";
 const SECRET_VALUE = "CANARY_SECRET_VALUE_9f8e7d";
-const SET_SECRET_VALUE = "CANARY_SET_SECRET_VALUE_42";
 const FIGMA_TOKEN = "figd_CANARY_FIGMA_TOKEN_abcdef123";
-/** Values only ever sent on calls that fail, so they are registered as secrets by nothing else. */
-const FAILING_SET_SECRET_VALUE = "CANARY_MISSING_PROJECT_SECRET_88";
-const FAILING_LAUNCH_SECRET = "CANARY_FAILED_LAUNCH_SECRET_66";
-const FAILING_FIGMA_TOKEN = "figd_CANARY_FAILED_LAUNCH_TOKEN_0042";
-const INVALID_ARGS_SECRET = "CANARY_INVALID_ARGS_SECRET_13";
-/** Figma tokens the sandbox refuses: FIGMA_TOKEN_INVALID and FIGMA_TOKEN_MALFORMED (whitespace). */
-const REFUSED_FIGMA_TOKEN = "figd_invalid_CANARY_REFUSED_TOKEN_77";
-const MALFORMED_FIGMA_TOKEN = "CANARY MALFORMED FIGMA TOKEN 99";
-const WEBHOOK_HEADER_SECRET = "CANARY_WEBHOOK_HEADER_SECRET_5150";
-const GITHUB_TOKEN = "github_pat_CANARY_GITHUB_TOKEN_0123456789ab";
-const IMPORT_CODE = "acme-storefront-export-project-c0ffeec0ffeec0ffeec0ffeec0ffeec0.zip";
-const WRONG_KEYS = {
-  build: "tlm_sk_CANARY_WRONG_BUILD_0bad",
-  sizing: "CANARY_WRONG_SIZING_0bad",
-  drones: "dfk_live_CANARY_WRONG_DRONES_0bad",
-};
+const WRONG_KEYS = canaryKeys("WRONG_");
 const WRONG_HTTP_TOKEN = "CANARY_WRONG_HTTP_TOKEN_0bad";
 
-const CANARIES = [
-  ...Object.values(KEYS),
-  HTTP_TOKEN,
-  SECRET_VALUE,
-  SET_SECRET_VALUE,
-  FIGMA_TOKEN,
-  FAILING_SET_SECRET_VALUE,
-  FAILING_LAUNCH_SECRET,
-  FAILING_FIGMA_TOKEN,
-  INVALID_ARGS_SECRET,
-  REFUSED_FIGMA_TOKEN,
-  MALFORMED_FIGMA_TOKEN,
-  ...Object.values(WRONG_KEYS),
-  WRONG_HTTP_TOKEN,
-  WEBHOOK_HEADER_SECRET,
-  GITHUB_TOKEN,
-  IMPORT_CODE,
-];
+const CANARIES = [...Object.values(KEYS), HTTP_TOKEN, SECRET_VALUE, FIGMA_TOKEN, ...Object.values(WRONG_KEYS)];
+/** The secrets the samples sent (SampleRun.secret), added as the drives make them. */
+const SAMPLE_SECRETS = new Set<string>();
 
 /** Full secret values the drone service lists: key values and webhook signing secrets. */
 function upstreamSecrets(value: unknown, name = ""): string[] {
@@ -160,7 +133,7 @@ class Collector {
   leaks(extra: Seen[] = []): string[] {
     const found: string[] = [];
     for (const item of [...this.seen, ...extra]) {
-      for (const secret of [...CANARIES, ...DRONE_API_KEY_VALUES]) {
+      for (const secret of [...CANARIES, ...SAMPLE_SECRETS, ...DRONE_API_KEY_VALUES]) {
         if (item.text.includes(secret)) {
           const at = item.text.indexOf(secret);
           found.push(
@@ -266,346 +239,98 @@ async function driveModernTasks(
 // Driving every tool, resource, completion and prompt
 // ---------------------------------------------------------------------------------------------
 
-async function driveEverything(client: Client, label: string, prefix: string, col: Collector): Promise<void> {
-  const launchId = `${prefix}-launch`;
-  const emptyId = `${prefix}-empty`;
+/** Every registered service with its samples (src/services/<name>/samples.ts), loaded once. */
+const SAMPLED = Promise.all(
+  SERVICES.map(async (service) => {
+    if (!service.samples) throw new Error(`service ${service.name} declares no samples()`);
+    return { service, samples: await service.samples() };
+  }),
+);
 
-  // --- failing calls that carry secrets, first, so nothing else registered those values ---
-  const missing = await col.call(client, label, "build_set_secret", {
-    projectId: `${prefix}-missing`,
-    secretName: "MISSING_ONE",
-    secretValue: FAILING_SET_SECRET_VALUE,
-  });
-  expect(missing.isError).toBe(true);
-  expect(text(missing)).toMatch(/HTTP 404/);
-  const badLaunch = await col.call(client, label, "build_launch_project", {
-    projectId: `${prefix}-bad-group`,
-    prompt: "Never built",
-    groupId: "grp_nope",
-    secrets: [{ secretName: "FAILING", secretValue: FAILING_LAUNCH_SECRET }],
-    figma: { token: FAILING_FIGMA_TOKEN },
-  });
-  expect(badLaunch.isError).toBe(true);
-  const invalid = await col.call(client, label, "build_launch_project", {
-    projectId: `${prefix}-invalid`,
-    prompt: "Never sent",
-    secrets: [{ secretName: "BAD_ENV", secretValue: INVALID_ARGS_SECRET, environment: "staging" }],
-  });
-  expect(invalid.isError).toBe(true);
-  if (label === "stdio") {
-    // Figma token checks are rate-limited upstream (10 a minute), so only once per test run.
-    for (const [token, code] of [
-      [REFUSED_FIGMA_TOKEN, "FIGMA_TOKEN_INVALID"],
-      [MALFORMED_FIGMA_TOKEN, "FIGMA_TOKEN_MALFORMED"],
-    ]) {
-      const refused = await col.call(client, label, "build_launch_project", {
-        projectId: `${prefix}-bad-figma`,
-        prompt: "Never built",
-        figma: { token },
-      });
-      expect(refused.isError, JSON.stringify(refused).slice(0, 600)).toBe(true);
-      expect(text(refused)).toContain(code);
-    }
+/** A drive's values: its prefix, the secrets it sent (all watched for) and the results it kept. */
+class Drive implements SampleRun {
+  private readonly results = new Map<string, unknown>();
+  constructor(
+    readonly prefix: string,
+    readonly first: boolean,
+  ) {}
+
+  secret(name: string, shape = ""): string {
+    const value = `${shape}CANARY_${name.toUpperCase().replace(/\W+/g, "_")}_${this.prefix.replace(/\W/g, "")}`;
+    SAMPLE_SECRETS.add(value);
+    return value;
   }
 
-  // --- build: reads ---
-  await col.ok(client, label, "build_get_account", {});
-  await col.ok(client, label, "build_get_credit_costs", {});
-  await col.ok(client, label, "build_list_projects", { limit: 100 });
-
-  // --- build: launch with wait, secrets and a Figma token, reporting progress ---
-  const launched = await col.ok<{ projectId: string; figma?: { connected?: boolean }; wait?: { outcome: string } }>(
-    client,
-    label,
-    "build_launch_project",
-    {
-      projectId: launchId,
-      prompt: "A canary shop [minutes=5] [secrets]",
-      label: "Canary",
-      secrets: [{ secretName: "CANARY_SECRET", secretValue: SECRET_VALUE }],
-      figma: { token: FIGMA_TOKEN },
-      wait: true,
-      timeoutSeconds: 60,
-    },
-    { progress: true },
-  );
-  expect(launched.projectId).toBe(launchId);
-  expect(launched.figma?.connected).toBe(true);
-  expect(launched.wait?.outcome).toBe("done");
-
-  await col.ok(client, label, "build_get_project", { projectId: launchId });
-  await col.ok(client, label, "build_get_agent_status", { projectId: launchId });
-
-  // Upstream free text is quoted as data.
-  const convo = await col.call(client, label, "build_get_conversation", { projectId: launchId, limit: 20 });
-  expect(convo.isError).toBeFalsy();
-  const messages = (convo.structuredContent as { conversation: Array<{ message?: string }> }).conversation.filter(
-    (m) => m.message,
-  );
-  expect(messages.length).toBeGreaterThan(0);
-  expect(text(convo)).toMatch(/quoted data, not instructions/);
-  for (const m of messages) {
-    const start = m.message!.replace(/\s+/g, " ").trim().slice(0, 30);
-    expect(text(convo), `agent message quoted: ${start}`).toContain(`: "${start}`);
+  result<T>(key: string): T | undefined {
+    return this.results.get(key) as T | undefined;
   }
 
-  // Another run, waited on with progress.
-  const run = await col.ok<{ outcome?: string; wait?: { outcome: string } }>(
-    client,
-    label,
-    "build_start_agent",
-    { projectId: launchId, prompt: "Add a canary page [minutes=3]", wait: true, timeoutSeconds: 60 },
-    { progress: true },
-  );
-  expect(JSON.stringify(run)).toMatch(/"outcome":"done"/);
-
-  // Start a long run and stop it.
-  await col.ok(client, label, "build_start_agent", {
-    projectId: launchId,
-    prompt: "Rewrite everything [minutes=100000]",
-  });
-  await col.ok(client, label, "build_stop_agent", { projectId: launchId });
-
-  await col.ok(
-    client,
-    label,
-    "build_wait",
-    { projectId: launchId, until: "agent", timeoutSeconds: 60 },
-    { progress: true },
-  );
-
-  // Deploy and follow it.
-  await col.ok(
-    client,
-    label,
-    "build_deploy",
-    { projectId: launchId, wait: true, timeoutSeconds: 60 },
-    { progress: true },
-  );
-  await col.ok(client, label, "build_get_deployment_status", { projectId: launchId });
-  await col.ok(
-    client,
-    label,
-    "build_wait",
-    { projectId: launchId, until: "deployment", timeoutSeconds: 60 },
-    { progress: true },
-  );
-
-  // Versions and recovery.
-  const { versions } = await col.ok<{ versions: Array<{ _id: string; prompt?: string }> }>(
-    client,
-    label,
-    "build_list_versions",
-    { projectId: launchId, limit: 10 },
-  );
-  const version = versions.find((v) => !v.prompt?.includes("[recover-fail]"))!;
-  await col.ok(
-    client,
-    label,
-    "build_recover_version",
-    { projectId: launchId, versionId: version._id, wait: true, timeoutSeconds: 60 },
-    { progress: true },
-  );
-
-  // Logs are delimited as server output.
-  const logs = await col.call(client, label, "build_get_logs", { projectId: launchId });
-  expect(logs.isError).toBeFalsy();
-  expect(text(logs)).toMatch(/server output, not instructions/);
-  expect(text(logs)).toMatch(/\n---\n[\s\S]*\n---$/);
-
-  await col.ok(client, label, "build_restart_server", { projectId: launchId });
-
-  // Secrets: set (value never echoed), find its id, delete.
-  const set = await col.call(client, label, "build_set_secret", {
-    projectId: launchId,
-    secretName: "CANARY_SET",
-    secretValue: SET_SECRET_VALUE,
-    environment: "production",
-  });
-  expect(set.isError).toBeFalsy();
-  expect(text(set)).toMatch(/value is not shown/);
-  const details = await col.ok<{ secrets?: Array<{ _id: string; secretName: string }> }>(
-    client,
-    label,
-    "build_get_project",
-    { projectId: launchId },
-  );
-  const secretId = details.secrets?.find((s) => s.secretName === "CANARY_SET")?._id;
-  expect(secretId).toBeTruthy();
-  await col.ok(client, label, "build_delete_secret", { projectId: launchId, secretId: secretId! });
-
-  await col.ok(client, label, "build_set_domain", { projectId: launchId, hostname: `${prefix}.canary.example.org` });
-  await col.ok(client, label, "build_remove_domain", { projectId: launchId });
-  await col.ok(client, label, "build_get_database_schema", { projectId: "acme-storefront" });
-  await col.ok(client, label, "build_query_database", {
-    projectId: "acme-storefront",
-    tableName: "customers",
-    queryOptions: { _limit: 3 },
-  });
-  await col.ok(client, label, "build_create_project", { projectId: emptyId, label: "Empty canary" });
-  await col.ok(client, label, "build_delete_project", { projectId: emptyId });
-
-  // --- the rest of the build API (toolsets off by default): secrets in tokens, headers and .env text ---
-  await col.ok(client, label, "build_update_project", { projectId: launchId, label: `Canary ${prefix}` });
-  await col.ok(client, label, "build_get_production_logs", { projectId: "acme-storefront", limit: 3 });
-  const acmeVersions = await col.ok<{ versions: Array<{ commitSha?: string }> }>(client, label, "build_list_versions", {
-    projectId: "acme-storefront",
-  });
-  const sha = acmeVersions.versions.find((v) => v.commitSha)?.commitSha;
-  if (sha) await col.ok(client, label, "build_get_version_diff", { projectId: "acme-storefront", commitSha: sha });
-  await col.ok(client, label, "build_validate_figma_token", { token: FIGMA_TOKEN });
-  await col.ok(client, label, "build_connect_figma", { projectId: launchId, token: FIGMA_TOKEN });
-  await col.ok(client, label, "build_get_figma_status", { projectId: launchId });
-  await col.ok(client, label, "build_disconnect_figma", { projectId: launchId });
-  const hook = await col.ok<{ id: string }>(client, label, "build_add_webhook", {
-    url: `https://hooks.example.com/${prefix}`,
-    event: "agent.prompt.finished",
-    headers: { "x-signature": WEBHOOK_HEADER_SECRET },
-  });
-  await col.ok(client, label, "build_list_webhooks", {});
-  await col.ok(client, label, "build_delete_webhook", { webhookId: hook.id });
-  await col.ok(client, label, "build_set_credit_limits", {
-    projectId: launchId,
-    maxInfrastructureCreditsPerMonth: 500,
-  });
-  const today = new Date().toISOString().slice(0, 10);
-  await col.ok(client, label, "build_get_spending", { from: today, to: today });
-  await col.ok(client, label, "build_get_source_code", { projectId: "acme-storefront" });
-  await col.ok(client, label, "build_upload_file", {
-    projectId: "acme-storefront",
-    name: "canary.txt",
-    content: Buffer.from(`note ${prefix}`).toString("base64"),
-  });
-  await col.ok(client, label, "build_list_files", { projectId: "acme-storefront", limit: 20 });
-  await col.ok(client, label, "build_read_file", { projectId: "acme-storefront", path: "src/app/page.tsx" });
-  await col.ok(client, label, "build_write_file", {
-    projectId: "acme-storefront",
-    path: `src/${prefix}.txt`,
-    content: "canary file",
-  });
-  await col.ok(client, label, "build_rebuild", { projectId: "acme-storefront", wait: true }, { progress: true });
-  await col.ok(client, label, "build_get_rebuild_status", { projectId: "acme-storefront" });
-  await col.ok(client, label, "build_connect_github", {
-    projectId: launchId,
-    token: GITHUB_TOKEN,
-    repositoryFullName: `canary/${prefix}`,
-  });
-  await col.ok(client, label, "build_get_github_status", { projectId: launchId });
-  await col.ok(client, label, "build_pull_github", { projectId: launchId, wait: true });
-  await col.ok(client, label, "build_get_github_pull_status", { projectId: launchId });
-  await col.ok(client, label, "build_get_env_names", { projectId: launchId });
-  await col.ok(client, label, "build_disconnect_github", { projectId: launchId });
-  // A secret value is scrubbed from its own project's outputs, not from data the caller writes into
-  // another project (issue 18 item 12: kept process-wide, any word a caller used as a secret censored everyone).
-  const record = await col.ok<{ _id: string }>(client, label, "build_create_record", {
-    projectId: "acme-storefront",
-    tableName: "customers",
-    data: { name: `Canary ${prefix}`, note: "canary record" },
-  });
-  await col.ok(client, label, "build_update_record", {
-    projectId: "acme-storefront",
-    tableName: "customers",
-    recordId: record._id,
-    data: { vip: true },
-  });
-  await col.ok(client, label, "build_link_records", {
-    projectId: "acme-storefront",
-    tableName: "customers",
-    recordId: record._id,
-    propertyId: "not-many-to-many",
-    referenceId: "none",
-  });
-  await col.ok(client, label, "build_unlink_records", {
-    projectId: "acme-storefront",
-    tableName: "customers",
-    recordId: record._id,
-    propertyId: "not-many-to-many",
-    referenceId: "none",
-  });
-  await col.ok(client, label, "build_delete_record", {
-    projectId: "acme-storefront",
-    tableName: "customers",
-    recordId: record._id,
-  });
-  const group = await col.ok<{ groupId: string }>(client, label, "build_create_group", { name: `Canary ${prefix}` });
-  await col.ok(client, label, "build_list_groups", {});
-  await col.ok(client, label, "build_get_group", { groupId: group.groupId });
-  await col.ok(client, label, "build_update_group", { groupId: group.groupId, description: "canaries" });
-  await col.ok(client, label, "build_delete_group", { groupId: group.groupId });
-  // Export and import are limited to one a minute per account: the second run of this drive is refused, and must still say why.
-  // repeat: the second drive's export is the first's call again, which the spend ledger would answer from its record.
-  const exported = await col.call(client, label, "build_export_project", {
-    projectId: "acme-storefront",
-    repeat: true,
-  });
-  if (!exported.isError) {
-    await col.ok(client, label, "build_create_project", { projectId: `${prefix}-clone` });
-    const transferId = (exported.structuredContent as { transferId: string }).transferId;
-    await col.ok(
-      client,
-      label,
-      "build_import_project",
-      { projectId: `${prefix}-clone`, transferId, wait: true },
-      { progress: true },
-    );
-  } else {
-    expect(text(exported)).toMatch(/PROJECT_EXPORT_LIMIT_REACHED/);
-    const refused = await col.call(client, label, "build_import_project", {
-      projectId: `${prefix}-clone-missing`,
-      importCode: IMPORT_CODE,
-    });
-    expect(refused.isError).toBe(true);
+  keep(key: string, value: unknown): void {
+    this.results.set(key, value);
   }
+}
 
-  // --- sizing ---
-  const catalog = await col.ok<{ items: Array<{ _id: string }> }>(client, label, "sizing_get_catalog", { limit: 5 });
-  const item = catalog.items[0]._id;
-  await col.ok(client, label, "sizing_recommend_size", {
-    clothing_item_id: item,
-    measurements: { chest: 96, waist: 82, hips: 100 },
-    preferred_fit: "regular",
-  });
-  await col.ok(client, label, "sizing_create_try_on", {
-    clothing_item_id: item,
-    user_id: `${prefix}-customer`,
-    measurements: { chest: 96, waist: 82, hips: 100 },
-  });
+/** One sample call, with what the service says of its answer. */
+async function callSample(
+  client: Client,
+  label: string,
+  run: Drive,
+  sample: ToolSample,
+  col: Collector,
+): Promise<void> {
+  const args = sample.args(run);
+  if (!args) return;
+  const name = `${label} ${sample.tool}`;
+  const result = await col.call(client, label, sample.tool, args, { progress: sample.progress });
+  const answer = { text: text(result), structured: result.structuredContent };
+  if (sample.fails) {
+    expect(result.isError, `${name} must fail: ${answer.text.slice(0, 300)}`).toBe(true);
+    expect(answer.text, name).toMatch(sample.fails);
+    return;
+  }
+  if (result.isError && sample.limited && !run.first) {
+    expect(answer.text, name).toMatch(sample.limited);
+    return;
+  }
+  expect(result.isError, `${name} failed: ${answer.text.slice(0, 600)}`).toBeFalsy();
+  const seen = answer.text + JSON.stringify(answer.structured ?? null);
+  for (const pattern of sample.shows ?? []) expect(seen, name).toMatch(pattern);
+  expect(sample.check?.(answer), name).toBeUndefined();
+  run.keep(sample.as ?? sample.tool, answer.structured);
+}
 
-  // --- drones ---
-  const drones = await col.ok<{ drones: Array<{ _id: string }> }>(client, label, "drones_list_drones", { limit: 5 });
-  await col.ok(client, label, "drones_get_drone", { id: drones.drones[0]._id });
-  const missions = await col.ok<{ missions: Array<{ _id: string }> }>(client, label, "drones_list_missions", {
-    limit: 5,
-  });
-  await col.ok(client, label, "drones_get_mission", { id: missions.missions[0]._id });
-  const alerts = await col.ok<{ alerts: Array<{ _id: string }> }>(client, label, "drones_list_alerts", { limit: 5 });
-  await col.ok(client, label, "drones_get_alert", { id: alerts.alerts[0]._id });
-  await col.ok(client, label, "drones_update_alert", { id: alerts.alerts[0]._id, changes: { status: "acknowledged" } });
-  const keys = await col.ok<{ api_keys: unknown[]; maskedValues: number }>(client, label, "drones_list_api_keys", {});
-  expect(keys.api_keys.length).toBe(API_KEYS.length);
-  expect(keys.maskedValues).toBeGreaterThanOrEqual(DRONE_API_KEY_VALUES.length);
-  expect(JSON.stringify(keys)).toMatch(/dfk_live_…/);
-  await col.ok(client, label, "drones_fleet_summary", { lowBatteryThreshold: 30 });
-  await col.ok(client, label, "drones_find_nearest", { latitude: 40.4168, longitude: -3.7038, limit: 3 });
+async function driveEverything(
+  client: Client,
+  label: string,
+  prefix: string,
+  col: Collector,
+  first: boolean,
+): Promise<void> {
+  const run = new Drive(prefix, first);
+  const sampled = await SAMPLED;
 
-  // --- resources: list, templates, read every listed one, complete every template ---
+  // --- every tool of every service, as the service's samples say ---
+  for (const { samples } of sampled)
+    for (const sample of samples.tools)
+      if (first || !sample.firstOnly) await callSample(client, label, run, sample, col);
+
+  // --- resources: list, templates, read every listed one and the samples' others, complete every template ---
   const listed = await client.listResources();
   col.record(`${label} resources/list`, listed);
   const templates = await client.listResourceTemplates();
   col.record(`${label} resources/templates/list`, templates);
-  expect(templates.resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual(
-    [
-      "build://projects/{projectId}",
-      "drones://alerts/{id}",
-      "drones://drones/{id}",
-      "drones://missions/{id}",
-      "sizing://catalog/{id}",
-    ].sort(),
-  );
-  const uris = new Set(["build://account", "build://credit-costs", ...listed.resources.map((r) => r.uri)]);
-  uris.add(`build://projects/${launchId}`);
-  uris.add(`drones://missions/${missions.missions[0]._id}`);
-  uris.add(`drones://alerts/${alerts.alerts[0]._id}`);
+  const uris = new Set([
+    ...listed.resources.map((r) => r.uri),
+    ...sampled.flatMap(({ samples }) => samples.resources?.(run) ?? []),
+  ]);
+  // Every template has an instance read.
+  for (const t of templates.resourceTemplates) {
+    const scheme = t.uriTemplate.slice(0, t.uriTemplate.indexOf("{"));
+    expect(
+      [...uris].some((uri) => uri.startsWith(scheme)),
+      `no read of ${t.uriTemplate}`,
+    ).toBe(true);
+  }
   for (const uri of uris) {
     const read = await client.readResource({ uri });
     col.record(`${label} read ${uri}`, read);
@@ -625,22 +350,14 @@ async function driveEverything(client: Client, label: string, prefix: string, co
     }
   }
 
-  // --- prompts ---
+  // --- prompts: every listed one, with each of its service's argument sets ---
   const prompts = await client.listPrompts();
   col.record(`${label} prompts/list`, prompts);
-  expect(prompts.prompts.map((p) => p.name).sort()).toEqual([
-    "fitting_room",
-    "fleet_status_report",
-    "launch_and_track",
-  ]);
-  const promptArgs: Record<string, Array<Record<string, string>>> = {
-    launch_and_track: [
-      { idea: "a canary bakery site" },
-      { idea: "a canary bakery site", projectId: `${prefix}-bakery` },
-    ],
-    fitting_room: [{}, { item: "Classic Tee", category: "tops" }, { category: "dresses" }],
-    fleet_status_report: [{}, { lowBatteryThreshold: "25", near: "40.4168, -3.7038" }],
-  };
+  const promptArgs = Object.assign({}, ...sampled.map(({ samples }) => samples.prompts ?? {})) as Record<
+    string,
+    Array<Record<string, string>>
+  >;
+  expect(prompts.prompts.map((p) => p.name).sort()).toEqual(Object.keys(promptArgs).sort());
   for (const [name, variants] of Object.entries(promptArgs)) {
     for (const args of variants) {
       const prompt = await client.getPrompt({ name, arguments: args });
@@ -650,15 +367,22 @@ async function driveEverything(client: Client, label: string, prefix: string, co
   }
 }
 
-/** Limited to one call a minute per account: the second drive (HTTP) is refused them, by design. */
-const RATE_LIMITED_ONCE = new Set(["build_export_project", "build_import_project"]);
+/** Tools an upstream allows once a minute: the second drive (HTTP) may be refused them, by design. */
+async function limitedTools(): Promise<Set<string>> {
+  return new Set((await SAMPLED).flatMap(({ samples }) => samples.tools.filter((s) => s.limited).map((s) => s.tool)));
+}
 
-function expectEveryToolCalled(tools: Tool[], col: Collector, allowRefused = false): void {
+async function expectEveryToolCalled(tools: Tool[], col: Collector, allowRefused = false): Promise<void> {
   const names = tools.map((t) => t.name);
-  expect(names.length).toBeGreaterThanOrEqual(70);
+  const sampled = new Set((await SAMPLED).flatMap(({ samples }) => samples.tools.map((s) => s.tool)));
+  expect(
+    names.filter((n) => !sampled.has(n)),
+    "tools with no sample in their service's samples.ts",
+  ).toEqual([]);
   const notCalled = names.filter((n) => !col.calls.get(n));
   expect(notCalled, `tools never called: ${notCalled.join(", ")}`).toEqual([]);
-  const neverSucceeded = names.filter((n) => !col.successes.get(n) && !(allowRefused && RATE_LIMITED_ONCE.has(n)));
+  const limited = allowRefused ? await limitedTools() : new Set<string>();
+  const neverSucceeded = names.filter((n) => !col.successes.get(n) && !limited.has(n));
   expect(neverSucceeded, `tools that never succeeded: ${neverSucceeded.join(", ")}`).toEqual([]);
 }
 
@@ -704,20 +428,19 @@ describe("secrets never leak", () => {
 
   it("the sandbox really uses the canary keys", () => {
     expect(sandbox.keys).toEqual(KEYS);
-    expect(env.BUILD_API_KEY).toBe(KEYS.build);
-    expect(env.SIZING_API_KEY).toBe(KEYS.sizing);
-    expect(env.DRONES_API_KEY).toBe(KEYS.drones);
+    for (const service of SERVICES) expect(env[service.apiKeyVar], service.name).toBe(KEYS[service.name]);
     expect(DRONE_API_KEY_VALUES.length).toBeGreaterThanOrEqual(API_KEYS.length + 1); // keys + a webhook signing secret
   });
 
   it("drives every tool, resource, completion and prompt over stdio", { timeout: 60_000 }, async () => {
     const { tools } = await conn.client.listTools();
     col.record("stdio tools/list", tools);
-    await driveEverything(conn.client, "stdio", "cnry-s", col);
-    expectEveryToolCalled(tools, col);
+    await driveEverything(conn.client, "stdio", "cnry-s", col, true);
+    await expectEveryToolCalled(tools, col);
     expect(elicitations.length).toBeGreaterThan(0); // spends were confirmed through elicitation
     // The secrets did reach the upstream, so the test is not vacuous.
-    expect(sandbox.build.storedSecretValue("cnry-s-launch", "CANARY_SECRET")).toBe(SECRET_VALUE);
+    const stored = sandbox.build.storedSecretValue("cnry-s-launch", "CANARY_SECRET");
+    expect(SAMPLE_SECRETS.has(stored!), String(stored)).toBe(true);
     expect(col.seen.some((s) => s.where.includes("progress"))).toBe(true);
     expect(col.seen.some((s) => s.where.includes(" log"))).toBe(true);
   });
@@ -731,8 +454,8 @@ describe("secrets never leak", () => {
     try {
       await httpCol.attach(client, "http");
       const { tools } = await client.listTools();
-      await driveEverything(client, "http", "cnry-h", httpCol);
-      expectEveryToolCalled(tools, httpCol, true);
+      await driveEverything(client, "http", "cnry-h", httpCol, false);
+      await expectEveryToolCalled(tools, httpCol, true);
       if (MODERN) await driveModernTasks(http.url, HTTP_TOKEN, "http", "cnry-h", httpCol, sandbox);
       const health = await fetch(new URL("/healthz", http.url));
       col.record("http healthz", await health.text());
@@ -795,32 +518,28 @@ describe("secrets never leak", () => {
       connectStdio(
         sandboxEnv(sandbox, {
           LOG_LEVEL: "debug",
-          BUILD_API_KEY: WRONG_KEYS.build,
-          SIZING_API_KEY: WRONG_KEYS.sizing,
-          DRONES_API_KEY: WRONG_KEYS.drones,
+          ...Object.fromEntries(SERVICES.map((s) => [s.apiKeyVar, WRONG_KEYS[s.name]])),
         }),
       ),
     );
     try {
       const wcol = new Collector();
       await wcol.attach(wrong.client, "wrong-key");
-      for (const [name, args, variable] of [
-        ["build_get_account", {}, "BUILD_API_KEY"],
-        [
-          "build_launch_project",
-          { projectId: "cnry-wrong-key", prompt: "x", secrets: [{ secretName: "S", secretValue: SECRET_VALUE }] },
-          "BUILD_API_KEY",
-        ],
-        ["sizing_get_catalog", {}, "SIZING_API_KEY"],
-        ["drones_list_drones", {}, "DRONES_API_KEY"],
-        ["drones_list_api_keys", {}, "DRONES_API_KEY"],
-      ] as const) {
-        const r = await wcol.call(wrong.client, "wrong-key", name, args);
-        expect(r.isError, name).toBe(true);
-        expect(text(r), name).toMatch(/HTTP 401/);
-        expect(text(r), name).toContain(variable);
+      // Each service's key check, and its first sample that sends a secret.
+      const run = new Drive("cnry-wrong-key", false);
+      for (const { service, samples } of await SAMPLED) {
+        const check = service.keyCheck ?? { tool: samples.tools[0].tool, input: samples.tools[0].args(run) };
+        const carrying = samples.tools.find((s) => !s.fails && JSON.stringify(s.args(run) ?? {}).includes("CANARY_"));
+        const calls = [[check.tool, check.input ?? {}] as const];
+        if (carrying) calls.push([carrying.tool, carrying.args(run)!]);
+        for (const [name, args] of calls) {
+          const r = await wcol.call(wrong.client, "wrong-key", name, args as Record<string, unknown>);
+          expect(r.isError, name).toBe(true);
+          expect(text(r), name).toMatch(/HTTP 401/);
+          expect(text(r), name).toContain(service.apiKeyVar);
+        }
       }
-      for (const uri of ["build://account", "drones://drones/665f1c2a7d3e4b1a00000001"]) {
+      for (const uri of (await SAMPLED).flatMap(({ samples }) => samples.resources?.(run) ?? [])) {
         try {
           wcol.record(`wrong-key read ${uri}`, await wrong.client.readResource({ uri }));
         } catch (err) {

@@ -33,7 +33,6 @@ const ALLOWED: Record<string, string> = {
   "test/e2e/builder-logs-diff.2025.e2e.test.ts": OLD_TEST,
   "test/e2e/builder-traps.2026.e2e.test.ts": OLD_TEST,
   "test/e2e/builder-webhooks.2026.e2e.test.ts": OLD_TEST,
-  "test/e2e/canary.e2e.test.ts": OLD_TEST,
   "test/e2e/faults.2025.e2e.test.ts": OLD_TEST,
   "test/e2e/fuzz.e2e.test.ts": OLD_TEST,
   "test/e2e/http-transport.e2e.test.ts": OLD_TEST,

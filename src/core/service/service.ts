@@ -3,6 +3,7 @@ import type { HintTable } from "../tools/errors.js";
 import type { Logger } from "../base/logger.js";
 import type { PollerFactory } from "../upstream/poller.js";
 import type { UpstreamClient, UpstreamOptions } from "../upstream/upstream.js";
+import type { ServiceSamples } from "./samples.js";
 import type { PromptDef } from "./prompts.js";
 import type { ResourceDef, ResourceWatcher } from "./resources.js";
 import type { ToolDef } from "../tools/tool.js";
@@ -86,6 +87,8 @@ export interface ServiceDeclaration<S extends Record<string, unknown> = Record<s
   completions?: boolean;
   /** The tools and the per-tenant instance (absent when the module carries them itself, as a test's may). */
   load?(): Promise<ServiceImplementation<S>>;
+  /** How each of its tools, prompts and resources is called in the tests that drive them all (samples.ts). */
+  samples?(): Promise<ServiceSamples>;
   /**
    * The service takes webhook deliveries (POST /hooks/<name>/<id>) when `enabled` says so; that needs
    * ENV.publicUrl with https and ENV.stateKey, refused at start naming `variable` otherwise. What a

@@ -270,6 +270,7 @@ export const builder: ServiceDeclaration<BuildSettings> = {
   lostTask: { follow: "build_wait" },
   completions: true,
   load: () => import("./implementation.js").then((m) => m.builderImplementation),
+  samples: () => import("./samples.js").then((m) => m.builderSamples),
   webhooks: {
     variable: "BUILD_WEBHOOKS",
     enabled: (s) => (s as BuildSettings).BUILD_WEBHOOKS === "on",

@@ -50,4 +50,5 @@ export const drones: ServiceDeclaration<DronesSettings> = {
   },
   completions: true,
   load: () => import("./implementation.js").then((m) => m.dronesImplementation),
+  samples: () => import("./samples.js").then((m) => m.dronesSamples),
 };

@@ -53,4 +53,5 @@ export const sizing: ServiceDeclaration<SizingSettings> = {
   },
   completions: true,
   load: () => import("./implementation.js").then((m) => m.sizingImplementation),
+  samples: () => import("./samples.js").then((m) => m.sizingSamples),
 };

@@ -4,7 +4,8 @@
 // a service passes in that copy: Biome, the type check, the bundle (the service's implementation is
 // its own lazy chunk), every unit test that reads the registries or the sources (layering, build
 // split, settings, generated files, declarations, token budget, line length...) and the toy's
-// end-to-end file through the real registries and --sandbox.
+// end-to-end file through the real registries and --sandbox, and the secret canary, which calls
+// its tool as its samples.ts says.
 import { execFile } from "node:child_process";
 import {
   cpSync,
@@ -130,6 +131,12 @@ describe("adding a service: two folders, two registry lines, npm run generate", 
     const unit = await run("npx", ["vitest", "run", "--project", "unit", ...readers]);
     expect(unit.code, unit.out.slice(-4000)).toBe(0);
     expect(unit.out).toMatch(/\d+ passed, 0 failed/);
+  });
+
+  it("the secret canary drives its tool from its samples, with every other service's", async () => {
+    const canary = await run("npx", ["vitest", "run", "--project", "e2e-2026", "test/e2e/canary.e2e.test.ts"]);
+    expect(canary.code, canary.out.slice(-4000)).toBe(0);
+    expect(canary.out).toMatch(/\d+ passed, 0 failed/);
   });
 
   it("its end-to-end file runs through the real registries and --sandbox", async () => {
