@@ -97,7 +97,7 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
 
   beforeAll(async () => {
     cert = makeCert();
-    sandbox = await testSandbox({ accounts: 4, build: { webhookCa: cert.cert } });
+    sandbox = await testSandbox({ accounts: 5, build: { webhookCa: cert.cert } });
   });
   afterAll(async () => {
     for (const s of servers) {
@@ -245,6 +245,35 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
     ]);
     // Ended by a slowed poll (at most 3 s after the end), not by the delivery that never came.
     expect(dropped.lagMs).toBeLessThan(3000 + 1500);
+  }, 60_000);
+
+  it("after a lost delivery is found, the tenant's other waits poll at the normal interval at once", async () => {
+    const push = await start(4, true, { BUILD_POLL_INTERVAL_MS: "500", BUILD_WEBHOOK_POLL_MS: "10000" });
+    for (const id of ["miss-a", "miss-b"]) await ok(push.client, "build_create_project", { projectId: id });
+    expect((await run(push, "miss-a", 60)).waited.outcome).toBe("done");
+    // B: a 16 s run, followed from its start; push is healthy, so its reads are 10 s apart.
+    const b = run(push, "miss-b", 800);
+    await until(
+      async () => push.sim.project("miss-b")?.run?.state,
+      (state) => state === "running",
+    );
+    push.sim.injectWebhookFault({ kind: "drop", times: 2 });
+    // A: a short run whose delivery is lost ends by its slow poll; 3 s later the miss is counted.
+    const a = await run(push, "miss-a", 30);
+    const missFoundBy = Date.now() + 3000;
+    expect(a.waited.outcome).toBe("done");
+    expect(a.lagMs).toBeGreaterThan(1000);
+    const bDone = await b;
+    expect(bDone.waited.outcome).toBe("done");
+    // B's run ended after that, and its delivery was lost too: the poll ended it within about one
+    // normal interval, not at its next slow read (about 4 s after its end).
+    expect(Date.now() - bDone.lagMs!).toBeGreaterThan(missFoundBy);
+    expect(bDone.lagMs).toBeLessThan(2000);
+    const lost = push.sim.webhookDeliveries().filter((d) => d.body.event === "agent.prompt.finished");
+    expect(lost.slice(-2).map((d) => d.attempts)).toEqual([
+      [expect.objectContaining({ fault: "drop" })],
+      [expect.objectContaining({ fault: "drop" })],
+    ]);
   }, 60_000);
 
   it("never touches a webhook the account already has, and keeps polling for it", async () => {

@@ -20,7 +20,8 @@ type Subscription = "none" | "subscribing" | "ours" | "theirs" | "failed";
  * address, never replacing one the account already has. A delivery is a hint: the waits on its
  * project read their status once more now and end by the usual completion rules. From the first
  * delivery on, agent polls slow to BUILD_WEBHOOK_POLL_MS; a run whose end a poll saw with no
- * delivery within the grace period puts them back to the normal interval until the next one.
+ * delivery within the grace period puts them back to the normal interval until the next one, and
+ * has every agent wait of the tenant read at once (docs/deployment.md, the worst case).
  */
 export class BuildPush {
   private subscription: Subscription = "none";
@@ -30,6 +31,8 @@ export class BuildPush {
   /** Ends a poll saw first, by project: a delivery within the grace period still matches. */
   private readonly pending = new Map<string, { since: number; timer: NodeJS.Timeout }>();
   private readonly creditListeners = new Map<string, Set<(data: Record<string, unknown>) => void>>();
+  /** Projects an agent wait of this tenant follows now (with how many waits). */
+  private readonly watched = new Map<string, number>();
   private readonly unlisten: () => void;
   /** The pollers a hint pokes (set once they exist). */
   pollers: Array<Poller<unknown>> = [];
@@ -84,6 +87,16 @@ export class BuildPush {
     this.pending.set(projectId, { since, timer });
   }
 
+  /** An agent wait follows `projectId` until the returned function is called (see `missed`). */
+  watch(projectId: string): () => void {
+    this.watched.set(projectId, (this.watched.get(projectId) ?? 0) + 1);
+    return () => {
+      const left = (this.watched.get(projectId) ?? 1) - 1;
+      if (left > 0) this.watched.set(projectId, left);
+      else this.watched.delete(projectId);
+    };
+  }
+
   /** Follows project.credit_limit.reached deliveries for a project (while a wait runs). */
   onCreditLimit(projectId: string, listener: (data: Record<string, unknown>) => void): () => void {
     const set = this.creditListeners.get(projectId) ?? new Set();
@@ -107,13 +120,19 @@ export class BuildPush {
     for (const { timer } of this.pending.values()) clearTimeout(timer);
   }
 
+  /**
+   * A run ended with no delivery. Every other agent wait of the tenant reads once now and polls at
+   * the normal interval from there, instead of at the end of the slow interval it was in: only
+   * waits whose runs ended before this was found can wait longer than polling alone would.
+   */
   private missed(projectId: string): void {
     this.endpoint.count("missed");
-    if (this.healthy)
-      this.logger.info("build webhooks: a run ended without a delivery; polling at the normal interval again", {
-        projectId,
-      });
+    if (!this.healthy) return;
+    this.logger.info("build webhooks: a run ended without a delivery; polling at the normal interval again", {
+      projectId,
+    });
     this.healthy = false;
+    for (const key of this.watched.keys()) for (const poller of this.pollers) poller.poke?.(key);
   }
 
   private received(body: unknown): void {

@@ -197,6 +197,7 @@ export async function waitFor(
       return verdict;
     };
     deps.push?.ensure();
+    const unwatch = deps.push?.watch(projectId);
     const unhear = deps.push?.onCreditLimit(projectId, (data) => {
       // Progress reaches a caller who asked for it; the log line, every caller's log stream.
       const line = creditLimitLine(projectId, data);
@@ -212,6 +213,7 @@ export async function waitFor(
       });
     } finally {
       unhear?.();
+      unwatch?.();
     }
     if (sawRunning !== undefined && outcome.outcome !== "timed_out") deps.push?.ended(projectId, sawRunning);
     // agent/status gives the credits of the current prompt only: a batch's total is in the details.
