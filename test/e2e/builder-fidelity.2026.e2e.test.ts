@@ -7,7 +7,6 @@ import {
   ok,
   retryStart,
   sandboxEnv,
-  sleep,
   testSandbox,
   text,
   until,
@@ -295,9 +294,15 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     const updates: string[] = [];
     conn.client.setNotificationHandler("notifications/resources/updated", (n) => void updates.push(n.params.uri));
     const uri = `build://projects/${projectId}`;
+    const details = `GET ${API}/projects/:projectId`;
+    const unfollowed = hits(details);
     const subscription = await conn.client.listen({ resourceSubscriptions: [uri] });
     try {
-      await sleep(200); // the poller takes its baseline
+      // The poller's first read is its baseline: the change must come after it.
+      await until(
+        async () => hits(details),
+        (n) => n > unfollowed,
+      );
       await ok(conn.client, "build_start_agent", { projectId, prompt: "More [minutes=5]" });
       await until(
         async () => updates.length,

@@ -105,9 +105,14 @@ describe.each(transports)("resource change notifications over %s", (_name, conne
       updates.push(n.params.uri);
     });
     const uri = "build://projects/spring-campaign";
+    const unfollowed = hits(DETAILS);
     const stop = await follow(client, uri);
-    await sleep(INTERVAL * 2); // the poller takes its baseline
-    const before = hits(DETAILS);
+    // The poller's first read is its baseline: a change before it would be no change (the run below
+    // takes 100 ms), and under load a fixed wait for it was sometimes too short.
+    const before = await until(
+      async () => hits(DETAILS),
+      (n) => n > unfollowed,
+    );
     await ok(client, "build_start_agent", { projectId: "spring-campaign", prompt: "New hero [minutes=5]" });
     await until(
       async () => updates.length,
