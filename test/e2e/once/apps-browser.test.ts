@@ -133,6 +133,15 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     await s.page.evaluate((p) => (globalThis as any).host.mount(p), params);
   }
 
+  /** The build console as launched by `args`, polling every `pollMs` (its data-poll-interval-ms). */
+  async function mountConsole(s: Session, pollMs: number, args: Json, launched: CallToolResult, width?: number) {
+    const html = (await tools.loadViewHtml("build-console")).replace(
+      "<html ",
+      `<html data-poll-interval-ms="${pollMs}" `,
+    );
+    await mount(s, { view: "build-console", html, toolName: "build_launch_project", args, result: launched, width });
+  }
+
   async function setTheme(s: Session, theme: "light" | "dark"): Promise<void> {
     await s.page.evaluate((t) => (globalThis as any).host.setTheme(t), theme);
     await expect.poll(() => s.frame.locator("html").getAttribute("data-theme")).toBe(theme);
@@ -410,8 +419,7 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
       return deployed;
     });
 
-    const html = (await tools.loadViewHtml("build-console")).replace("<html ", '<html data-poll-interval-ms="150" ');
-    await mount(s, { view: "build-console", html, toolName: "build_launch_project", args, result: launched });
+    await mountConsole(s, 150, args, launched);
     const phase = s.frame.locator(".phase");
     await expect.poll(() => phase.getAttribute("data-phase"), { timeout: 10_000 }).toBe("done");
     expect(await phase.textContent()).toBe("Agent finished");
@@ -466,15 +474,7 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     };
 
     // A minute between polls: only a read made at once is seen in this test.
-    const html = (await tools.loadViewHtml("build-console")).replace("<html ", '<html data-poll-interval-ms="60000" ');
-    await mount(s, {
-      view: "build-console",
-      html,
-      toolName: "build_launch_project",
-      args,
-      result: launched,
-      width: 400,
-    });
+    await mountConsole(s, 60_000, args, launched, 400);
     const phase = s.frame.locator(".phase");
     await expect.poll(() => phase.getAttribute("data-phase")).toBe("agent-running");
     expect(await s.frame.locator(".request").textContent()).toContain(prompt);
@@ -504,15 +504,7 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
     const running = structured(await tools.callTool("build_get_agent_status", { projectId }));
     s.relay.handler = replay({ build_get_agent_status: [running] }, tools.callTool);
 
-    const html = (await tools.loadViewHtml("build-console")).replace("<html ", '<html data-poll-interval-ms="100" ');
-    await mount(s, {
-      view: "build-console",
-      html,
-      toolName: "build_launch_project",
-      args,
-      result: launched,
-      width: 360,
-    });
+    await mountConsole(s, 100, args, launched, 360);
     await expect.poll(async () => (await calls(s)).length, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
     expect(await s.frame.locator(".phase").getAttribute("data-phase")).toBe("agent-running");
     await screenshot(s, "build-console-running-360-light");
