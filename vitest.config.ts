@@ -38,8 +38,9 @@ export default defineConfig({
     reporters: ["default", summaryLine],
     projects: [
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], testTimeout: 10_000 } },
-      // *.2025.e2e.test.ts and *.2026.e2e.test.ts hold what only one era has (2025 tasks, listen streams),
-      // and suites whose subject is the upstream, not the protocol (builder traps, webhook push): once.
+      // *.2025.e2e.test.ts and *.2026.e2e.test.ts run in one era: what only that era has (2025 tasks,
+      // listen streams), and suites whose subject is an upstream or the server's own logic, not the
+      // protocol (the rule and the list: docs/contributing.md, "Which era an end-to-end suite runs in").
       {
         test: {
           name: "e2e-2025",
@@ -65,20 +66,24 @@ export default defineConfig({
           ...e2e,
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          // The client matrix and the Inspector suite run their rows concurrently, each spawning a
+          // client, a server and often a process per request: three at a time, not vitest's five.
+          maxConcurrency: 3,
         },
       },
-      // Redis, the sandbox, N replicas and nginx as local processes (scripts/cluster.mjs): one file at
-      // a time, after the other projects (groupOrder), so a cluster never competes with the e2e
-      // servers, a browser or another cluster for the two cores CI has (run beside them, two suites
-      // at once reached load 17 and timed out). Skipped, with one line, without redis-server and
-      // nginx (test/cluster/harness.ts).
+      // Redis, the sandbox, N replicas and nginx as local processes (scripts/cluster.mjs), after the
+      // other projects (groupOrder), so a cluster never competes with the e2e servers or a browser
+      // for the two cores CI has (run beside them, two suites at once reached load 17 and timed
+      // out). A cluster mostly waits on leases and timers (the whole project used 165 s of CPU in
+      // 450 s of wall time): two cluster files at a time, as for the other projects, where one at a
+      // time left a core idle for minutes. Skipped, with one line, without redis-server and nginx
+      // (test/cluster/harness.ts).
       {
         test: {
           name: "cluster",
           include: ["test/cluster/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
           sequence: { groupOrder: 1 },
           ...smoke,
         },
