@@ -27,7 +27,8 @@ describe("telemetry", () => {
     expect(hostPort("127.0.0.1:9464")).toEqual({ host: "127.0.0.1", port: 9464 });
     expect(hostPort("[::1]:9464")).toEqual({ host: "::1", port: 9464 });
     expect(hostPort(":9464")).toEqual({ host: "0.0.0.0", port: 9464 });
-    for (const bad of ["9464", "host", "host:99999", "http://h:1", "127.0.0.1:0"]) expect(() => hostPort(bad)).toThrow(/host:port/);
+    for (const bad of ["9464", "host", "host:99999", "http://h:1", "127.0.0.1:0"])
+      expect(() => hostPort(bad)).toThrow(/host:port/);
   });
 
   it("names an upstream request by its route, never by the ids in its path", () => {

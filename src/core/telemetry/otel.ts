@@ -421,7 +421,7 @@ export function hostPort(address: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address);
   const port = Number(m?.[3]);
   if (!m || port < 1 || port > 65535)
-    throw new Error(`${ENV.metricsAddress} must be host:port with a port from 1 to 65535, not ${JSON.stringify(address)}`);
+    throw new Error(`${ENV.metricsAddress} must be host:port, port 1 to 65535, not ${JSON.stringify(address)}`);
   return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
 }
 
