@@ -19,6 +19,7 @@ import {
 import { Sealer } from "../../src/core/base/seal.js";
 import { hookAddress } from "../../src/core/http/hooks.js";
 import { makeCert, tlsTerminator, type TestCert, type TlsTerminator } from "../../scripts/tls.mjs";
+import { freePort } from "../../scripts/cluster.mjs";
 
 const API = "/api/v1/vcaas";
 const STATUS = `GET ${API}/projects/:projectId/agent/status`;
@@ -248,7 +249,12 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
   }, 60_000);
 
   it("after a lost delivery is found, the tenant's other waits poll at the normal interval at once", async () => {
-    const push = await start(4, true, { BUILD_POLL_INTERVAL_MS: "500", BUILD_WEBHOOK_POLL_MS: "10000" });
+    const metrics = `127.0.0.1:${await freePort()}`;
+    const push = await start(4, true, {
+      BUILD_POLL_INTERVAL_MS: "500",
+      BUILD_WEBHOOK_POLL_MS: "10000",
+      MCP_METRICS_ADDRESS: metrics,
+    });
     for (const id of ["miss-a", "miss-b"]) await ok(push.client, "build_create_project", { projectId: id });
     expect((await run(push, "miss-a", 60)).waited.outcome).toBe("done");
     // B: a 16 s run, followed from its start; push is healthy, so its reads are 10 s apart.
@@ -269,6 +275,14 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
     // normal interval, not at its next slow read (about 4 s after its end).
     expect(Date.now() - bDone.lagMs!).toBeGreaterThan(missFoundBy);
     expect(bDone.lagMs).toBeLessThan(2000);
+    // The misses are counted (switchboard.webhooks, outcome missed), beside the warm-up's match.
+    const counted = async (outcome: string) => {
+      const text = await (await fetch(`http://${metrics}/metrics`)).text();
+      const line = new RegExp(`^switchboard_webhooks_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, "m");
+      return Number(line.exec(text)?.[1] ?? 0);
+    };
+    expect(await counted("missed")).toBeGreaterThanOrEqual(1);
+    expect(await counted("matched")).toBeGreaterThanOrEqual(1);
     const lost = push.sim.webhookDeliveries().filter((d) => d.body.event === "agent.prompt.finished");
     expect(lost.slice(-2).map((d) => d.attempts)).toEqual([
       [expect.objectContaining({ fault: "drop" })],
