@@ -9,7 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allServicesConfig } from "../../scripts/manifest.js";
 import { parseCommand } from "../../src/config.js";
 import { ByteBudget } from "../../src/core/upstream/budget.js";
-import { HTTP_LIMIT_DEFAULTS, limitsOf, type HttpLimitOptions } from "../../src/core/http/limits.js";
+import { HTTP_LIMIT_DEFAULTS, type HttpLimitOptions } from "../../src/core/http/limits.js";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
 import type { Logger } from "../../src/core/base/logger.js";
 import { DEFAULT_UPSTREAM_BODY_BUDGET, UpstreamClient, UpstreamError } from "../../src/core/upstream/upstream.js";
@@ -38,7 +38,7 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
 async function startServer(options: HttpLimitOptions & { token?: string } = {}): Promise<{
   running: RunningHttp;
   port: number;
-  stats: () => ReturnType<NonNullable<ReturnType<typeof limitsOf>>["stats"]>;
+  stats: RunningHttp["limits"];
 }> {
   const app = createApp({ ...allServicesConfig(), transport: "http" }, undefined, services);
   const running = await startHttpTransport({
@@ -54,8 +54,7 @@ async function startServer(options: HttpLimitOptions & { token?: string } = {}):
     await running.close();
     await app.close();
   });
-  const limits = limitsOf(running.server)!;
-  return { running, port: Number(new URL(running.url).port), stats: () => limits.stats() };
+  return { running, port: Number(new URL(running.url).port), stats: () => running.limits() };
 }
 
 afterAll(destroyRawSockets);

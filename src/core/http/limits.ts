@@ -36,7 +36,7 @@ export const HTTP_LIMIT_DEFAULTS = {
   bodyBudgetBytes: settingDefault("bodyBudgetBytes"),
 } as const;
 
-interface HttpLimitStats {
+export interface HttpLimitStats {
   /** Sockets open now. */
   connections: number;
   /** Sockets closed at accept because the cap was reached. */
@@ -75,13 +75,6 @@ export interface UnauthThrottle {
   take(res: ServerResponse, retryWith: string): boolean;
   /** The credentials were valid: authorized requests never draw on the rate. */
   refund(): void;
-}
-
-const attached = new WeakMap<Server, HttpLimits>();
-
-/** The limits of a server started by startHttpTransport (its counters, for tests and diagnostics). */
-export function limitsOf(server: Server): HttpLimits | undefined {
-  return attached.get(server);
 }
 
 /** A token bucket: `rate` per second, at most `burst` at once. */
@@ -155,7 +148,6 @@ export function createHttpLimits(options: HttpLimitOptions, logger: Logger): Htt
       connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(headersTimeout / 4))),
     },
     apply(server) {
-      attached.set(server, limits);
       // node closes a socket past the cap right at accept, before any parser or buffer is made for it.
       server.maxConnections = maxConnections;
       server.on("connection", (socket: Socket) => {

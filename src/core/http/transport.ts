@@ -7,7 +7,7 @@ import type { TenantRuntime } from "../mcp/runtime.js";
 import type { Identity } from "../auth/resource-server.js";
 import { settingDefault } from "../base/settings.js";
 import { plain, rpcError, sendWebResponse, tokenChecker } from "./guards.js";
-import { createHttpLimits, type HttpLimitOptions } from "./limits.js";
+import { createHttpLimits, type HttpLimitOptions, type HttpLimitStats } from "./limits.js";
 import { plainToolsOf } from "./modern.js";
 import type { OAuthGate } from "./oauth-gate.js";
 import {
@@ -65,6 +65,8 @@ export interface RunningHttp {
   url: string;
   server: Server;
   sessions(): number;
+  /** The limits' counters (limits.ts), for tests and diagnostics. */
+  limits(): HttpLimitStats;
   /** Stops taking connections, lets requests in flight finish (up to `ms`), then closes. */
   drain(ms: number): Promise<void>;
   close(): Promise<void>;
@@ -220,6 +222,7 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     url: `http://${shownHost}:${port}/mcp`,
     server: http,
     sessions: () => sessions.size(),
+    limits: () => limits.stats(),
     drain: async (ms: number) => {
       draining = true;
       // No new connections. Idle keep-alive ones are not closed at once: a balancer may be sending
