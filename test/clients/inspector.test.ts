@@ -117,8 +117,9 @@ function checkToolList(tools: any[]): void {
 
 // Each check spawns its own inspector (and, over stdio, its own server), so they run concurrently.
 /**
- * Each run starts three node processes (the CLI, its child, our server) and the checks run five at
- * a time: on two loaded cores one run took 28-83 s, so a check of two runs missed a 45 s timeout.
+ * Each run starts three node processes (the CLI, its child, our server) and the checks ran five at
+ * a time (three now: maxConcurrency in vitest.config.ts): on two loaded cores one run took 28-83 s,
+ * so a check of two runs missed a 45 s timeout.
  */
 const RUN_DEADLINE_MS = 180_000;
 const CHECK_TIMEOUT_MS = 2 * RUN_DEADLINE_MS + 10_000;
