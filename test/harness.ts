@@ -200,6 +200,18 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * One request and its answer on `client`'s connection (2025: ping; 2026-07-28, which has no ping:
+ * server/discover). Over stdio the server's messages arrive in the order it wrote them, so whatever
+ * it sent before that answer has reached the client's handlers by then: a check that a notification
+ * did NOT come waits for this, not for a fixed time. (A check that nothing comes within a span,
+ * such as before a first request, still waits that span.)
+ */
+export async function roundTrip(client: Client): Promise<void> {
+  if (client.getNegotiatedProtocolVersion() === "2026-07-28") await client.discover();
+  else await client.ping();
+}
+
 /** Polls `probe` until `accept` holds, or fails with the last value. */
 export async function until<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

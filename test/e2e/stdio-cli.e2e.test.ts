@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_TOOLSETS, credentialHeader } from "../../src/config.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { SERVICES } from "../../src/services/registry.js";
-import { call, CLI, connectStdio, MODERN, ok, sandboxEnv, sleep, testSandbox } from "../harness.js";
+import { call, CLI, connectStdio, MODERN, ok, roundTrip, sandboxEnv, sleep, testSandbox, until } from "../harness.js";
 import { CONTRACT_TOOLS } from "../contract.js";
 
 type Json = Record<string, any>;
@@ -258,17 +258,21 @@ describe("tool catalogue over stdio", () => {
         got.push({ level: n.params.level, message: String((n.params.data as { message?: string })?.message) });
       });
       const at = (level: LoggingLevel) => ({ _meta: { [LOG_LEVEL_META_KEY]: level } });
+      const logged = (level: string, message: string) =>
+        until(
+          async () => got,
+          (g) => g.some((m) => m.level === level && m.message === message),
+        );
       await sleep(200);
       expect(got).toEqual([]); // nothing before the first request
       await ok(conn.client, "build_get_account");
       await call(conn.client, "build_get_project", { projectId: "no-such-project" });
-      await sleep(100);
+      await roundTrip(conn.client);
       expect(got).toEqual([]); // no logLevel in the envelope: no logs, whatever LOG_LEVEL says
 
       const debug = await conn.client.callTool({ name: "build_get_account", arguments: {}, ...at("debug") });
       expect(debug.isError).toBeFalsy();
-      await sleep(100);
-      expect(got.some((m) => m.level === "debug" && m.message === "tool call")).toBe(true);
+      await logged("debug", "tool call");
 
       got.length = 0;
       await conn.client.callTool({
@@ -276,8 +280,8 @@ describe("tool catalogue over stdio", () => {
         arguments: { projectId: "no-such-project" },
         ...at("warning"),
       });
-      await sleep(100);
-      expect(got.some((m) => m.level === "warning" && m.message === "tool call failed")).toBe(true);
+      await logged("warning", "tool call failed");
+      await roundTrip(conn.client);
       expect(got.some((m) => m.level === "debug")).toBe(false);
 
       got.length = 0;
@@ -287,7 +291,7 @@ describe("tool catalogue over stdio", () => {
         ...at("error"),
       });
       await ok(conn.client, "build_get_account");
-      await sleep(100);
+      await roundTrip(conn.client);
       expect(got).toEqual([]);
       await conn.close();
     });
@@ -310,24 +314,28 @@ describe("tool catalogue over stdio", () => {
       conn.client.setNotificationHandler("notifications/message", (n) => {
         got.push({ level: n.params.level, message: String((n.params.data as { message?: string })?.message) });
       });
+      const logged = (level: string, message: string) =>
+        until(
+          async () => got,
+          (g) => g.some((m) => m.level === level && m.message === message),
+        );
       await sleep(200);
       expect(got).toEqual([]); // the start-up lines stay on stderr
       await ok(conn.client, "build_get_account"); // logs "tool call" at debug: below LOG_LEVEL=info
       await call(conn.client, "build_get_project", { projectId: "no-such-project" }); // "tool call failed" at warn
-      await sleep(100);
-      expect(got.some((m) => m.level === "warning" && m.message === "tool call failed")).toBe(true);
+      await logged("warning", "tool call failed");
+      await roundTrip(conn.client);
       expect(got.some((m) => m.level === "debug")).toBe(false);
 
       await conn.client.setLoggingLevel("debug");
       got.length = 0;
       await ok(conn.client, "build_get_account");
-      await sleep(100);
-      expect(got.some((m) => m.level === "debug" && m.message === "tool call")).toBe(true);
+      await logged("debug", "tool call");
 
       await conn.client.setLoggingLevel("error");
       got.length = 0;
       await call(conn.client, "build_get_project", { projectId: "no-such-project" });
-      await sleep(100);
+      await roundTrip(conn.client);
       expect(got).toEqual([]);
       expect(conn.stderr()).not.toMatch(/"level":"debug"/); // stderr keeps LOG_LEVEL
       await conn.close();
@@ -411,7 +419,10 @@ describe("tool catalogue over stdio", () => {
     expect(raw.stderr).not.toContain(sandbox.keys.build);
   });
 
-  it("serves a 16 MB line (a launch with a 12 MB attachment), drops one over 20 MiB with -32600, and keeps answering", async () => {
+  // 16 and 21 MB lines through JSON parsing and scrubbing: 24-30 s at load 18, past the default 30 s.
+  it("serves a 16 MB line (a launch with a 12 MB attachment), drops one over 20 MiB with -32600, and keeps answering", {
+    timeout: 90_000,
+  }, async () => {
     const raw = new RawStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never" }));
     await raw.open();
     const content = Buffer.alloc(12_000_000, 0x5a).toString("base64");
