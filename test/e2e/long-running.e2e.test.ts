@@ -35,7 +35,7 @@ describe("shared polling and progress", () => {
     await sandbox?.close();
   });
 
-  it("100 concurrent waits on one project share one upstream poll per interval", async () => {
+  it("100 concurrent waits on one project share one upstream poll per interval", { timeout: 90_000 }, async () => {
     await ok(conn.client, "build_start_agent", { projectId: "booking-app", prompt: "Long [minutes=100000]" });
     const controllers = Array.from({ length: 100 }, () => new AbortController());
     const progressed = new Set<number>();
@@ -51,21 +51,32 @@ describe("shared polling and progress", () => {
         )
         .catch(() => "cancelled"),
     );
-    await until(
-      async () => progressed.size,
-      (n) => n === 100,
-    );
-    const before = hits(AGENT_STATUS);
-    const started = Date.now();
-    await sleep(2000);
-    const polls = hits(AGENT_STATUS) - before;
-    // The window as measured: under load the sleep overshoots and the server's timers run late, so
-    // the bounds come from the time that really passed. One request per interval, never one per
-    // waiter (that would be ~100 per interval); and the shared poll keeps going.
-    const intervals = (Date.now() - started) / INTERVAL;
-    expect(polls).toBeLessThanOrEqual(intervals + 2);
-    expect(polls).toBeGreaterThanOrEqual(3);
-    for (const c of controllers) c.abort();
+    try {
+      // A hundred calls and their first progress lines take a while on a loaded machine: the subject
+      // here is the shared poll, not how soon they start.
+      await until(
+        async () => progressed.size,
+        (n) => n === 100,
+        30_000,
+      );
+      const before = hits(AGENT_STATUS);
+      const started = Date.now();
+      await sleep(2000);
+      // The shared poll keeps going: at least 3 polls, in 2 s quiet, later at load 18 (a poll and
+      // its 100 progress lines then took about a second).
+      const polls = await until(
+        async () => hits(AGENT_STATUS) - before,
+        (n) => n >= 3,
+        20_000,
+      );
+      // The window as measured: under load the sleep overshoots and the server's timers run late, so
+      // the bound comes from the time that really passed. One request per interval, never one per
+      // waiter (that would be ~100 per interval).
+      const intervals = (Date.now() - started) / INTERVAL;
+      expect(polls).toBeLessThanOrEqual(intervals + 2);
+    } finally {
+      for (const c of controllers) c.abort();
+    }
     expect(await Promise.all(waits)).toEqual(Array(100).fill("cancelled"));
     // The poll stops once the last waiter left: a stretch of 4 intervals without a request comes
     // within seconds (under load the cancels take more than a few intervals to arrive).
