@@ -8,7 +8,8 @@
 //   node scripts/build-views.mjs --outdir D      write D/<name>.html instead
 //   node scripts/build-views.mjs --no-minify     readable output (for debugging a view)
 //
-// scripts/build.mjs (or a test) imports buildViews(); VIEWS says what the server should register.
+// scripts/build.mjs (or a test) imports buildViews(). Which views there are, their titles and image
+// policy, come from the services' declarations (declaredViews).
 import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -21,45 +22,29 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 /** Largest gzip size of one view's HTML, in bytes (150 KB). */
 export const MAX_GZIP_BYTES = 150_000;
 
-export const RESOURCE_MIME_TYPE = "text/html;profile=mcp-app";
-
-/** Where the sandbox serves preview screenshots (src/sandbox: https://previews.<SANDBOX_APPS_DOMAIN>/…). */
-export const SANDBOX_PREVIEW_ORIGIN = "https://previews.sandbox-apps.example";
-
 /**
- * The views, the tools that show them, and what their CSP admits beyond inline code. `csp` is the
- * resource `_meta.ui.csp` the server should declare; `imgSrc` is what the view's own CSP allows
- * for images (a host intersects it with what `csp` declares).
+ * The views the registered services declare (`views` in src/services/<name>/index.ts: name, title,
+ * imgSrc), read from the registry itself: bundled in memory and imported, so a view is declared in
+ * one place and this script follows.
  */
-export const VIEWS = [
-  {
-    name: "fleet-map",
-    title: "Fleet map",
-    uri: "ui://switchboard/fleet-map.html",
-    tools: ["drones_list_drones", "drones_fleet_summary", "drones_find_nearest"],
-    imgSrc: "'none'",
-    csp: {},
-  },
-  {
-    name: "build-console",
-    title: "Build console",
-    uri: "ui://switchboard/build-console.html",
-    tools: ["build_launch_project", "build_start_agent", "build_wait", "build_deploy"],
-    // The preview screenshot is an <img> of the project's https previewImageUrl. The server must
-    // declare the origin(s) those images come from; the production one is not documented, so only
-    // the sandbox's is known here. Undeclared, the host blocks the image and the view says so.
-    imgSrc: "https:",
-    csp: { resourceDomains: [SANDBOX_PREVIEW_ORIGIN] },
-  },
-  {
-    name: "fit-card",
-    title: "Fit card",
-    uri: "ui://switchboard/fit-card.html",
-    tools: ["sizing_recommend_size"],
-    imgSrc: "'none'",
-    csp: {},
-  },
-];
+export async function declaredViews() {
+  const result = await build({
+    absWorkingDir: root,
+    stdin: {
+      contents: 'export { SERVICES } from "./src/services/registry.ts";',
+      resolveDir: root,
+      loader: "ts",
+    },
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "node",
+    logLevel: "warning",
+  });
+  const source = Buffer.from(result.outputFiles[0].text).toString("base64");
+  const { SERVICES } = await import(`data:text/javascript;base64,${source}`);
+  return SERVICES.flatMap((service) => service.views ?? []).map((view) => ({ imgSrc: "'none'", ...view }));
+}
 
 /**
  * The atlas (views/fleet-map/countries-110m.json) without country names and ids: the map draws
@@ -170,7 +155,7 @@ export async function buildViews({
   maxGzipBytes = MAX_GZIP_BYTES,
 } = {}) {
   const built = [];
-  for (const view of VIEWS) {
+  for (const view of await declaredViews()) {
     const [js, css] = await Promise.all([bundleScript(view, minify), bundleStyle(view, minify)]);
     const html = page(view, js, css);
     built.push({

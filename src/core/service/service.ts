@@ -4,6 +4,7 @@ import type { Logger } from "../base/logger.js";
 import type { PollerFactory } from "../upstream/poller.js";
 import type { UpstreamClient, UpstreamOptions } from "../upstream/upstream.js";
 import type { ServiceSamples } from "./samples.js";
+import type { ViewDecl } from "./views.js";
 import type { PromptDef } from "./prompts.js";
 import type { ResourceDef, ResourceWatcher } from "./resources.js";
 import type { ToolDef } from "../tools/tool.js";
@@ -87,6 +88,8 @@ export interface ServiceDeclaration<S extends Record<string, unknown> = Record<s
   completions?: boolean;
   /** The tools and the per-tenant instance (absent when the module carries them itself, as a test's may). */
   load?(): Promise<ServiceImplementation<S>>;
+  /** Its MCP Apps views (built by scripts/build-views.mjs; the implementation registers each with viewResource). */
+  views?: ViewDecl[];
   /** How each of its tools, prompts and resources is called in the tests that drive them all (samples.ts). */
   samples?(): Promise<ServiceSamples>;
   /**

@@ -1,14 +1,14 @@
 import type { ServiceImplementation } from "../../core/service/service.js";
 import type { ToolDef } from "../../core/tools/tool.js";
 import { isLoopbackUrl } from "../../core/service/settings.js";
-import { viewResource, type ViewDecl } from "../../core/service/views.js";
+import { viewResource } from "../../core/service/views.js";
 import { BuildClient } from "./client.js";
 import { CreditGuard } from "./credits.js";
 import { buildReplies } from "./spend.js";
 import type { BuildDeps } from "./deps.js";
 import { WrittenSecrets } from "./written-secrets.js";
 import { BuildPush } from "./push.js";
-import type { BuildSettings } from "./index.js";
+import { type BuildSettings, builder } from "./index.js";
 import { builderPrompts } from "./prompts.js";
 import { builderResources } from "./resources.js";
 import type { AgentStatus, ProjectDetails } from "./schemas.js";
@@ -35,22 +35,6 @@ function scopedToProject(defs: ToolDef<any, any, BuildDeps>[]): ToolDef<any, any
 const projectRecord = (input: { projectId?: unknown }) =>
   typeof input.projectId === "string" ? `project:${input.projectId}` : undefined;
 
-/**
- * The build console shows the preview screenshot, an image the host must allow by origin. Only the
- * sandbox's origin is known; the production one is not documented, so there the host blocks the
- * image and the view offers the link instead.
- */
-function buildConsole(baseUrl: string): ViewDecl {
-  return {
-    file: "build-console",
-    title: "Build console",
-    description:
-      "How a build, deployment or recovery is going: phase, time, credits, the agent's latest messages, " +
-      "secrets needed, the preview and links",
-    resourceDomains: isLoopbackUrl(baseUrl) ? ["https://previews.sandbox-apps.example"] : [],
-  };
-}
-
 /** The build service's tools and client (index.ts declares the service). */
 export const builderImplementation: ServiceImplementation<BuildSettings, BuildDeps> = {
   acceptsDelivery,
@@ -71,7 +55,10 @@ export const builderImplementation: ServiceImplementation<BuildSettings, BuildDe
       ...(on("build_groups") ? groupTools() : []),
       ...(on("build_admin") ? projectAdminTools() : []),
     ]),
-  resources: (s) => [...builderResources(), viewResource(buildConsole(s.BUILD_API_BASE_URL))],
+  resources: (s) => [
+    ...builderResources(),
+    ...(builder.views ?? []).map((view) => viewResource(view, { loopback: isLoopbackUrl(s.BUILD_API_BASE_URL) })),
+  ],
   prompts: builderPrompts,
   watch: projectWatcher,
   create(s, host) {

@@ -271,6 +271,20 @@ export const builder: ServiceDeclaration<BuildSettings> = {
   completions: true,
   load: () => import("./implementation.js").then((m) => m.builderImplementation),
   samples: () => import("./samples.js").then((m) => m.builderSamples),
+  views: [
+    {
+      name: "build-console",
+      title: "Build console",
+      description:
+        "How a build, deployment or recovery is going: phase, time, credits, the agent's latest messages, " +
+        "secrets needed, the preview and links",
+      // The preview screenshot is an <img> of the project's https previewImageUrl: the host admits
+      // only declared origins. The production one is not documented, so there the host blocks the
+      // image and the view offers the link instead; the sandbox's is known (SANDBOX_APPS_DOMAIN).
+      imgSrc: "https:",
+      sandboxResourceDomains: ["https://previews.sandbox-apps.example"],
+    },
+  ],
   webhooks: {
     variable: "BUILD_WEBHOOKS",
     enabled: (s) => (s as BuildSettings).BUILD_WEBHOOKS === "on",

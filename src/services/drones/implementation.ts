@@ -8,20 +8,12 @@ import { recordTools } from "./tools/records.js";
 import { dronesResources } from "./resources.js";
 import { dronesPrompts } from "./prompts.js";
 import type { DronesDeps } from "./deps.js";
-import type { DronesSettings } from "./index.js";
+import { drones, type DronesSettings } from "./index.js";
 
 /** The drones service's tools and client (index.ts declares the service). */
 export const dronesImplementation: ServiceImplementation<DronesSettings, DronesDeps> = {
   tools: () => [...fleetTools(), ...recordTools(), ...keyTools()],
-  resources: () => [
-    ...dronesResources(),
-    viewResource({
-      file: "fleet-map",
-      title: "Fleet map",
-      description:
-        "Every drone on a map, coloured by status, sized by battery; the nearest ones and open alerts marked",
-    }),
-  ],
+  resources: () => [...dronesResources(), ...(drones.views ?? []).map((view) => viewResource(view))],
   prompts: dronesPrompts,
   create(s, host) {
     const http = host.upstream({ baseUrl: s.DRONES_API_BASE_URL, ...bearerAuth(s.DRONES_API_KEY) });

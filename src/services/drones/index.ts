@@ -51,4 +51,12 @@ export const drones: ServiceDeclaration<DronesSettings> = {
   completions: true,
   load: () => import("./implementation.js").then((m) => m.dronesImplementation),
   samples: () => import("./samples.js").then((m) => m.dronesSamples),
+  views: [
+    {
+      name: "fleet-map",
+      title: "Fleet map",
+      description:
+        "Every drone on a map, coloured by status, sized by battery; the nearest ones and open alerts marked",
+    },
+  ],
 };

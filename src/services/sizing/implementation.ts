@@ -6,19 +6,12 @@ import { sizingTools } from "./tools/fitting.js";
 import { sizingResources } from "./resources.js";
 import { sizingPrompts } from "./prompts.js";
 import type { SizingDeps } from "./deps.js";
-import type { SizingSettings } from "./index.js";
+import { sizing, type SizingSettings } from "./index.js";
 
 /** The sizing service's tools and client (index.ts declares the service). */
 export const sizingImplementation: ServiceImplementation<SizingSettings, SizingDeps> = {
   tools: () => sizingTools(),
-  resources: () => [
-    ...sizingResources(),
-    viewResource({
-      file: "fit-card",
-      title: "Fit card",
-      description: "The item's size chart with the person's measurements on it, the recommended and alternative sizes",
-    }),
-  ],
+  resources: () => [...sizingResources(), ...(sizing.views ?? []).map((view) => viewResource(view))],
   prompts: sizingPrompts,
   create(s, host) {
     const http = host.upstream({ baseUrl: s.SIZING_API_BASE_URL, ...bearerAuth(s.SIZING_API_KEY) });

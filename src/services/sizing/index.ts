@@ -54,4 +54,11 @@ export const sizing: ServiceDeclaration<SizingSettings> = {
   completions: true,
   load: () => import("./implementation.js").then((m) => m.sizingImplementation),
   samples: () => import("./samples.js").then((m) => m.sizingSamples),
+  views: [
+    {
+      name: "fit-card",
+      title: "Fit card",
+      description: "The item's size chart with the person's measurements on it, the recommended and alternative sizes",
+    },
+  ],
 };
