@@ -108,8 +108,9 @@ export class CallEgress extends Egress {
 
   override text(text: string): string {
     let out = super.text(text);
-    for (const set of [this.records.of(this.record), this.supplied])
-      if (set?.size) out = replaceCut(replaceAll(out, set), set);
+    const recorded = this.records.of(this.record);
+    if (recorded?.size) out = replaceCut(replaceAll(out, recorded), recorded);
+    if (this.supplied.size) out = replaceCut(replaceAll(out, this.supplied), this.supplied);
     return out;
   }
 }
@@ -138,14 +139,15 @@ function scrub(value: unknown, egress: Egress, depth: number): unknown {
   if (value === null || typeof value !== "object" || depth > 64) return value;
   if (Array.isArray(value)) return value.map((v) => scrub(v, egress, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) {
-    if (SECRET_FIELD.test(key) && typeof v === "string") continue;
-    Object.defineProperty(out, key, {
-      value: scrub(v, egress, depth + 1),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    const v = source[key];
+    if (typeof v === "string" && SECRET_FIELD.test(key)) continue;
+    const clean = scrub(v, egress, depth + 1);
+    // Only `__proto__` needs defining (an assignment would set the copy's prototype); the rest is assigned.
+    if (key === "__proto__")
+      Object.defineProperty(out, key, { value: clean, enumerable: true, writable: true, configurable: true });
+    else out[key] = clean;
   }
   return out;
 }

@@ -8,7 +8,7 @@ import { inputSchemaOf, type ToolDef } from "../tools/tool.js";
  * - Their JSON Schema is converted once, on first use (tools/list, or a tools/call's header and
  *   result checks), not per instance: a 2026-07-28 request gets a fresh instance, and the SDK
  *   converts a registered tool's schemas again for each one.
- * - The input's `validate` passes the arguments through: the tools/call wrapper in server.ts has
+ * - The input's `validate` passes the arguments through: `routeToolCall` (tool-call.ts) has
  *   already validated them with the tool's zod schema (with its field-naming message) and hands
  *   the SDK the parsed values, so arguments are validated once per call, not twice.
  * - The output's `validate` is the zod schema's own: the SDK checks every structuredContent.

@@ -1,12 +1,13 @@
 import { ProtocolError, type CallToolResult, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { TaskLimitError } from "../tasks/runner.js";
-import { callHost, failure, NeedsInput, runBefore, type ToolDef } from "../tools/tool.js";
+import { takeRepeat } from "../tools/ledger.js";
+import { failure, NeedsInput, runBefore, type ToolDef } from "../tools/tool.js";
 import { askForInput } from "./confirm-form.js";
 import type { Era } from "./era.js";
 import { linkGate } from "./link-gate.js";
 import { taskTool, type TenantRuntime } from "./runtime.js";
 import { legacyTask, modernTask } from "./task-protocol.js";
-import { requestContext } from "./tool-context.js";
+import { openCall } from "./tool-context.js";
 
 /** A task-augmented 2025 call past the tenant's cap of working tasks (2026-07-28 gets an isError result). */
 const TASK_LIMIT_CODE = -32000;
@@ -16,8 +17,7 @@ export async function startTask(
   server: McpServer,
   rt: TenantRuntime,
   def: ToolDef<any, any>,
-  input: Record<string, unknown>,
-  repeat: boolean,
+  args: Record<string, unknown>,
   request: any,
   ctx: ServerContext,
   era: Era,
@@ -27,6 +27,7 @@ export async function startTask(
     if (era === "legacy") throw new ProtocolError(TASK_LIMIT_CODE, err.message);
     return { content: [{ type: "text", text: err.message }], isError: true } satisfies CallToolResult;
   };
+  const { input, repeat } = takeRepeat(def, args);
   let quota: string;
   try {
     // Keys no upstream accepted yet share one share of the cap (made-up keys cannot hold many tasks).
@@ -36,8 +37,7 @@ export async function startTask(
   } catch (err) {
     return limited(err);
   }
-  const call = callHost(rt.toolHost, def, input);
-  const toolCtx = requestContext(server, rt, call.egress, def, input, ctx, { logLevelSet: true });
+  const { host: call, ctx: toolCtx } = openCall(server, rt, def, input, ctx, { logLevelSet: true });
   let refused: CallToolResult | undefined;
   // A spending call goes through the ledger: a repeat gets the first call's task or outcome.
   const ledger = def.kind === "spend" ? rt.ledger : undefined;

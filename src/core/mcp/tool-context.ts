@@ -1,22 +1,33 @@
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import type { CallEgress, Egress } from "../base/egress.js";
-import { type CallContext, verifyOf, type ToolDef } from "../tools/tool.js";
+import { type CallContext, callHost, verifyOf, type ToolDef, type ToolHost } from "../tools/tool.js";
 import { envelopeCapabilities } from "./envelope.js";
 import { echoToClient, type LogLevelSession } from "./log-level.js";
 import type { TenantRuntime } from "./runtime.js";
 
-/** A tool's context for a request that is still open: progress, logs and questions go to its client. */
-export function requestContext(
+/** One call's host (its own scrubber) and context, made once per call for either path. */
+export interface OpenCall {
+  host: ToolHost & { egress: CallEgress };
+  ctx: CallContext;
+}
+
+/**
+ * A call whose request is still open: progress, logs and questions go to its client.
+ * `blockingUntil`: when a call that is not a task must answer (ENV.maxBlockingWaitSeconds).
+ */
+export function openCall(
   server: McpServer,
   rt: TenantRuntime,
-  egress: CallEgress,
   def: ToolDef<any, any>,
   input: Record<string, unknown>,
   ctx: ServerContext,
   session: LogLevelSession,
-): CallContext {
+  blockingUntil?: number,
+): OpenCall {
+  const host = callHost(rt.toolHost, def, input);
+  const { egress } = host;
   const modern = ctx.mcpReq.envelope !== undefined;
-  return {
+  const call: CallContext = {
     signal: ctx.mcpReq.signal,
     progress: progressSender(egress, ctx),
     logger: rt.logger.withEcho(echoToClient(rt, ctx, session)),
@@ -30,6 +41,8 @@ export function requestContext(
     },
     resourcesChanged: () => rt.changes.resourcesChanged(),
   };
+  if (blockingUntil !== undefined) call.blockingUntil = blockingUntil;
+  return { host, ctx: call };
 }
 
 function progressSender(egress: Egress, ctx: ServerContext): CallContext["progress"] {

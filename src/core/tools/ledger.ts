@@ -489,7 +489,12 @@ export class SpendLedger {
 }
 
 /** Splits the `repeat` flag from a spending tool's validated input. */
-export function takeRepeat(input: Record<string, unknown>): { input: Record<string, unknown>; repeat: boolean } {
+export function takeRepeat(
+  def: Pick<ToolDef<any, any>, "kind">,
+  input: Record<string, unknown>,
+): { input: Record<string, unknown>; repeat: boolean } {
+  // Only a spending tool's schema has the flag (inputSchemaOf): any other input is already the tool's own.
+  if (def.kind !== "spend") return { input, repeat: false };
   const { repeat, ...rest } = input;
   return { input: rest, repeat: repeat === true };
 }
