@@ -61,7 +61,7 @@ export async function publishedTools(
   const { tools } = await client.listTools();
   await client.close();
   await app.close();
-  return { listed: tools as Array<Record<string, any>>, defs: app.runtime.tools };
+  return { listed: tools as Array<Record<string, any>>, defs: app.runtime.definition.tools };
 }
 
 export function smitheryYaml(services: Services = SERVICES): string {

@@ -233,7 +233,7 @@ async function serveStdio(
         ...declared,
         verifyRequestState: (state, ctx) => {
           if (!app) throw new Error("a confirmation arrived before the server was ready");
-          return app.runtime.confirmations.verify(state, ctx);
+          return app.runtime.definition.confirmations.verify(state, ctx);
         },
       },
       load: async () => (await built()).runtime,

@@ -17,7 +17,7 @@ import { createLogger } from "./core/base/logger.js";
 import { Sealer } from "./core/base/seal.js";
 import type { ConnectPageOptions } from "./core/http/connect-page.js";
 import type { AppHooks } from "./app/hooks.js";
-import type { TenantRuntime } from "./core/mcp/runtime.js";
+import type { ServerDefinition, TenantRuntime } from "./core/mcp/runtime.js";
 import { WatchBudget } from "./core/mcp/watch-budget.js";
 import type { ServiceModule } from "./core/service/service.js";
 import type { TaskRunner } from "./core/tasks/runner.js";
@@ -133,9 +133,26 @@ export function createApp(
   const declared = declaredServer(config, services);
   // Made once the first tenant exists: the services say how often their tasks are worth polling.
   let tasks: TaskRunner;
+  const { resources, prompts, watchers } = sharedResources(enabled, config);
+  const definition: ServerDefinition = {
+    info: declared.info,
+    instructions: declared.instructions,
+    tools,
+    resources,
+    prompts,
+    logLevel: config.logLevel,
+    confirmations,
+    get tasks() {
+      return tasks;
+    },
+    ledger,
+    watchBudget,
+    blockingWaitMs: config.maxBlockingWaitSeconds * 1000,
+  };
   const tenants: Tenants = new Tenants(
     {
       config,
+      definition,
       caller,
       perTenant,
       sealer,
@@ -143,19 +160,11 @@ export function createApp(
       logger,
       enabled,
       instance,
-      ...sharedResources(enabled, config),
+      watchers,
       relayFor: state.relayFor,
       linked,
       serviceOf: serviceOfToolset(enabled),
-      info: declared.info,
-      instructions: declared.instructions,
-      tools,
       advice: serviceAdvice(services, config, caller),
-      tasks: () => tasks,
-      confirmations,
-      listKey: {},
-      watchBudget,
-      ledger,
       accepted: acceptedKeys && { keys: acceptedKeys, id: keyId },
       pin: (tenantId) => tenants.pin(tenantId),
     },

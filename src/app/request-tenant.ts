@@ -62,7 +62,7 @@ export async function oauthGate(config: Config, app: App) {
     import("../core/http/oauth-gate.js"),
     import("../core/auth/scopes.js"),
   ]);
-  const toolScopes = new Map(app.runtime.tools.map((t) => [t.name, scopeForKind(t.kind)]));
+  const toolScopes = new Map(app.runtime.definition.tools.map((t) => [t.name, scopeForKind(t.kind)]));
   const used = new Set([READ_SCOPE, ...toolScopes.values()]);
   const server = new ResourceServer({
     scopes: SCOPES.filter((s) => used.has(s)),

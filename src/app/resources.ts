@@ -1,5 +1,5 @@
 import type { Config } from "../config.js";
-import type { TenantRuntime } from "../core/mcp/runtime.js";
+import type { ServerDefinition, TenantContext } from "../core/mcp/runtime.js";
 import type { ServiceModule } from "../core/service/service.js";
 
 /**
@@ -9,7 +9,7 @@ import type { ServiceModule } from "../core/service/service.js";
 export function sharedResources(
   enabled: readonly ServiceModule<any>[],
   config: Config,
-): Pick<TenantRuntime, "resources" | "prompts" | "watchers"> {
+): Pick<ServerDefinition, "resources" | "prompts"> & Pick<TenantContext, "watchers"> {
   return {
     resources: enabled.flatMap((m) =>
       (m.resources?.(config.services.get(m.name)!) ?? []).map((def) => ({ ...def, service: m.name })),

@@ -40,8 +40,8 @@ export function taskRunner(
     },
     adopt: (owner, credentials, tool) => {
       const rt = runtimeFor(credentials);
-      const def = rt.tools.find((t) => t.name === tool);
-      return rt.owner(undefined) === owner && def ? taskTool(rt, def) : undefined;
+      const def = rt.definition.tools.find((t) => t.name === tool);
+      return rt.owner() === owner && def ? taskTool(rt, def) : undefined;
     },
   });
 }

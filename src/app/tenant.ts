@@ -3,7 +3,7 @@ import type { Egress } from "../core/base/egress.js";
 import { createLogger } from "../core/base/logger.js";
 import type { Sealer } from "../core/base/seal.js";
 import { ChangeHub, type ChangeRelay } from "../core/mcp/changes.js";
-import type { TenantRuntime } from "../core/mcp/runtime.js";
+import type { ServerDefinition, TenantRuntime } from "../core/mcp/runtime.js";
 import type { WatchBudget } from "../core/mcp/watch-budget.js";
 import type { ServiceInstance, ServiceModule } from "../core/service/service.js";
 import type { TaskRunner } from "../core/tasks/runner.js";
@@ -27,6 +27,8 @@ export type Tenant = TenantRuntime & { taskPollIntervalMs: number; close(): Prom
 /** What every tenant shares, made once by createApp. */
 export interface TenantShared {
   config: Config;
+  /** What the process serves (tools, resources, prompts...): every tenant's `definition`. */
+  definition: ServerDefinition;
   /** Keys come per tenant (ENV.credentials caller or linked). */
   caller: boolean;
   /** A tenant per caller (per-user keys, or OAuth). */
@@ -36,24 +38,13 @@ export interface TenantShared {
   logger: TenantRuntime["logger"];
   enabled: readonly ServiceModule<any>[];
   instance: InstanceMaker;
-  /** Every enabled service's resources, prompts and watchers, defined once (server.ts sharedResources). */
-  resources: TenantRuntime["resources"];
-  prompts: TenantRuntime["prompts"];
+  /** Every enabled service's watchers, defined once (app/resources.ts); a tenant follows those it has keys for. */
   watchers: TenantRuntime["watchers"];
   relayFor?: (tenantId: string) => ChangeRelay;
   linked?: LinkedKeys;
   /** The service of each toolset: a tool's hooks get that service's deps (tools.ts). */
   serviceOf: ReadonlyMap<string, string>;
-  info: TenantRuntime["info"];
-  instructions: string;
-  tools: readonly ToolDef<any, any>[];
   advice: ReadonlyMap<string, ServiceAdvice>;
-  /** Made once the first tenant exists: the services say how often their tasks are worth polling. */
-  tasks(): TaskRunner;
-  confirmations: Confirmations;
-  listKey: object;
-  watchBudget: WatchBudget;
-  ledger?: SpendLedger;
   /** Per-user keys (caller mode): which of them an upstream accepted, by their keyed hash. */
   accepted?: { keys: AcceptedKeys; id(service: string, key: string): string };
   /** Keeps a tenant (per-user modes) alive; returns the release. */
@@ -92,8 +83,8 @@ export function buildTenant(
 type Linked = ReturnType<LinkedKeys["forTenant"]>;
 
 /**
- * A tenant's runtime. What all tenants share are getters on the prototype (no field per tenant);
- * what a tenant makes is made when first asked for. V8 keeps one hidden class for all of them
+ * A tenant's runtime. What all tenants share is one getter on the prototype (`definition`, no
+ * field per tenant); what a tenant makes is made when first asked for. V8 keeps one hidden class for all of them
  * (an object literal with getters was kept in dictionary mode: a 1.9 KB property store each).
  */
 class TenantObject implements Tenant {
@@ -185,10 +176,6 @@ class TenantObject implements Tenant {
     return this.host;
   }
 
-  get tasks(): TaskRunner {
-    return this.shared.tasks();
-  }
-
   /** Sealed into a task for takeover: the user, and (linked) the keys in use now. */
   get credentials(): Readonly<Record<string, string>> | undefined {
     return this.mine ? { ...this.given, ...this.mine.keys() } : this.given;
@@ -233,38 +220,8 @@ class TenantObject implements Tenant {
     return Math.max(...intervals, 0) || DEFAULT_TASK_POLL_MS;
   }
 
-  get info(): Tenant["info"] {
-    return this.shared.info;
-  }
-  get instructions(): string {
-    return this.shared.instructions;
-  }
-  get tools(): Tenant["tools"] {
-    return this.shared.tools;
-  }
-  get resources(): Tenant["resources"] {
-    return this.shared.resources;
-  }
-  get prompts(): Tenant["prompts"] {
-    return this.shared.prompts;
-  }
-  get logLevel(): Tenant["logLevel"] {
-    return this.shared.config.logLevel;
-  }
-  get confirmations(): Tenant["confirmations"] {
-    return this.shared.confirmations;
-  }
-  get listKey(): object {
-    return this.shared.listKey;
-  }
-  get watchBudget(): Tenant["watchBudget"] {
-    return this.shared.watchBudget;
-  }
-  get blockingWaitMs(): number {
-    return this.shared.config.maxBlockingWaitSeconds * 1000;
-  }
-  get ledger(): Tenant["ledger"] {
-    return this.shared.ledger;
+  get definition(): ServerDefinition {
+    return this.shared.definition;
   }
 
   async close(): Promise<void> {

@@ -39,7 +39,7 @@ describe("a server instance per request", () => {
     const rt = app().runtime;
     const everything = await instance(rt);
     const all = (await everything.listTools()).tools.map((t) => t.name);
-    expect(all.length).toBe(rt.tools.length);
+    expect(all.length).toBe(rt.definition.tools.length);
     // tools/list answers from the runtime's shaped list whatever an instance registered, so a tool's
     // registration shows in a call: registered, it reaches the tool (an isError result, the upstream
     // being a closed port); not registered, the SDK answers that no such tool exists.
@@ -81,7 +81,7 @@ describe("a server instance per request", () => {
     expect((await read.listPrompts()).prompts).toEqual([]);
 
     const prompt = await instance(rt, { method: "prompts/get", name: "x" });
-    expect((await prompt.listPrompts()).prompts.length).toBe(rt.prompts.length);
+    expect((await prompt.listPrompts()).prompts.length).toBe(rt.definition.prompts.length);
     expect((await prompt.listResourceTemplates()).resourceTemplates).toEqual([]);
   });
 
@@ -107,7 +107,8 @@ describe("a server instance per request", () => {
       render: (r) => r.word,
     });
     const rt = app().runtime;
-    const client = await instance(Object.create(rt, { tools: { value: [counted] } }) as TenantRuntime);
+    const definition = { ...rt.definition, tools: [counted] };
+    const client = await instance(Object.create(rt, { definition: { value: definition } }) as TenantRuntime);
     const done = await client.callTool({ name: "count_parses", arguments: { word: "hello" } });
     expect(done.structuredContent).toEqual({ word: "HELLO" });
     expect(parses).toBe(1);

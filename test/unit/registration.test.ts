@@ -27,7 +27,7 @@ async function connect(overrides: Partial<Config>) {
     await client.close();
     await app.close();
   });
-  return { client, defs: app.runtime.tools };
+  return { client, defs: app.runtime.definition.tools };
 }
 
 describe("registration", () => {

@@ -20,10 +20,10 @@ async function built(config: Config) {
   try {
     const rt = app.runtime;
     return {
-      info: rt.info,
-      instructions: rt.instructions,
-      tasks: rt.tools.some((t) => t.longRunning),
-      completions: rt.resources.some((r) => r.complete),
+      info: rt.definition.info,
+      instructions: rt.definition.instructions,
+      tasks: rt.definition.tools.some((t) => t.longRunning),
+      completions: rt.definition.resources.some((r) => r.complete),
     };
   } finally {
     await app.close();

@@ -94,9 +94,10 @@ describe("tool definitions shared by tenants", () => {
     );
     const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
     expect(one).not.toBe(two);
-    expect(one.tools).toBe(two.tools);
-    const account = one.tools.find((t) => t.name === "build_get_account")!;
-    const drone = one.tools.find((t) => t.name === "drones_get_drone")!;
+    expect(one.definition).toBe(two.definition);
+    expect(one.definition.tools).toBe(two.definition.tools);
+    const account = one.definition.tools.find((t) => t.name === "build_get_account")!;
+    const drone = one.definition.tools.find((t) => t.name === "drones_get_drone")!;
     const [depsOne, depsTwo] = [one.toolHost.deps(account), two.toolHost.deps(account)];
     expect(depsOne).toHaveProperty("client");
     expect(depsOne).not.toBe(depsTwo);
@@ -109,13 +110,13 @@ describe("tool definitions shared by tenants", () => {
   it("defines resources, prompts and watchers once: two tenants share the very same objects", () => {
     const app = createApp(callerConfig(), undefined, services);
     const [one, two] = [app.runtimeFor({ build: "tlm_sk_one" }), app.runtimeFor({ build: "tlm_sk_two" })];
-    expect(one.resources.length).toBeGreaterThan(3);
-    expect(one.resources).toBe(two.resources);
-    expect(one.prompts.length).toBeGreaterThan(0);
-    expect(one.prompts).toBe(two.prompts);
+    expect(one.definition.resources.length).toBeGreaterThan(3);
+    expect(one.definition.resources).toBe(two.definition.resources);
+    expect(one.definition.prompts.length).toBeGreaterThan(0);
+    expect(one.definition.prompts).toBe(two.definition.prompts);
     expect(one.watchers.map((w) => w.watch)).toEqual(two.watchers.map((w) => w.watch));
     // Each reads with its own tenant's deps of the resource's service.
-    const project = one.resources.find((r) => r.uri === "build://projects/{projectId}")!;
+    const project = one.definition.resources.find((r) => r.uri === "build://projects/{projectId}")!;
     expect(one.serviceDeps(project.service)).toHaveProperty("client");
     expect(one.serviceDeps(project.service)).not.toBe(two.serviceDeps(project.service));
     void app.close();
@@ -141,10 +142,10 @@ describe("tool definitions shared by tenants", () => {
     // The keyless runtime the app builds at start (it asks it the task poll interval) is not counted.
     [instances, pollers] = [0, 0];
     const tenant = app.runtimeFor({ build: "tlm_sk_idle" });
-    expect(tenant.tools.length).toBeGreaterThan(0);
-    expect(tenant.resources.length).toBeGreaterThan(0);
+    expect(tenant.definition.tools.length).toBeGreaterThan(0);
+    expect(tenant.definition.resources.length).toBeGreaterThan(0);
     expect([instances, pollers]).toEqual([0, 0]);
-    const account = tenant.tools.find((t) => t.name === "build_get_account")!;
+    const account = tenant.definition.tools.find((t) => t.name === "build_get_account")!;
     expect(tenant.toolHost.deps(account)).toHaveProperty("client");
     expect(instances).toBe(1); // the build service's, not the drones' or sizing's
     expect(pollers).toBeGreaterThan(0);

@@ -222,7 +222,7 @@ export function plainToolsOf(rt: TenantRuntime): (name: string) => boolean {
   return (name) => {
     let plain = cache.get(name);
     if (plain === undefined) {
-      const def = rt.tools.find((t) => t.name === name);
+      const def = rt.definition.tools.find((t) => t.name === name);
       const json = def && registeredSchemas(def).input["~standard"].jsonSchema.input({ target: "draft-2020-12" });
       cache.set(name, (plain = json !== undefined && !JSON.stringify(json).includes('"x-mcp-header"')));
     }

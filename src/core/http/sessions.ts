@@ -60,7 +60,7 @@ export function createSessions(rules: SessionRules, deliver: Deliver) {
   const serve = async ({ req, res, body, tenant, signal }: Admitted, id: string): Promise<void> => {
     const session = sessions.get(id);
     if (!session) return send(res, rpcRefusal(404, -32001, "Session not found or expired; initialize a new session"));
-    if (session.runtime !== tenant && session.runtime.owner(undefined) !== tenant.owner(undefined)) {
+    if (session.runtime !== tenant && session.runtime.owner() !== tenant.owner()) {
       const message =
         "This session was opened with other upstream keys; send the same keys, or initialize a new session";
       return send(res, rpcRefusal(403, -32001, message));
@@ -84,12 +84,12 @@ export function createSessions(rules: SessionRules, deliver: Deliver) {
         rpcRefusal(503, -32000, `Too many open sessions (${rules.maxSessions}); close one or retry later`),
       );
     }
-    const quota = tenant.quotaKey?.() ?? tenant.owner(undefined);
+    const quota = tenant.quotaKey?.() ?? tenant.owner();
     if ((sessionsOf.get(quota) ?? 0) >= rules.maxPerTenant) {
       const whose =
         tenant.credentials && Object.keys(tenant.credentials).length === 0
           ? "Callers without keys"
-          : quota !== tenant.owner(undefined)
+          : quota !== tenant.owner()
             ? "Keys no service has accepted yet (together)"
             : "These keys";
       telemetry.add("caps", 1, { setting: ENV.maxSessionsPerTenant });
@@ -110,7 +110,7 @@ export function createSessions(rules: SessionRules, deliver: Deliver) {
         void sessions.set(id, { transport, server, runtime: tenant, lastSeen: Date.now(), inflight: 0 }),
     });
     const unpin = tenant.pin();
-    const owner = tenant.quotaKey?.() ?? tenant.owner(undefined);
+    const owner = tenant.quotaKey?.() ?? tenant.owner();
     sessionsOf.set(owner, (sessionsOf.get(owner) ?? 0) + 1);
     let counted = true;
     const uncount = () => {

@@ -133,7 +133,7 @@ function watchListened(tenant: TenantRuntime, handler: McpHttpHandler, body: unk
   const uris =
     message?.method === "subscriptions/listen" ? message.params?.notifications?.resourceSubscriptions : undefined;
   if (!Array.isArray(uris)) return () => undefined;
-  tenant.watchBudget?.checkRequest(uris.length);
+  tenant.definition.watchBudget?.checkRequest(uris.length);
   const named = [...new Set(uris.filter((u): u is string => typeof u === "string"))];
   return watchResources(tenant, named, (uri) => handler.notify.resourceUpdated(uri));
 }

@@ -11,6 +11,6 @@ export async function askForInput(rt: TenantRuntime, need: NeedsInput, ctx: Serv
     inputRequests: {
       [need.key]: inputRequired.elicit({ message: rt.egress.text(need.request.message), requestedSchema: schema }),
     },
-    requestState: await rt.confirmations.mint(need.state as never, ctx),
+    requestState: await rt.definition.confirmations.mint(need.state as never, ctx),
   });
 }

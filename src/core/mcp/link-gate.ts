@@ -101,7 +101,7 @@ export async function linkGate(
           url: string;
         }),
       },
-      requestState: await rt.confirmations.mint(next as never, ctx),
+      requestState: await rt.definition.confirmations.mint(next as never, ctx),
     });
   }
   if (!modern) throw new UrlElicitationRequiredError([{ mode: "url", message, url, elicitationId }]);

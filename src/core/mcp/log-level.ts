@@ -21,7 +21,7 @@ export function echoToClient(rt: TenantRuntime, ctx: ServerContext, session: Log
   const modern = ctx.mcpReq.envelope !== undefined;
   return (level, message, fields) => {
     // 2025: the level the client set, else ENV.logLevel. 2026: the request's own logLevel (absent: none).
-    if (!modern && !session.logLevelSet && LOG_LEVEL_ORDER[level] < LOG_LEVEL_ORDER[rt.logLevel]) return;
+    if (!modern && !session.logLevelSet && LOG_LEVEL_ORDER[level] < LOG_LEVEL_ORDER[rt.definition.logLevel]) return;
     void ctx.mcpReq.log(mcpLevel(level), { message, ...fields }, "switchboard-mcp").catch(() => undefined);
   };
 }

@@ -9,10 +9,14 @@ import { decodeVariable, resourceError } from "../service/resources.js";
 import { describeError } from "../tools/errors.js";
 import { UpstreamError } from "../upstream/upstream.js";
 import { supportsViews } from "./envelope.js";
-import type { TenantRuntime } from "./runtime.js";
+import type { ServerDefinition, TenantRuntime } from "./runtime.js";
 import { wrapRequestHandler } from "./sdk-internals.js";
 
-export function registerResource(server: McpServer, rt: TenantRuntime, def: TenantRuntime["resources"][number]): void {
+export function registerResource(
+  server: McpServer,
+  rt: TenantRuntime,
+  def: ServerDefinition["resources"][number],
+): void {
   const mimeType = def.mimeType ?? "application/json";
   const describe = (err: unknown) => rt.egress.text(describeError(err, rt.toolHost.advice));
   // The definition is shared by every tenant: it reads with this runtime's deps of its service.
@@ -95,7 +99,7 @@ const SKIPPED_META = "io.github.switchboard-mcp/skipped";
  */
 export function shapeResourceList(server: McpServer, rt: TenantRuntime): void {
   // Fixed resources (build://account) are listed only to a caller with a key for their service.
-  const fixed = new Map(rt.resources.filter((d) => !d.uri.includes("{")).map((d) => [d.uri, d.service]));
+  const fixed = new Map(rt.definition.resources.filter((d) => !d.uri.includes("{")).map((d) => [d.uri, d.service]));
   wrapRequestHandler(server, "resources/list", (original) => async (request, ctx) => {
     const skipped: Skipped[] = [];
     skippedLists.set(ctx, skipped);

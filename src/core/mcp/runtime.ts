@@ -1,4 +1,3 @@
-import type { ServerContext } from "@modelcontextprotocol/server";
 import type { Confirmations } from "../tools/confirm.js";
 import type { Egress } from "../base/egress.js";
 import type { SpendLedger } from "../tools/ledger.js";
@@ -12,17 +11,32 @@ import type { WatchBudget } from "./watch-budget.js";
 import type { Linking } from "./link-gate.js";
 
 /**
- * Everything a server instance needs, built once per process and shared by every instance: the
- * per-request ones of 2026-07-28 HTTP, the sessions of 2025 HTTP, the one of stdio.
+ * What this process serves, the same for every tenant: made once (server.ts createApp) and shared
+ * by every server instance (the per-request ones of 2026-07-28 HTTP, the sessions of 2025 HTTP,
+ * the one of stdio). It also keys what is shaped once for all tenants (tools/list).
  */
-export interface TenantRuntime {
+export interface ServerDefinition {
   info: { name: string; version: string; title: string };
   instructions: string;
   /** Already filtered by toolset and read-only mode. */
   tools: readonly ToolDef<any, any>[];
-  /** Shared by every tenant; each reads with its own deps (`serviceDeps`). */
+  /** Each tenant reads them with its own deps (`TenantContext.serviceDeps`). */
   resources: readonly ServiceResource[];
   prompts: readonly PromptDef<any>[];
+  /** ENV.logLevel: the level a 2025 client gets until it sets its own. */
+  logLevel: LogLevel;
+  confirmations: Confirmations;
+  tasks: TaskRunner;
+  /** The spend ledger: every spending call goes through it (absent: ENV.repeatWindowSeconds=0). */
+  ledger?: SpendLedger;
+  /** The replica's caps on resource subscriptions. */
+  watchBudget?: WatchBudget;
+  /** How long a wait may block a request that is not a task and set no timeoutSeconds (ENV.maxBlockingWaitSeconds). */
+  blockingWaitMs: number;
+}
+
+/** One tenant (a key set; with OAuth, a user): what its keys make, made on first use (app/tenant.ts). */
+export interface TenantContext {
   /** The watchers of the services this tenant has a key for (shared definitions). */
   watchers: readonly ServiceWatcher[];
   /** This tenant's deps of a service (its `ServiceInstance.deps`): what its resources and watchers act with. */
@@ -33,10 +47,7 @@ export interface TenantRuntime {
   refreshKeys?(): Promise<unknown>;
   egress: Egress;
   logger: Logger & { withEcho(echo: LogEcho): Logger };
-  logLevel: LogLevel;
   toolHost: ToolHost;
-  tasks: TaskRunner;
-  confirmations: Confirmations;
   changes: ChangeHub;
   /**
    * Whose share of the per-tenant caps (sessions, subscriptions) this tenant draws on: its owner, or
@@ -45,22 +56,19 @@ export interface TenantRuntime {
   quotaKey?(): string;
   /** The same, asking the shared store about keys this replica has not seen accepted (for a task's cap). */
   quotaKeyNow?(): Promise<string>;
-  /** The tenant a request acts for: tasks are visible to their owner only. */
-  owner(ctx: ServerContext | undefined): string;
+  /** Whom this tenant acts for: with OAuth the signed-in user, else the tenant. Tasks are its owner's alone. */
+  owner(): string;
   /** Per-user mode: this tenant's upstream keys, by service (sealed into its tasks for takeover). */
   credentials?: Readonly<Record<string, string>>;
   /** Keeps this runtime alive (a task follows work with it); returns the release. */
   pin(): () => void;
   /** ENV.credentials=linked: this tenant's linked upstream keys (a tool without its key asks for the link). */
   linking?: Linking;
-  /** Shared by runtimes whose tools are the same (every tenant of an app): tools/list is shaped once for all. */
-  listKey?: object;
-  /** The replica's caps on resource subscriptions (shared by every tenant). */
-  watchBudget?: WatchBudget;
-  /** How long a wait may block a request that is not a task and set no timeoutSeconds (ENV.maxBlockingWaitSeconds). */
-  blockingWaitMs: number;
-  /** The spend ledger: every spending call goes through it (absent: ENV.repeatWindowSeconds=0). */
-  ledger?: SpendLedger;
+}
+
+/** Everything a server instance needs: what the process serves, and the tenant it serves it to. */
+export interface TenantRuntime extends TenantContext {
+  readonly definition: ServerDefinition;
 }
 
 /** A tool of this runtime, ready to run as a task (started here, or adopted from another replica). */

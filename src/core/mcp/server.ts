@@ -32,12 +32,15 @@ export interface OneRequest {
  * a tasks/get's.
  */
 export function createMcpServer(rt: TenantRuntime, era: Era, request?: OneRequest): McpServer {
-  const facts = { tasks: rt.tools.some((t) => t.longRunning), completions: rt.resources.some((r) => r.complete) };
+  const facts = {
+    tasks: rt.definition.tools.some((t) => t.longRunning),
+    completions: rt.definition.resources.some((r) => r.complete),
+  };
   const shell = {
     ...facts,
-    info: rt.info,
-    instructions: rt.instructions,
-    verifyRequestState: rt.confirmations.verify,
+    info: rt.definition.info,
+    instructions: rt.definition.instructions,
+    verifyRequestState: rt.definition.confirmations.verify,
     formValidator: ajvFormValidator,
   };
   return completeMcpServer(newMcpServer(shell, era), rt, era, request);
@@ -49,13 +52,13 @@ export function createMcpServer(rt: TenantRuntime, era: Era, request?: OneReques
  * sees a request that needs it.
  */
 export function completeMcpServer(server: McpServer, rt: TenantRuntime, era: Era, request?: OneRequest): McpServer {
-  const hasTaskTools = rt.tools.some((t) => t.longRunning);
+  const hasTaskTools = rt.definition.tools.some((t) => t.longRunning);
   const session = { logLevelSet: false };
   const needs = registrationsFor(rt, request);
   for (const def of needs.tools) registerTool(server, rt, def, session);
-  for (const def of needs.resources ? rt.resources : []) registerResource(server, rt, def);
-  if (needs.resources && rt.resources.length) shapeResourceList(server, rt);
-  for (const def of needs.prompts ? rt.prompts : []) registerPrompt(server, rt, def);
+  for (const def of needs.resources ? rt.definition.resources : []) registerResource(server, rt, def);
+  if (needs.resources && rt.definition.resources.length) shapeResourceList(server, rt);
+  for (const def of needs.prompts ? rt.definition.prompts : []) registerPrompt(server, rt, def);
   shapeToolList(server, rt);
   interceptToolCalls(server, rt, era);
   if (hasTaskTools) registerTaskMethods(server, rt, era);
@@ -115,13 +118,13 @@ function registrationsFor(
   request: OneRequest | undefined,
 ): { tools: readonly ToolDef<any, any>[]; resources: boolean; prompts: boolean } {
   const method = request?.method;
-  if (method === undefined) return { tools: rt.tools, resources: true, prompts: true };
+  if (method === undefined) return { tools: rt.definition.tools, resources: true, prompts: true };
   if (method === "tools/call") {
-    const called = rt.tools.filter((t) => t.name === request?.name);
-    return { tools: called.length ? called : rt.tools, resources: false, prompts: false };
+    const called = rt.definition.tools.filter((t) => t.name === request?.name);
+    return { tools: called.length ? called : rt.definition.tools, resources: false, prompts: false };
   }
   return {
-    tools: method === "tools/list" ? rt.tools : [],
+    tools: method === "tools/list" ? rt.definition.tools : [],
     resources: method.startsWith("resources/") || method === "completion/complete",
     prompts: method.startsWith("prompts/") || method === "completion/complete",
   };

@@ -51,8 +51,8 @@ export function watchResources(
   onChange: (uri: string) => void,
 ): () => void {
   // A tenant without a key for any service that follows resources polls nothing (its watchers are none).
-  const quota = rt.quotaKey?.() ?? rt.owner(undefined);
-  const release = rt.watchBudget?.acquire(quota, uris, rt.watchers.length > 0) ?? (() => undefined);
+  const quota = rt.quotaKey?.() ?? rt.owner();
+  const release = rt.definition.watchBudget?.acquire(quota, uris, rt.watchers.length > 0) ?? (() => undefined);
   const stops = uris.map((uri) => watchResource(rt, uri, () => onChange(uri)));
   return () => {
     for (const stop of stops) stop();

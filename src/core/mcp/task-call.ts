@@ -31,24 +31,24 @@ export async function startTask(
   let quota: string;
   try {
     // Keys no upstream accepted yet share one share of the cap (made-up keys cannot hold many tasks).
-    quota = (await rt.quotaKeyNow?.()) ?? rt.owner(ctx);
+    quota = (await rt.quotaKeyNow?.()) ?? rt.owner();
     // Before `before`: a confirmation is not spent on a task that would be refused.
-    await rt.tasks.admit(rt.owner(ctx), quota);
+    await rt.definition.tasks.admit(rt.owner(), quota);
   } catch (err) {
     return limited(err);
   }
   const { host: call, ctx: toolCtx } = openCall(server, rt, def, input, ctx, { logLevelSet: true });
   let refused: CallToolResult | undefined;
   // A spending call goes through the ledger: a repeat gets the first call's task or outcome.
-  const ledger = def.kind === "spend" ? rt.ledger : undefined;
-  const spend = ledger?.call(def, input, repeat, rt.owner(ctx), toolCtx, call);
+  const ledger = def.kind === "spend" ? rt.definition.ledger : undefined;
+  const spend = ledger?.call(def, input, repeat, rt.owner(), toolCtx, call);
   try {
     const needsLink = await linkGate(server, rt, def, ctx);
     if (needsLink && "resultType" in needsLink) return needsLink;
     if (needsLink) refused = needsLink;
     else if (ledger && spend) {
       const opened = await ledger.open(spend);
-      const first = opened.prior?.task && (await rt.tasks.get(opened.prior.task, rt.owner(ctx)));
+      const first = opened.prior?.task && (await rt.definition.tasks.get(opened.prior.task, rt.owner()));
       if (first) return era === "legacy" ? { task: legacyTask(first) } : { resultType: "task", ...modernTask(first) };
       refused = opened.answer;
     } else refused = await runBefore(def, input, toolCtx, call);
@@ -59,12 +59,14 @@ export async function startTask(
   // A refusal before any work (too few credits, a declined confirmation) is the call's answer: as
   // is on 2026-07-28 (the server decides whether to make a task), as an ended task on 2025.
   if (refused)
-    return era === "legacy" ? { task: legacyTask(await rt.tasks.settled(rt.owner(ctx), def, refused)) } : refused;
+    return era === "legacy"
+      ? { task: legacyTask(await rt.definition.tasks.settled(rt.owner(), def, refused)) }
+      : refused;
   const requestedTtl = era === "legacy" ? (request.params?.task as { ttl?: number } | undefined)?.ttl : undefined;
   // The cap is taken atomically here (admit above only refuses early): concurrent calls never pass it.
-  const record = await rt.tasks
+  const record = await rt.definition.tasks
     .start({
-      owner: rt.owner(ctx),
+      owner: rt.owner(),
       quota,
       tool: taskTool(rt, def),
       credentials: rt.credentials ? { ...rt.credentials } : undefined,

@@ -123,7 +123,7 @@ export async function answerTaskGet(rt: TenantRuntime, message: JSONRPCRequest):
     async () => {
       let record: TaskRecord | undefined;
       try {
-        record = await rt.tasks.get(taskId, rt.owner(undefined));
+        record = await rt.definition.tasks.get(taskId, rt.owner());
       } catch {
         return undefined;
       }
@@ -133,7 +133,11 @@ export async function answerTaskGet(rt: TenantRuntime, message: JSONRPCRequest):
         return { jsonrpc: "2.0", id: message.id, error };
       }
       telemetry.link(record.traceparent, "task", scope);
-      const result = { ...detailedTask(record), resultType: "complete", _meta: { [SERVER_INFO_META_KEY]: rt.info } };
+      const result = {
+        ...detailedTask(record),
+        resultType: "complete",
+        _meta: { [SERVER_INFO_META_KEY]: rt.definition.info },
+      };
       return { result, jsonrpc: "2.0", id: message.id };
     },
     (text) => rt.egress.text(text),
@@ -146,10 +150,10 @@ export async function answerTaskGet(rt: TenantRuntime, message: JSONRPCRequest):
  * get, update, cancel of the extension, refused (-32021) to a request that did not declare it.
  */
 export function registerTaskMethods(server: McpServer, rt: TenantRuntime, era: "legacy" | "modern"): void {
-  const tasks = rt.tasks;
+  const tasks = rt.definition.tasks;
   // A client's poll of a task (tasks/get, tasks/result, ...) links its span to the task's.
   const find = async (taskId: string, ctx: ServerContext) => {
-    const record = await stateCall(rt, () => tasks.get(taskId, rt.owner(ctx)));
+    const record = await stateCall(rt, () => tasks.get(taskId, rt.owner()));
     if (!record) throw notFound(taskId);
     telemetry.link(record.traceparent, "task", ctx.mcpReq.signal);
     return record;
@@ -164,7 +168,7 @@ export function registerTaskMethods(server: McpServer, rt: TenantRuntime, era: "
       { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() },
       async (params, ctx) => {
         const cursor = (params as { cursor?: string } | undefined)?.cursor;
-        const page = await stateCall(rt, () => tasks.store.list(rt.owner(ctx), { cursor, limit: TASKS_PAGE_SIZE }));
+        const page = await stateCall(rt, () => tasks.store.list(rt.owner(), { cursor, limit: TASKS_PAGE_SIZE }));
         return { tasks: page.tasks.map(legacyTask), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
       },
     );
@@ -175,7 +179,7 @@ export function registerTaskMethods(server: McpServer, rt: TenantRuntime, era: "
           ProtocolErrorCode.InvalidParams,
           `Cannot cancel task ${taskId}: it is already ${legacyTask(before).status}`,
         );
-      return legacyTask((await stateCall(rt, () => tasks.cancel(taskId, rt.owner(ctx)))) ?? before);
+      return legacyTask((await stateCall(rt, () => tasks.cancel(taskId, rt.owner()))) ?? before);
     });
     s.setRequestHandler(
       "tasks/result",
@@ -213,7 +217,7 @@ export function registerTaskMethods(server: McpServer, rt: TenantRuntime, era: "
   s.setRequestHandler("tasks/cancel", { params: taskIdParams }, async ({ taskId }, ctx) => {
     requireExtension(ctx);
     await find(taskId, ctx);
-    await stateCall(rt, () => tasks.cancel(taskId, rt.owner(ctx)));
+    await stateCall(rt, () => tasks.cancel(taskId, rt.owner()));
     return {};
   });
 }

@@ -47,7 +47,7 @@ export function registerTool(
  * handler (`runBlocking`), whose own input check passes the parsed arguments through.
  */
 export function interceptToolCalls(server: McpServer, rt: TenantRuntime, era: Era): void {
-  const byName = new Map(rt.tools.map((t) => [t.name, t]));
+  const byName = new Map(rt.definition.tools.map((t) => [t.name, t]));
   wrapRequestHandler(
     server,
     "tools/call",
@@ -95,13 +95,13 @@ async function runBlocking(
   session: LogLevelSession,
 ) {
   const { input, repeat } = takeRepeat(def, args);
-  const call = openCall(server, rt, def, input, ctx, session, Date.now() + rt.blockingWaitMs);
+  const call = openCall(server, rt, def, input, ctx, session, Date.now() + rt.definition.blockingWaitMs);
   try {
     const needsLink = await linkGate(server, rt, def, ctx);
     if (needsLink) return needsLink;
     // A spending call goes through the ledger: a repeat is answered, a first call recorded before it is sent.
-    const ledger = def.kind === "spend" ? rt.ledger : undefined;
-    if (ledger) return await ledger.run(ledger.call(def, input, repeat, rt.owner(ctx), call.ctx, call.host));
+    const ledger = def.kind === "spend" ? rt.definition.ledger : undefined;
+    if (ledger) return await ledger.run(ledger.call(def, input, repeat, rt.owner(), call.ctx, call.host));
     return await runTool(def, input, call.ctx, call.host);
   } catch (err) {
     if (err instanceof NeedsInput) return askForInput(rt, err, ctx);

@@ -37,7 +37,14 @@ export function openCall(
         ? envelopeCapabilities(ctx)?.elicitation !== undefined
         : server.server.getClientCapabilities()?.elicitation !== undefined;
       const verify = def.kind !== "read" ? verifyOf(def, input, rt.toolHost) : undefined;
-      return rt.confirmations.confirm(ctx, { tool: def.name, input, request, canAsk, tenant: rt.owner(ctx), verify });
+      return rt.definition.confirmations.confirm(ctx, {
+        tool: def.name,
+        input,
+        request,
+        canAsk,
+        tenant: rt.owner(),
+        verify,
+      });
     },
     resourcesChanged: () => rt.changes.resourcesChanged(),
   };

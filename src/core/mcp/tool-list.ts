@@ -83,16 +83,17 @@ function shallow(schema: JsonSchema): JsonSchema {
 }
 
 /**
- * Shaped tools/list answers per runtime, keyed by revision and MCP Apps support. Kept beside the
- * runtime, not the server instance: a 2026-07-28 HTTP request gets a fresh instance, and building
- * the answer (JSON Schemas of every tool) costs several times more than serving it.
+ * Shaped tools/list answers per server definition (every tenant's), keyed by revision and MCP Apps
+ * support. Kept beside the definition, not the server instance: a 2026-07-28 HTTP request gets a
+ * fresh instance, and building the answer (JSON Schemas of every tool) costs several times more
+ * than serving it.
  */
 const toolLists = new WeakMap<object, Map<string, Record<string, unknown>[]>>();
 
 /** tools/list shaped per revision (and per MCP Apps support) and trimmed; computed once for each. */
 export function shapeToolList(server: McpServer, rt: TenantRuntime): void {
-  const taskCapable = new Set(rt.tools.filter((t) => t.longRunning).map((t) => t.name));
-  const key = rt.listKey ?? rt;
+  const taskCapable = new Set(rt.definition.tools.filter((t) => t.longRunning).map((t) => t.name));
+  const key = rt.definition;
   const cache = toolLists.get(key) ?? new Map<string, Record<string, unknown>[]>();
   toolLists.set(key, cache);
   wrapRequestHandler(server, "tools/list", (original) => async (request, ctx) => {

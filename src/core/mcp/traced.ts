@@ -11,8 +11,8 @@ import { wrapEveryRequestHandler } from "./sdk-internals.js";
  * sends adds no series.
  */
 export function traceOperations(server: McpServer, rt: TenantRuntime, era: Era): void {
-  const tools = new Map(rt.tools.map((t) => [t.name, t.kind === "spend"]));
-  const prompts = new Set(rt.prompts.map((p) => p.name));
+  const tools = new Map(rt.definition.tools.map((t) => [t.name, t.kind === "spend"]));
+  const prompts = new Set(rt.definition.prompts.map((p) => p.name));
   wrapEveryRequestHandler(server, (original) => (request, ctx) => {
     const params = (request as { params?: { name?: unknown; uri?: unknown; _meta?: unknown } }).params;
     const name = typeof params?.name === "string" ? params.name : undefined;
