@@ -212,6 +212,21 @@ export async function roundTrip(client: Client): Promise<void> {
   else await client.ping();
 }
 
+/**
+ * Waits until `count()` (requests an upstream saw, say) stays the same for `spanMs`: a poll that
+ * must stop is checked without guessing how late, under load, its last request lands. Fails when
+ * no such span comes within `timeoutMs`.
+ */
+export async function settles(count: () => number, spanMs: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const at = count();
+    await sleep(spanMs);
+    if (count() === at) return;
+    if (Date.now() > deadline) throw new Error(`still counting after ${timeoutMs} ms: ${count()}`);
+  }
+}
+
 /** Polls `probe` until `accept` holds, or fails with the last value. */
 export async function until<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -8,6 +8,7 @@ import {
   connectStdio,
   ok,
   sandboxEnv,
+  settles,
   sleep,
   testSandbox,
   text,
@@ -80,12 +81,7 @@ describe("shared polling and progress", () => {
     expect(await Promise.all(waits)).toEqual(Array(100).fill("cancelled"));
     // The poll stops once the last waiter left: a stretch of 4 intervals without a request comes
     // within seconds (under load the cancels take more than a few intervals to arrive).
-    const quiet = async () => {
-      const at = hits(AGENT_STATUS);
-      await sleep(INTERVAL * 4);
-      return hits(AGENT_STATUS) === at;
-    };
-    await until(quiet, (stopped) => stopped);
+    await settles(() => hits(AGENT_STATUS), INTERVAL * 4);
     await ok(conn.client, "build_stop_agent", { projectId: "booking-app" });
   });
 

@@ -18,6 +18,7 @@ import {
   CLI,
   retryStart,
   sandboxEnv,
+  settles,
   sleep,
   spawnHttpServer,
   testSandbox,
@@ -189,10 +190,7 @@ describe("2025-11-25 tasks", () => {
     );
     const cancelled = await conn.client.experimental.tasks.cancelTask(task.taskId);
     expect(cancelled.status).toBe("cancelled");
-    await sleep(150);
-    const settled = hits(AGENT_STATUS);
-    await sleep(400);
-    expect(hits(AGENT_STATUS)).toBe(settled);
+    await settles(() => hits(AGENT_STATUS), 400); // 8 poll intervals without a request
     expect((await conn.client.experimental.tasks.getTask(task.taskId)).status).toBe("cancelled");
   });
 
@@ -234,11 +232,13 @@ describe("2025-11-25 tasks", () => {
       { projectId: "internal-dashboard", until: "agent" },
       400,
     );
-    await sleep(700);
-    await expect(conn.client.experimental.tasks.getTask(task.taskId)).rejects.toThrow(/not found/i);
-    const settled = hits(AGENT_STATUS);
-    await sleep(300);
-    expect(hits(AGENT_STATUS)).toBe(settled);
+    // Gone once its TTL passed (the sweep runs later under load), and its polling with it.
+    const gone = await until(
+      () => conn.client.experimental.tasks.getTask(task.taskId).then(() => "", String),
+      (err) => err !== "",
+    );
+    expect(gone).toMatch(/not found/i);
+    await settles(() => hits(AGENT_STATUS), 300); // 6 poll intervals without a request
     await ok(conn.client, "build_stop_agent", { projectId: "internal-dashboard" });
   });
 });
