@@ -130,8 +130,9 @@ const settingsTable = {
     type: positiveInt,
     default: "100",
     help:
-      "HTTP, per-user keys or OAuth: open 2025-era sessions one tenant may hold (all callers without keys are " +
-      "one tenant); past it 429",
+      "HTTP, per-user keys or OAuth: open 2025-era sessions one owner may hold; an owner is the signed-in user " +
+      "with OAuth (whatever keys they act with), else one set of keys (all callers without keys are one), and " +
+      "keys no upstream has accepted yet count together; past it 429",
   },
   maxListenUris: {
     env: "MCP_MAX_LISTEN_URIS",
@@ -162,8 +163,9 @@ const settingsTable = {
     type: positiveInt,
     default: "100",
     help:
-      "per-user keys or OAuth: tasks one tenant may have working at once (across replicas with MCP_STATE_URL); " +
-      "past it a task-augmented call is refused",
+      "per-user keys or OAuth: tasks one owner may have working at once, across replicas with MCP_STATE_URL; an " +
+      "owner is the signed-in user with OAuth (whatever keys they act with), else one set of keys, and keys no " +
+      "upstream has accepted yet count together; past it a task-augmented call is refused",
   },
   maxTenants: {
     env: "MCP_MAX_TENANTS",
