@@ -14,6 +14,7 @@ import type { ServiceWatcher } from "../core/service/resources.js";
 import type { ToolDef, ToolHost } from "../core/tools/tool.js";
 import type { AcceptedKeys } from "../core/tenancy/accepted.js";
 import { LiveInstances } from "../core/vault/live-instances.js";
+import { ACCOUNT_TOOLSET } from "../core/vault/account-toolset.js";
 import { ISSUER, SUBJECT, upstreamKeys } from "./credentials.js";
 import type { LinkedKeys } from "./linked.js";
 import type { InstanceMaker } from "./service-instances.js";
@@ -122,7 +123,7 @@ class TenantObject implements Tenant {
   }
 
   serviceDeps(service: string): unknown {
-    if (this.live) return service === "account" ? this.mine?.account : this.live.current(service)?.deps;
+    if (this.live) return service === ACCOUNT_TOOLSET ? this.mine?.account : this.live.current(service)?.deps;
     const module = this.shared.enabled.find((m) => m.name === service);
     return module && this.instanceOf(module).deps;
   }

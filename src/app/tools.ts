@@ -2,6 +2,7 @@ import { credentialHeader, type Config } from "../config.js";
 import type { ServiceDeclaration, ServiceModule } from "../core/service/service.js";
 import type { ServiceAdvice } from "../core/tools/errors.js";
 import type { ToolDef } from "../core/tools/tool.js";
+import { ACCOUNT_TOOLSET } from "../core/vault/account-toolset.js";
 
 /**
  * The enabled services' tools, built once for every tenant (each runs them with its own services'
@@ -17,7 +18,7 @@ export function serviceTools(
   return enabled.flatMap((module) => module.tools(config.credentials === "linked" ? undefined : on));
 }
 
-/** Whose deps a tool's hooks get: the service of its toolset (the account tools: the tenant's "account"). */
+/** Whose deps a tool's hooks get: the service of its toolset (the account tools: the tenant's ACCOUNT_TOOLSET). */
 export function serviceOfToolset(enabled: readonly ServiceDeclaration<any>[]): ReadonlyMap<string, string> {
   return new Map(enabled.flatMap((m) => m.toolsets.map((t) => [t.id, m.name] as const)));
 }
@@ -29,7 +30,7 @@ export function offeredTools(
   readOnly: boolean,
 ): ToolDef<any, any>[] {
   return tools.filter(
-    (t) => (t.toolset === "account" || toolsets.includes(t.toolset)) && (!readOnly || t.kind === "read"),
+    (t) => (t.toolset === ACCOUNT_TOOLSET || toolsets.includes(t.toolset)) && (!readOnly || t.kind === "read"),
   );
 }
 

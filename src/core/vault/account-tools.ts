@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { toolsWith, ToolError, type ToolDef } from "../tools/tool.js";
+import { ACCOUNT_TOOLSET } from "./account-toolset.js";
 import type { LinkedKey } from "./vault.js";
 
 /** What the account tools act on: the calling user's own linked keys. */
@@ -31,7 +32,7 @@ export function accountTools(
       description:
         "Which upstream services you have linked a key for (last four characters only, never the " +
         "key). A tool of a service you have not linked asks you to link it through a page.",
-      toolset: "account",
+      toolset: ACCOUNT_TOOLSET,
       kind: "read",
       input: {},
       output: z.object({ services: z.array(linkedService) }),
@@ -62,7 +63,7 @@ export function accountTools(
       description:
         "Forget the key you linked for one service; its tools ask for a new link next time. To " +
         "rotate a key, unlink, then link again.",
-      toolset: "account",
+      toolset: ACCOUNT_TOOLSET,
       kind: "destructive",
       input: {
         service: z
