@@ -193,7 +193,10 @@ let sandboxModule;
  */
 export async function loadSandbox() {
   sandboxModule ??= await importFromSrc(
-    'export { startSandbox } from "./src/sandbox/index.ts";\nexport { sandboxEnv } from "./src/launch.ts";',
+    'export { startSandbox } from "./src/sandbox/index.ts";\nexport { sandboxEnv } from "./src/launch.ts";\n' +
+      'import { settingDefault } from "./src/core/base/settings.ts";\n' +
+      "/** The time scale --sandbox uses by default (SANDBOX_TIME_SCALE). */\n" +
+      'export const defaultTimeScale = settingDefault("sandboxTimeScale");',
     "bench-sandbox",
   );
   return sandboxModule;

@@ -133,8 +133,8 @@ try {
   let sandbox;
   const versionCalls = want("versions-calls");
   if (want("tokens") || want("calls") || want("versions") || versionCalls) {
-    const { startSandbox } = await loadSandbox();
-    sandbox = await startSandbox({});
+    const { startSandbox, defaultTimeScale } = await loadSandbox();
+    sandbox = await startSandbox({ timeScale: defaultTimeScale });
     cleanups.unshift(() => sandbox.close());
   }
   if (want("tokens")) {

@@ -74,8 +74,8 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const arg = (name, d) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : d);
-  const { startSandbox } = await loadSandbox();
-  const sandbox = await startSandbox({});
+  const { startSandbox, defaultTimeScale } = await loadSandbox();
+  const sandbox = await startSandbox({ timeScale: defaultTimeScale });
   try {
     const r = await telemetryCost({ sandbox, blocks: arg("--blocks", 12), block: arg("--block", 100) });
     console.log(JSON.stringify(r, null, 2));

@@ -119,7 +119,7 @@ type Command =
       kind: "sandbox";
       port: number;
       host: string;
-      timeScale?: number;
+      timeScale: number;
       faults?: Config["sandboxFaults"];
       accounts: number;
       webhookCa?: string;

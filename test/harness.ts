@@ -77,8 +77,9 @@ export function sandboxUrlsEnv(sandbox: Pick<Sandbox, "urls" | "keys">): Record<
  */
 const TEST_BUILD_OPTIONS = { detailsCacheMs: 0, startLagMs: 0, runBudgetMinutes: Number.POSITIVE_INFINITY };
 
+/** The sandbox's options with the tests' time scale (3000) unless one is given. */
 export async function testSandbox<T extends readonly AnySimulator[] = typeof SIMULATORS>(
-  options: SandboxOptions<T> = {},
+  options: Partial<SandboxOptions<T>> = {},
 ): Promise<Sandbox<T>> {
   const build = { ...TEST_BUILD_OPTIONS, ...(options as SandboxOptions).build };
   return startSandbox<T>({ timeScale: 3000, ...options, build } as SandboxOptions<T>);

@@ -11,8 +11,12 @@ type Names<T extends Simulators> = T[number]["name"];
 export type SandboxOptions<T extends Simulators = typeof SIMULATORS> = {
   host?: string;
   port?: number;
-  /** Simulated milliseconds per real millisecond (a 40-minute build takes 40 min / timeScale). */
-  timeScale?: number;
+  /**
+   * Simulated milliseconds per real millisecond (a 40-minute build takes 40 min / timeScale). No
+   * default here: the sandbox cannot read the server's settings, so each caller passes one (the
+   * server's setting, or a test's own).
+   */
+  timeScale: number;
   /** Keys to accept instead of the simulators' demo keys, by service name. */
   keys?: Partial<Record<Names<T>, string>>;
   /** Faults to inject from the start (the faults setting), e.g. for the soak script. */
@@ -43,18 +47,15 @@ export type Sandbox<T extends Simulators = typeof SIMULATORS> = {
   close(): Promise<void>;
 } & { readonly [D in T[number] as D["name"]]: InstanceOf<D> };
 
-/** Default time scale: a 40-minute agent run lasts about two minutes, a 5-minute one fifteen seconds. */
-const DEFAULT_TIME_SCALE = 20;
-
 /**
  * Loads and starts every simulator of the registry on one loopback HTTP server. Each lives under its own
  * prefix (`/build`, `/sizing/v1`, ...) so its base URL is distinct, as in production.
  */
 export async function startSandbox<T extends Simulators = typeof SIMULATORS>(
-  options: SandboxOptions<T> = {},
+  options: SandboxOptions<T>,
 ): Promise<Sandbox<T>> {
   const simulators: Simulators = options.simulators ?? SIMULATORS;
-  const timeScale = options.timeScale ?? DEFAULT_TIME_SCALE;
+  const { timeScale } = options;
   const accountCount = Math.max(1, options.accounts ?? 1);
   const settings = options as Record<string, unknown>;
   const keys: Record<string, string> = {};
