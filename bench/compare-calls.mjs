@@ -29,8 +29,8 @@ async function stdioClient(args, env) {
   return { client, pid: transport.pid };
 }
 
-const { startSandbox } = await loadSandbox();
-const sandbox = await startSandbox({});
+const { startSandbox, defaultTimeScale } = await loadSandbox();
+const sandbox = await startSandbox({ timeScale: defaultTimeScale });
 const origin = new URL(sandbox.urls.drones).origin;
 const prefix = new URL(sandbox.urls.drones).pathname.replace(/\/+$/, "");
 const auth = { authorization: `Bearer ${sandbox.keys.drones}`, accept: "application/json" };
