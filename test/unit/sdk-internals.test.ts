@@ -293,6 +293,20 @@ describe("the SDK entry's checks and per-request transport, as core/http/modern.
   const call = { name: "echo", arguments: { text: "hi" } };
   const get = { taskId: "t-1" };
 
+  /** Each request is declined by leanRequest and refused by the entry with its status and code, before its factory. */
+  async function expectRefusedBeforeFactory(cases: Array<[string, Post, number, number]>) {
+    for (const [what, p, status, code] of cases) {
+      expect({ what, lean: lean(p) }).toEqual({ what, lean: undefined });
+      const answer = await entry(p);
+      expect({ what, status: answer.status, code: answer.code, made: answer.made }).toEqual({
+        what,
+        status,
+        code,
+        made: 0,
+      });
+    }
+  }
+
   it("leanRequest: what it declines, the entry refuses before its factory; what it takes, the entry dispatches", async () => {
     const declined: Array<[string, Post, number, number]> = [
       ["Content-Type not JSON", post("tools/call", call, { "content-type": "text/plain" }), 415, -32000],
@@ -315,16 +329,7 @@ describe("the SDK entry's checks and per-request transport, as core/http/modern.
         -32022,
       ],
     ];
-    for (const [what, p, status, code] of declined) {
-      expect({ what, lean: lean(p) }).toEqual({ what, lean: undefined });
-      const answer = await entry(p);
-      expect({ what, status: answer.status, code: answer.code, made: answer.made }).toEqual({
-        what,
-        status,
-        code,
-        made: 0,
-      });
-    }
+    await expectRefusedBeforeFactory(declined);
     // Taken: the methods served lean need no client capability, and Mcp-Name is compared trimmed.
     const taken: Array<[string, Post]> = [
       ["tools/call", post("tools/call", call)],
@@ -369,16 +374,7 @@ describe("the SDK entry's checks and per-request transport, as core/http/modern.
         -32022,
       ],
     ];
-    for (const [what, p, status, code] of cases) {
-      expect({ what, lean: lean(p) }).toEqual({ what, lean: undefined });
-      const answer = await entry(p);
-      expect({ what, status: answer.status, code: answer.code, made: answer.made }).toEqual({
-        what,
-        status,
-        code,
-        made: 0,
-      });
-    }
+    await expectRefusedBeforeFactory(cases);
   });
 
   it("plainToolsOf: the entry checks Mcp-Param headers of a tool whose schema says x-mcp-header, after its factory", async () => {
