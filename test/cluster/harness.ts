@@ -1,4 +1,4 @@
-import { describe } from "vitest";
+import { describe, expect } from "vitest";
 import { clusterPrerequisites, startCluster, type Cluster, type ClusterOptions } from "../../scripts/cluster.mjs";
 
 /**
@@ -68,4 +68,48 @@ export function accessLines(log: string): AccessLine[] {
     if (m) out.push({ method: m[1], path: m[2], status: Number(m[3]), upstream: m[4], group: m[5] });
   }
   return out;
+}
+
+/**
+ * A raw 2025-11-25 session on one replica that declares tasks: initialize, then requests (each may
+ * block for long); `request` answers the JSON-RPC answer to it.
+ */
+export async function open2025(url: string) {
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+  };
+  const post = async (body: Record<string, any>, sessionId?: string) => {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { ...headers, ...(sessionId ? { "mcp-session-id": sessionId } : {}) },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    const data = text
+      .split("\n")
+      .filter((l) => l.startsWith("data:"))
+      .map((l) => JSON.parse(l.slice(5)) as Record<string, any>);
+    const answer = data.find((d) => d.id === body.id) ?? (text.startsWith("{") ? JSON.parse(text) : undefined);
+    return { res, answer: answer as Record<string, any> | undefined };
+  };
+  const init = await post({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: { tasks: {} },
+      clientInfo: { name: "raw-2025", version: "1.0.0" },
+    },
+  });
+  const sessionId = init.res.headers.get("mcp-session-id") ?? undefined;
+  expect(sessionId).toBeDefined();
+  await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
+  let id = 1;
+  return {
+    request: async (method: string, params: Record<string, any>) =>
+      (await post({ jsonrpc: "2.0", id: id++, method, params }, sessionId)).answer,
+  };
 }

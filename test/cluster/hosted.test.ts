@@ -6,7 +6,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { connectHttp, ok, rpc2026, sleep, until } from "../harness.js";
-import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
+import { describeCluster, startTestCluster, type TestCluster, open2025 } from "./harness.js";
 
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const API = "/api/v1/vcaas";
@@ -254,51 +254,6 @@ describeCluster("three replicas, one Redis, nginx in front (single account)", ()
     await client.close();
   });
 });
-
-/** A raw 2025-11-25 session on one replica: initialize, then requests that may block for long. */
-async function open2025(url: string) {
-  const headers = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2025-11-25",
-  };
-  const post = async (body: Json, sessionId?: string) => {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { ...headers, ...(sessionId ? { "mcp-session-id": sessionId } : {}) },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    const data = text
-      .split("\n")
-      .filter((l) => l.startsWith("data:"))
-      .map((l) => JSON.parse(l.slice(5)) as Json);
-    return {
-      res,
-      answer: (data.find((d) => d.id === body.id) ?? (text.startsWith("{") ? JSON.parse(text) : undefined)) as
-        | Json
-        | undefined,
-    };
-  };
-  const init = await post({
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: { tasks: {} },
-      clientInfo: { name: "raw-2025", version: "1.0.0" },
-    },
-  });
-  const sessionId = init.res.headers.get("mcp-session-id") ?? undefined;
-  expect(sessionId).toBeDefined();
-  await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
-  let id = 1;
-  return {
-    request: async (method: string, params: Json) =>
-      (await post({ jsonrpc: "2.0", id: id++, method, params }, sessionId)).answer,
-  };
-}
 
 describeCluster("money and state across Redis restarts and replica deaths (issue 18)", () => {
   let cluster: TestCluster;

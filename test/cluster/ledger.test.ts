@@ -12,7 +12,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { request2026, rpc2026, sleep, until } from "../harness.js";
-import { describeCluster, startTestCluster, type TestCluster } from "./harness.js";
+import { describeCluster, startTestCluster, type TestCluster, open2025 } from "./harness.js";
 
 type Json = Record<string, any>;
 
@@ -270,45 +270,4 @@ async function fetchCall(url: string, name: string, args: Json, signal?: AbortSi
 
 function textOf(result: Json): string {
   return (result.content ?? []).map((c: Json) => c.text ?? "").join("\n") || JSON.stringify(result);
-}
-
-/** A raw 2025-11-25 session that declares tasks. */
-async function open2025(url: string) {
-  const headers = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2025-11-25",
-  };
-  const post = async (body: Json, sessionId?: string) => {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { ...headers, ...(sessionId ? { "mcp-session-id": sessionId } : {}) },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    const data = text
-      .split("\n")
-      .filter((l) => l.startsWith("data:"))
-      .map((l) => JSON.parse(l.slice(5)) as Json);
-    const answer = data.find((d) => d.id === body.id) ?? (text.startsWith("{") ? JSON.parse(text) : undefined);
-    return { res, answer: answer as Json | undefined };
-  };
-  const init = await post({
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: { tasks: {} },
-      clientInfo: { name: "raw-2025", version: "1.0.0" },
-    },
-  });
-  const sessionId = init.res.headers.get("mcp-session-id") ?? undefined;
-  expect(sessionId).toBeDefined();
-  await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
-  let id = 1;
-  return {
-    request: async (method: string, params: Json) =>
-      (await post({ jsonrpc: "2.0", id: id++, method, params }, sessionId)).answer,
-  };
 }
