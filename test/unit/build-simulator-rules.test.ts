@@ -1,8 +1,6 @@
 import { readFileSync, readdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { BuildSimulator } from "../../src/sandbox/simulators/builder/index.js";
+import { type FakeClockSimulator, startFakeClockSimulator } from "../build-simulator-server.js";
 
 /**
  * Issue 29 item 12 (and 10's simulator half): the build simulator teaches only what the reference
@@ -10,7 +8,6 @@ import { BuildSimulator } from "../../src/sandbox/simulators/builder/index.js";
  */
 
 const KEY = "tlm_sk_test_key_0123456789";
-const MINUTE = 60_000;
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
 const TIME_SCALE = 5000;
 const root = new URL("../../", import.meta.url);
@@ -18,24 +15,15 @@ const root = new URL("../../", import.meta.url);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 
-const servers: Server[] = [];
+const started: FakeClockSimulator[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+  await Promise.all(started.splice(0).map((s) => s.close()));
 });
 
 async function start() {
-  const clock = { t: T0 };
-  const sim = new BuildSimulator({
-    apiKey: KEY,
-    timeScale: TIME_SCALE,
-    now: () => clock.t,
-    detailsCacheMs: 0,
-    startLagMs: 0,
-  });
-  const server = createServer((req, res) => void sim.router.handle(req, res, req.url!));
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/vcaas`;
+  const fake = await startFakeClockSimulator({ apiKey: KEY, timeScale: TIME_SCALE, t0: T0 });
+  started.push(fake);
+  const { sim, base, advance } = fake;
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Any }> => {
     const headers: Record<string, string> = { "api-key": KEY };
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -50,9 +38,6 @@ async function start() {
     const r = await call(method, path, body);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     return r.body.data;
-  };
-  const advance = (simMinutes: number) => {
-    clock.t += (simMinutes * MINUTE) / TIME_SCALE;
   };
   return { sim, call, data, advance };
 }
