@@ -25,8 +25,9 @@ export interface ViewDecl {
 export const viewUri = (file: string) => `ui://switchboard/${file}.html`;
 
 /**
- * An MCP Apps view as a resource (`upstream.loopback`: the service runs against the sandbox): a self-contained HTML bundle built at build time (no network at
- * run time), read from beside the server's bundle. Hosts without MCP Apps never read it.
+ * An MCP Apps view as a resource (`upstream.loopback`: the service runs against the sandbox): a
+ * self-contained HTML bundle built at build time (no network at run time), read from beside the
+ * server's bundle. Hosts without MCP Apps never read it.
  */
 export function viewResource(view: ViewDecl, upstream: { loopback: boolean } = { loopback: false }): ResourceDef {
   const domains = (upstream.loopback ? view.sandboxResourceDomains : view.resourceDomains) ?? [];
