@@ -86,7 +86,7 @@ type Linked = ReturnType<LinkedKeys["forTenant"]>;
 /**
  * A tenant's runtime. What all tenants share is one getter on the prototype (`definition`, no
  * field per tenant); what a tenant makes is made when first asked for. V8 keeps one hidden class for all of them
- * (an object literal with getters was kept in dictionary mode: a 1.9 KB property store each).
+ * (an object literal with getters was kept in dictionary mode, with a property store of its own each).
  */
 class TenantObject implements Tenant {
   /** This tenant's instance of each enabled service (by its index in `shared.enabled`), once made. */

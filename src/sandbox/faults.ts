@@ -51,7 +51,7 @@ export const FAULTS = {
   }),
   /**
    * A valid answer of about `bytes` made of tiny objects (`{"i":7}`): under the 8 MiB limit, but
-   * JSON.parse expands such text many times over (7.9 MB of it peaks near 100 MB more RSS).
+   * JSON.parse expands such text many times over (bench/README.md, "Parse cost of an upstream answer").
    */
   tinyObjects: (bytes = 7_900_000): Fault["action"] => ({
     kind: "respond",

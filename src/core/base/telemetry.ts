@@ -33,8 +33,8 @@ export interface ServerOperation {
 /**
  * Which span a piece of work belongs to: the abort signal it carries. A request's signal reaches
  * every upstream request, wait and task it makes, so spans find their parent by it, with no
- * AsyncLocalStorage: on Node 20 that hooks every promise of the process, which cost ~9 % of a
- * tools/call's CPU (bench/README.md, "Telemetry's cost per tools/call").
+ * AsyncLocalStorage: on Node 20 that hooks every promise of the process, a cost measured per
+ * tools/call in bench/README.md ("Telemetry's cost per tools/call").
  */
 export type Scope = AbortSignal | undefined;
 

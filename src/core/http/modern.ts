@@ -150,9 +150,10 @@ interface JsonAnswer {
  * The SDK's per-request transport with one shortcut: when the exchange's result is the whole answer
  * (nothing was streamed before it), it is handed over as the message itself, and the transport
  * closes as after any answer. The SDK would wrap it in a web `Response` (JSON body, status 200,
- * `Content-Type: application/json`), which the node response then reads back: that round trip was
- * 6-8 % of a call's CPU. Errors (whose HTTP status depends on where they arose) and streams go the
- * SDK's way; the differential test in stateless.2026.e2e.test.ts compares the answers.
+ * `Content-Type: application/json`), which the node response then reads back: a visible share of a
+ * call's CPU (bench/README.md, "Stateless calls and `tasks/get`"). Errors (whose HTTP status
+ * depends on where they arose) and streams go the SDK's way; the differential test in
+ * stateless.2026.e2e.test.ts compares the answers.
  */
 class ExchangeTransport extends PerRequestHTTPServerTransport {
   private exchangeId?: string | number;

@@ -3,8 +3,8 @@ import type { ByteBudget } from "./budget.js";
 /**
  * What parsing a JSON text holds at its peak, estimated from its bytes: the bytes, their string and
  * the strings parsed out of them (3x), plus about 96 bytes per object or array and 24 per value or
- * property (V8, measured: 7.9 MB of `[1]` items peaks near 190 MB, of `{}` near 300 MB, of
- * ordinary records near 30 MB). Text that is not an object or array costs its bytes: JSON.parse
+ * property (V8; the peaks these were fitted to are in bench/README.md, "Parse cost of an upstream
+ * answer"). Text that is not an object or array costs its bytes: JSON.parse
  * fails on its first character or yields one value.
  */
 export function parseCost(bytes: Uint8Array): number {
