@@ -62,9 +62,21 @@ export function appHooks(
             }
           }),
         count: (outcome) => telemetry.add("webhooks", 1, { service: module.name, outcome }),
+        tell: (note) =>
+          void bus.publish(noteChannel(module.name, id), note).catch((err: unknown) => {
+            logger.warn("webhook note not relayed to the replicas", {
+              error: err instanceof Error ? err.message : String(err),
+            });
+          }),
+        hear: (handler) => bus.listen(noteChannel(module.name, id), handler),
       };
     },
   };
+}
+
+/** Notes between a tenant's instances (PushEndpoint.tell): beside its deliveries' channel, never on it. */
+function noteChannel(service: string, id: string): string {
+  return `${hookChannel(service, id)}:note`;
 }
 
 /** Deliveries to every replica: one pattern subscription per replica, routed by channel. */

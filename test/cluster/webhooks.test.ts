@@ -43,10 +43,10 @@ describeCluster("two replicas, nginx with TLS, Redis: webhooks end waits", () =>
   const sim = (n: number): BuildSimulator => sandbox.accounts.build[n].simulator;
 
   /** Starts a run on `projectId`: its `since` for the wait. */
-  async function begin(client: Client, projectId: string): Promise<string> {
+  async function begin(client: Client, projectId: string, minutes = RUN_MINUTES): Promise<string> {
     const started = await ok<{ startedAt: string }>(client, "build_start_agent", {
       projectId,
-      prompt: `Add page ${++runs} [minutes=${RUN_MINUTES}]`,
+      prompt: `Add page ${++runs} [minutes=${minutes}]`,
     });
     return started.startedAt;
   }
@@ -179,6 +179,35 @@ describeCluster("two replicas, nginx with TLS, Redis: webhooks end waits", () =>
     expect(dropped.lagMs).toBeGreaterThan(1000);
     expect(dropped.lagMs).toBeLessThan(21_000);
     expect(sim(0).webhookDeliveries().at(-1)?.attempts).toEqual([expect.objectContaining({ fault: "drop" })]);
+  }, 180_000);
+
+  it("a miss one replica finds puts the tenant's waits on the other back on the normal interval", async () => {
+    const [first, second] = await Promise.all(cluster.replicas.map((r) => connectHttp(r.url)));
+    clients.push(first, second);
+    // A delivered run: push is healthy on both replicas again after the miss above.
+    expect((await run(first, sim(0), "push-3")).outcome).toBe("done");
+    await sim(0).webhooksSettled();
+    // B, on the second replica: a 30 s run, followed from its start, read every 20 s while push is
+    // healthy (at 0, 20 and 40 s: 10 s after its end, were nothing to change that).
+    const b = follow(second, sim(0), "push-4", await begin(second, "push-4", 1500), 120);
+    sim(0).injectWebhookFault({ kind: "drop", times: 2 });
+    // A, on the first: an 8 s run whose delivery is lost ends by that replica's slow poll (at 20 s),
+    // which counts a miss 3 s later (the grace for a late delivery) and tells the other replica.
+    const a = await run(first, sim(0), "push-0", 60);
+    const missFoundBy = Date.now() + 3500;
+    expect(a.outcome).toBe("done");
+    expect(a.lagMs).toBeGreaterThan(1000);
+    const bDone = await b;
+    expect(bDone.outcome).toBe("done");
+    // B's run ended after that, its delivery lost too: the second replica read it within about one
+    // normal interval (1 s), not at its next slow read (up to 20 s after the end).
+    expect(Date.now() - bDone.lagMs).toBeGreaterThan(missFoundBy);
+    expect(bDone.lagMs).toBeLessThan(3000);
+    const dropped = sim(0).webhookDeliveries().filter((d) => d.body.event === "agent.prompt.finished");
+    expect(dropped.slice(-2).map((d) => d.attempts)).toEqual([
+      [expect.objectContaining({ fault: "drop" })],
+      [expect.objectContaining({ fault: "drop" })],
+    ]);
   }, 180_000);
 
   it("never touches a webhook the account already had", async () => {

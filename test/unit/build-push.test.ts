@@ -23,6 +23,8 @@ describe("BuildPush subscriptions", () => {
     headers: { "x-switchboard-hook-secret": "s".repeat(43) },
     listen: () => () => undefined,
     count: () => undefined,
+    tell: () => undefined,
+    hear: () => () => undefined,
   };
   const listed = async () => ((await webhooks.list()).webhooks ?? []).map((w) => ({ url: w.url, event: w.event }));
 

@@ -114,6 +114,12 @@ export interface PushEndpoint {
   headers: Record<string, string>;
   /** This tenant's accepted deliveries, from whichever replica received them. */
   listen(handler: (body: unknown) => void): () => void;
+  /**
+   * A word to this tenant's instance on every replica, this one included (`hear`). Its own channel:
+   * an upstream's delivery can never pass for one.
+   */
+  tell(note: string): void;
+  hear(handler: (note: string) => void): () => void;
   /** Counts a hint that matched what a poll found, or missed it (switchboard.webhooks). */
   count(outcome: "matched" | "missed"): void;
 }

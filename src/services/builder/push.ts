@@ -11,6 +11,8 @@ const RETRY_MS = 5 * 60_000;
 const GRACE_MS = 3000;
 /** Projects whose last delivery time is remembered. */
 const MAX_REMEMBERED = 1000;
+/** The note a replica that found a miss sends the tenant's instances on the others (PushEndpoint.tell). */
+const MISSED = "missed";
 
 type Subscription = "none" | "subscribing" | "ours" | "theirs" | "failed";
 
@@ -33,7 +35,7 @@ export class BuildPush {
   private readonly creditListeners = new Map<string, Set<(data: Record<string, unknown>) => void>>();
   /** Projects an agent wait of this tenant follows now (with how many waits). */
   private readonly watched = new Map<string, number>();
-  private readonly unlisten: () => void;
+  private readonly unlisten: Array<() => void>;
   /** The pollers a hint pokes (set once they exist). */
   pollers: Array<Poller<unknown>> = [];
 
@@ -43,7 +45,10 @@ export class BuildPush {
     private readonly intervals: { normalMs: number; slowMs: number },
     private readonly logger: Logger,
   ) {
-    this.unlisten = endpoint.listen((body) => this.received(body));
+    this.unlisten = [
+      endpoint.listen((body) => this.received(body)),
+      endpoint.hear((note) => note === MISSED && this.slowPollsEnd()),
+    ];
   }
 
   /** The agent poller's interval now (PollerOptions.pace). */
@@ -116,14 +121,14 @@ export class BuildPush {
   }
 
   close(): void {
-    this.unlisten();
+    for (const stop of this.unlisten) stop();
     for (const { timer } of this.pending.values()) clearTimeout(timer);
   }
 
   /**
-   * A run ended with no delivery. Every other agent wait of the tenant reads once now and polls at
-   * the normal interval from there, instead of at the end of the slow interval it was in: only
-   * waits whose runs ended before this was found can wait longer than polling alone would.
+   * A run ended with no delivery. Every other agent wait of the tenant, on every replica, reads once
+   * now and polls at the normal interval from there, instead of at the end of the slow interval it
+   * was in: only waits whose runs ended before this was found can wait longer than polling alone would.
    */
   private missed(projectId: string): void {
     this.endpoint.count("missed");
@@ -131,6 +136,13 @@ export class BuildPush {
     this.logger.info("build webhooks: a run ended without a delivery; polling at the normal interval again", {
       projectId,
     });
+    this.slowPollsEnd();
+    this.endpoint.tell(MISSED);
+  }
+
+  /** Back to the normal interval (until the next delivery), each followed project read once now. */
+  private slowPollsEnd(): void {
+    if (!this.healthy) return;
     this.healthy = false;
     for (const key of this.watched.keys()) for (const poller of this.pollers) poller.poke?.(key);
   }
