@@ -10,7 +10,10 @@ type Task = { type: string; mode: string; tasks?: Task[] };
 
 const keep = Number(process.env.SWITCHBOARD_SMOKE);
 
-/** Marks every test after the first `keep` (depth first, in file order) to skip; true if any test in `task` still runs. */
+/**
+ * Marks every test after the first `keep` (depth first, in file order) to skip; true if any test in
+ * `task` still runs.
+ */
 function trim(task: Task, seen: { tests: number }): boolean {
   if (task.type === "test") {
     if (task.mode !== "run") return false;

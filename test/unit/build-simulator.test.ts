@@ -26,7 +26,10 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
 });
 
-/** The injected clock only moves on advance(): the details cache and the start lag are off unless a test turns them on. */
+/**
+ * The injected clock only moves on advance(): the details cache and the start lag are off unless a
+ * test turns them on.
+ */
 async function start(options: Partial<BuildSimulatorOptions> = {}) {
   const clock = { t: T0 };
   const sim = new BuildSimulator({
@@ -530,7 +533,8 @@ describe("agent runs", () => {
     await data("POST", "/projects/endless/agent/start", { prompt: "Forever again [minutes=500]" });
     advance(30);
     expect((await data("GET", "/projects/endless/agent/status")).creditsSpent).toBe(50);
-    expect(sim.balance().credits).toBe(0); // 10 of the 40 at the start; of the other 40 billed only 30 remain: the shortfall is absorbed
+    // 10 of the 40 at the start; of the other 40 billed only 30 remain: the shortfall is absorbed
+    expect(sim.balance().credits).toBe(0);
   });
 
   it("asks for secrets with [secrets]", async () => {

@@ -11,7 +11,10 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SCHEMA_PATH = join(ROOT, "scripts", "registry", "server.schema.json");
-/** sha256 of https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json (scripts/registry/README.md). */
+/**
+ * sha256 of https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json
+ * (scripts/registry/README.md).
+ */
 const SCHEMA_SHA256 = "3fba09590c99f61735d234822279f4223fab9e300c0a81e81c91ab62a4114de0";
 
 const schemaBytes = readFileSync(SCHEMA_PATH);
