@@ -216,7 +216,8 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     expect(text(r)).not.toMatch(/fix and try again/);
   });
 
-  // Item 15: AUTO_EXECUTION_ALREADY_ACTIVE had no hint; a deploy whose answer was lost did not say to compare createdAt (T4).
+  // Item 15: AUTO_EXECUTION_ALREADY_ACTIVE had no hint; a deploy whose answer was lost did not say
+  // to compare createdAt (T4).
   it("advises on a batch still in flight and on a deploy whose outcome is unknown", async () => {
     await ok(conn.client, "build_start_agent", {
       projectId: "booking-app",
@@ -354,7 +355,8 @@ describe("build fidelity: stale reads (details cached, the previous state shown 
     expect(text(r)).toMatch(/^- TXT _cf-custom-hostname\.app -> [0-9a-f]{32}$/m);
   });
 
-  // Item 2: after SERVER_NOT_READY (3 credits spent) the wait read the cached "Archived" and steered to a second paid start.
+  // Item 2: after SERVER_NOT_READY (3 credits spent) the wait read the cached "Archived" and
+  // steered to a second paid start.
   it("waits for the server a deploy's SERVER_NOT_READY is starting, through a cached Archived", async () => {
     expect(
       (await ok<{ agentServerStatus: string }>(conn.client, "build_get_project", { projectId: "empty-sandbox" }))

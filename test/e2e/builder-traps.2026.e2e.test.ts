@@ -19,7 +19,8 @@ async function withProgress(conn: StdioConnection, name: string, args: Record<st
     { name, arguments: args },
     { onprogress: (p: Progress) => progress.push(p.message ?? ""), timeout: 60_000 },
   )) as CallToolResult;
-  return { result, progress, data: result.structuredContent as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { result, progress, data: result.structuredContent as Record<string, any> };
 }
 
 describe("build traps: ids, fields and errors (fresh reads)", () => {
@@ -47,7 +48,8 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
     expect(r.message).toMatch(/never happened|nothing to wait for/);
   });
 
-  // Old: every projectId was held to the new-id rule (max 35), so the suffixed id launch returned could not be looked up.
+  // Old: every projectId was held to the new-id rule (max 35), so the suffixed id launch returned
+  // could not be looked up.
   it("looks up a 38+ character id the service suffixed", async () => {
     const requested = "a-very-long-project-name-for-tests1";
     expect(requested).toHaveLength(35);
@@ -191,7 +193,8 @@ describe("build traps: ids, fields and errors (fresh reads)", () => {
     expect(last).toMatchObject({ count: 1, total, hasMore: false });
   });
 
-  // Old: list_versions said "Default 50" and refused a limit over 100; the service pages 20 by default and states no maximum.
+  // Old: list_versions said "Default 50" and refused a limit over 100; the service pages 20 by
+  // default and states no maximum.
   it("lists 20 versions by default and takes a limit over 100", async () => {
     for (let i = 0; i < 20; i++)
       await ok(conn.client, "build_start_agent", {

@@ -459,7 +459,8 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       expect(hiccups, messages.join("\n")).toHaveLength(2);
       const firstHiccup = messages.findIndex((m) => m.startsWith("Upstream hiccup"));
       expect(firstHiccup).toBeGreaterThan(0);
-      expect(messages.slice(firstHiccup).some((m) => /^Agent (running|done|finished)/.test(m))).toBe(true); // polling went on
+      // polling went on
+      expect(messages.slice(firstHiccup).some((m) => /^Agent (running|done|finished)/.test(m))).toBe(true);
       expect(messages.at(-1)).toMatch(/^Agent finished/);
     });
   });

@@ -212,7 +212,8 @@ describe("credit guard", () => {
     const threshold = await elicitingClient("accept", { BUILD_CONFIRM_SPEND: "5" });
     await ok(threshold.conn.client, "build_create_project", { projectId: "cheap-one" }); // 1 credit: below 5
     expect(threshold.asked).toHaveLength(0);
-    await ok(threshold.conn.client, "build_start_agent", { projectId: "cheap-one", prompt: "Build it [minutes=5]" }); // up to 40
+    // up to 40
+    await ok(threshold.conn.client, "build_start_agent", { projectId: "cheap-one", prompt: "Build it [minutes=5]" });
     expect(threshold.asked).toHaveLength(1);
     expect(threshold.asked[0]).toMatch(
       /Start an agent run on cheap-one: has no fixed price: the agent run \(typically 10-40 credits/,

@@ -50,7 +50,10 @@ interface V1Connection {
   close(): Promise<void>;
 }
 
-/** Spawns `node dist/cli.js` with every toolset and connects the SDK 1.x client (2025-11-25, initialize handshake) over stdio. */
+/**
+ * Spawns `node dist/cli.js` with every toolset and connects the SDK 1.x client (2025-11-25,
+ * initialize handshake) over stdio.
+ */
 async function connectV1Stdio(env: Record<string, string>, options: ClientOptions = {}): Promise<V1Connection> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -201,7 +204,8 @@ describe("2025-11-25 tasks", () => {
       prompt: "Shop [minutes=20]",
       wait: true,
     });
-    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema); // blocks until terminal
+    // blocks until terminal
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.structuredContent).toMatchObject({ projectId: "task-over-http", wait: { outcome: "done" } });
     await client.close();
   });

@@ -326,7 +326,8 @@ describe("upstream body budget (UPSTREAM_BODY_BUDGET_BYTES)", () => {
   });
 
   it("refuses, without a retry, an answer whose parse would need more than the whole budget (tiny objects expand many times)", async () => {
-    const tiny = `{"ok":true,"data":[${Array.from({ length: 150_000 }, (_, i) => `{"i":${i % 10}}`).join(",")}]}`; // ~1.3 MB
+    // ~1.3 MB
+    const tiny = `{"ok":true,"data":[${Array.from({ length: 150_000 }, (_, i) => `{"i":${i % 10}}`).join(",")}]}`;
     const up = await upstream((_req, res) => json(res, tiny));
     const budget = new ByteBudget(16 * 1024 * 1024);
     const err = await failure(client(up.url, { bodyBudget: budget }).request({ method: "GET", path: "/items" }));

@@ -37,7 +37,10 @@ const getAccount = {
   },
 };
 
-/** A POST whose headers may repeat (fetch would join repeats into one): node's setHeader with an array sends each line. */
+/**
+ * A POST whose headers may repeat (fetch would join repeats into one): node's setHeader with an
+ * array sends each line.
+ */
 function rawPost(
   url: string,
   headers: Record<string, string | string[]>,
