@@ -203,7 +203,9 @@ describeCluster("two replicas, nginx with TLS, Redis: webhooks end waits", () =>
     // normal interval (1 s), not at its next slow read (up to 20 s after the end).
     expect(Date.now() - bDone.lagMs).toBeGreaterThan(missFoundBy);
     expect(bDone.lagMs).toBeLessThan(3000);
-    const dropped = sim(0).webhookDeliveries().filter((d) => d.body.event === "agent.prompt.finished");
+    const dropped = sim(0)
+      .webhookDeliveries()
+      .filter((d) => d.body.event === "agent.prompt.finished");
     expect(dropped.slice(-2).map((d) => d.attempts)).toEqual([
       [expect.objectContaining({ fault: "drop" })],
       [expect.objectContaining({ fault: "drop" })],

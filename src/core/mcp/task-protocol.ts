@@ -166,7 +166,7 @@ export function registerTaskMethods(server: McpServer, rt: TenantRuntime, era: "
     s.setRequestHandler(
       "tasks/list",
       { params: ListTasksRequestSchema.shape.params ?? z.looseObject({}).optional() },
-      async (params, ctx) => {
+      async (params) => {
         const cursor = (params as { cursor?: string } | undefined)?.cursor;
         const page = await stateCall(rt, () => tasks.store.list(rt.owner(), { cursor, limit: TASKS_PAGE_SIZE }));
         return { tasks: page.tasks.map(legacyTask), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
