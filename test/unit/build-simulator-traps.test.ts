@@ -119,7 +119,7 @@ describe("stale reads (§1.4, T2, T4, T5)", () => {
     });
   });
 
-  it("still reads Active for startLagMs after start-or-restart of an Active server, then Starting, then Active", async () => {
+  it("start-or-restart of an Active server: startLagMs still reads Active, then Starting, then Active", async () => {
     const { sim, data, error, real } = await start({ startLagMs: 500 });
     expect(await data("POST", "/projects/acme-storefront/agent/server/start-or-restart")).toEqual({
       message: "Server start/restart initiated",

@@ -235,7 +235,7 @@ describe("configuration", () => {
     expect(refusal(argv, env).message).toMatch(message);
   });
 
-  it("reads the OAuth settings: several issuers, the audience defaulting to the public URL, a public bind allowed", () => {
+  it("reads OAuth settings: several issuers, audience defaulting to the public URL, a public bind allowed", () => {
     const config = serve(["--transport", "http", "--host", "0.0.0.0"], {
       MCP_AUTH: "oauth",
       MCP_CREDENTIALS: "linked",
@@ -271,7 +271,10 @@ describe("configuration", () => {
       { SIZING_API_KEY: "k" },
       "SIZING_API_KEY",
       "SIZING_API_BASE_URL",
-      /^SIZING_API_KEY is set but SIZING_API_BASE_URL is not: set SIZING_API_BASE_URL to the garment size recommendation API's base URL, or unset SIZING_API_KEY$/,
+      new RegExp(
+        /^SIZING_API_KEY is set but SIZING_API_BASE_URL is not: set SIZING_API_BASE_URL to /.source +
+          /the garment size recommendation API's base URL, or unset SIZING_API_KEY$/.source,
+      ),
     ],
     [
       { SIZING_API_BASE_URL: "http://127.0.0.1:9/s" },
@@ -295,7 +298,10 @@ describe("configuration", () => {
       { BUILD_API_BASE_URL: "https://build.example.com" },
       "BUILD_API_BASE_URL",
       "BUILD_API_KEY",
-      /^BUILD_API_BASE_URL is set but BUILD_API_KEY is not: set BUILD_API_KEY to use the project build service, or unset BUILD_API_BASE_URL$/,
+      new RegExp(
+        /^BUILD_API_BASE_URL is set but BUILD_API_KEY is not: /.source +
+          /set BUILD_API_KEY to use the project build service, or unset BUILD_API_BASE_URL$/.source,
+      ),
     ],
   ])("refuses a service set only half (%j), naming both variables", (env, set, missing, message) => {
     const { message: text } = refusal([], env);

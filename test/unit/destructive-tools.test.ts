@@ -138,7 +138,7 @@ describe("the confirmation of what a tool destroys", () => {
     repositoryFullName: "acme/site",
   };
 
-  it("build_connect_github names the repository and the branches it may overwrite, and a decline sends nothing", async () => {
+  it("build_connect_github names the repository and branches it may overwrite; a decline sends nothing", async () => {
     const { ctx, asked } = caller("declined");
     const result = await runTool(tool("build_connect_github"), connect, ctx, host("never"));
     expect(asked).toHaveLength(1);
@@ -167,7 +167,7 @@ describe("the confirmation of what a tool destroys", () => {
     expect(text(result)).toMatch(/Overwritten: branches main and develop of acme\/site/);
   });
 
-  it("build_import_project asks once, the loss named with the price; even when spending needs no question", async () => {
+  it("build_import_project asks once, loss named with the price, even when spending needs no question", async () => {
     const input = { projectId: "fresh", importCode: "shop-export-project-0123456789abcdef0123456789abcdef.zip" };
     const spending = caller("declined");
     const refused = await runBefore(tool("build_import_project"), input, spending.ctx, host("always"));

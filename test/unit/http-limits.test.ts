@@ -67,7 +67,8 @@ async function raw(port: number, send?: string): Promise<RawSocket> {
 }
 
 const post = (port: number, length: number, headers = "") =>
-  `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n${headers}content-length: ${length}\r\n\r\n`;
+  `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
+  `accept: application/json, text/event-stream\r\n${headers}content-length: ${length}\r\n\r\n`;
 
 const INIT = JSON.stringify({
   jsonrpc: "2.0",
@@ -98,7 +99,7 @@ async function sdkClient(port: number, headers: Record<string, string> = {}): Pr
 // Real sockets and timers in this process: generous test deadlines for a loaded machine, tight only where a
 // bound tells a right answer from a wrong one.
 describe("HTTP transport bounds", { timeout: 30_000 }, () => {
-  it("caps open connections (MCP_MAX_CONNECTIONS): sockets past the cap are closed at once; header-less sockets go at the header timeout; then clients are served", async () => {
+  it("MCP_MAX_CONNECTIONS: excess sockets close at once, header-less at header timeout; clients served", async () => {
     const { port, stats } = await startServer({ maxConnections: 20, headersTimeoutMs: 2000 });
     const holders = await Promise.all(Array.from({ length: 20 }, () => raw(port)));
     await until(() => stats().connections === 20, 10_000, "20 connections accepted");
@@ -152,7 +153,7 @@ describe("HTTP transport bounds", { timeout: 30_000 }, () => {
     expect(elsewhere.closedAt! - elsewhere.openedAt).toBeLessThan(1800); // before the 2 s body deadline
   });
 
-  it("with MCP_HTTP_TOKEN, 1,000 clients without a token that trickle a body cost almost nothing: 401/429 at once, socket closed; an authorized client is served meanwhile", async () => {
+  it("1,000 tokenless clients trickling a body: 401/429 at once, socket closed; a token holder is served", async () => {
     const token = "limits-test-token-5b1e";
     const { port, stats } = await startServer({ token });
     const authorized = await sdkClient(port, { authorization: `Bearer ${token}` });
@@ -190,7 +191,7 @@ describe("HTTP transport bounds", { timeout: 30_000 }, () => {
     await until(() => stats().connections <= 4, 10_000, "only the authorized client's sockets left");
   }, 30_000);
 
-  it("bounds request bodies held at once (MCP_BODY_BUDGET_BYTES): stalled uploads past it get 503 and are closed; small requests still pass", async () => {
+  it("MCP_BODY_BUDGET_BYTES: stalled uploads past the budget get 503 and are closed; small requests pass", async () => {
     const { port, stats } = await startServer({ bodyBudgetBytes: 2 * 1024 * 1024 });
     const part = Buffer.alloc(256 * 1024, 0x20);
     const stalled = await Promise.all(
@@ -217,7 +218,7 @@ describe("HTTP transport bounds", { timeout: 30_000 }, () => {
     await until(() => stats().bodyBytes === 0, 10_000, "budget released when the stalled uploads go");
   });
 
-  it("a few hundred aborted uploads release their buffers at once: the budget is back to 0 and requests are answered promptly", async () => {
+  it("hundreds of aborted uploads free their buffers at once: budget back to 0, requests answered fast", async () => {
     const { port, stats } = await startServer();
     const part = Buffer.alloc(300 * 1024, 0x20);
     let peak = 0;
@@ -325,7 +326,7 @@ describe("upstream body budget (UPSTREAM_BODY_BUDGET_BYTES)", () => {
     expect(await http(large).request({ method: "GET", path: "/big" })).toBe(text);
   });
 
-  it("refuses, without a retry, an answer whose parse would need more than the whole budget (tiny objects expand many times)", async () => {
+  it("refuses, unretried, an answer whose parse needs over the whole budget (tiny objects expand a lot)", async () => {
     // ~1.3 MB
     const tiny = `{"ok":true,"data":[${Array.from({ length: 150_000 }, (_, i) => `{"i":${i % 10}}`).join(",")}]}`;
     const up = await upstream((_req, res) => json(res, tiny));
@@ -352,7 +353,7 @@ describe("upstream body budget (UPSTREAM_BODY_BUDGET_BYTES)", () => {
     expect(small.inUse).toBe(0);
   });
 
-  it("a read that cannot get budget waits briefly, then fails BUSY (transient: retried); a write fails BUSY before it is sent, or says its answer was lost", async () => {
+  it("no budget: a read waits, then fails BUSY (retried); a write fails BUSY unsent, or says it was lost", async () => {
     const budget = new ByteBudget(3 * 1024 * 1024); // parsing one answer of 0.7 MiB takes ~2.1 MiB
     const body = `{"ok":true,"data":"${"y".repeat(700 * 1024)}"}`;
     const up = await upstream((_req, res) => json(res, body));
@@ -420,7 +421,7 @@ describe("upstream body budget (UPSTREAM_BODY_BUDGET_BYTES)", () => {
     expect(budget.inUse).toBe(0);
   });
 
-  it("an answer that arrived in full is used, not re-requested, when the deadline passed while the event loop was busy", async () => {
+  it("an answer received in full is used, not re-requested, if the deadline passed in a busy event loop", async () => {
     const body = `{"ok":true,"data":{"n":${"1".repeat(10)}}}`;
     const up = await upstream((_req, res, hit) => {
       json(res, body);

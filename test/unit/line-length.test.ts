@@ -44,14 +44,6 @@ const ALLOWED: Record<string, string> = {
   "test/e2e/stdio-cli.e2e.test.ts": OLD_TEST,
   "test/e2e/tasks.2026.e2e.test.ts": OLD_TEST,
   "test/e2e/telemetry.e2e.test.ts": OLD_TEST,
-  "test/unit/build-simulator-traps.test.ts": OLD_TEST,
-  "test/unit/config.test.ts": OLD_TEST,
-  "test/unit/destructive-tools.test.ts": OLD_TEST,
-  "test/unit/http-limits.test.ts": OLD_TEST,
-  "test/unit/oauth-scopes.test.ts": OLD_TEST,
-  "test/unit/tenants.test.ts": OLD_TEST,
-  "test/unit/tool-render.test.ts": OLD_TEST,
-  "test/unit/views.test.ts": OLD_TEST,
 };
 
 function sourceFiles(): string[] {

@@ -59,7 +59,10 @@ describe("OAuth scopes and challenges", () => {
     const refusal = server.authorize(identity, ["switchboard:spend"])!;
     expect(refusal.status).toBe(403);
     expect(refusal.headers["www-authenticate"]).toMatch(
-      /^Bearer error="insufficient_scope", scope="switchboard:read switchboard:spend", resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp"/,
+      new RegExp(
+        /^Bearer error="insufficient_scope", scope="switchboard:read switchboard:spend", /.source +
+          /resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp"/.source,
+      ),
     );
     expect(server.metadataFor("/.well-known/oauth-protected-resource")).toMatchObject({
       resource: "https://mcp.example.com/mcp",

@@ -169,7 +169,7 @@ describe("HTTP transport and closing tenants", () => {
     running = undefined;
   });
 
-  it("makes a tenant's 2026-07-28 listen handler on its first listen only, and lets it go when the tenant closes", async () => {
+  it("makes a tenant's 2026-07-28 listen handler on first listen only, drops it when the tenant closes", async () => {
     const app = createApp({ ...allServicesConfig(), transport: "http" }, undefined, services);
     // Each tenant: the app's runtime with its own change hub, as createApp builds them in caller mode.
     const runtimes = new Map<string, TenantRuntime>();

@@ -75,7 +75,7 @@ describe("a render that fails after the work is done", () => {
 });
 
 describe("every hook sees the calling tenant's dependencies", () => {
-  it("render and verify too, not only run, before and resume: one shared definition, each tenant's own deps", async () => {
+  it("render and verify too, not only run, before, resume: one shared definition, each tenant's own deps", async () => {
     const seen: string[] = [];
     const def = defineTool({
       ...tool("write", (r, _input, { deps }) => `${r.name} with ${deps.key}`),
@@ -96,7 +96,7 @@ describe("every hook sees the calling tenant's dependencies", () => {
     expect(def.verify!({ id: "t2" }, { deps: { key: "key-b" } })).toBe("ask with key-b");
   });
 
-  it("a render that reads deps and fails after a write reports the write, with verify's advice from the same deps", async () => {
+  it("a render reading deps that fails after a write reports it, with verify's advice from the same deps", async () => {
     const def = tool("write", (_r, _input, { deps }) => {
       throw new Error(`no summary for ${deps.key}`);
     });

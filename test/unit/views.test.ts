@@ -139,7 +139,10 @@ describe("views/shared: untrusted values", () => {
     for (const file of files) {
       const code = readFileSync(file, "utf8");
       expect(code, file).not.toMatch(
-        /\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(|setAttribute\(\s*["']style["']/,
+        new RegExp(
+          /\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(|/.source +
+            /setAttribute\(\s*["']style["']/.source,
+        ),
       );
     }
   });
@@ -519,7 +522,7 @@ describe("views/build-console: phase", () => {
     expect(state).toMatchObject({ phase: "failed", failure: "409 SERVER_NOT_READY: the dev server is starting" });
   });
 
-  it("follows agent status: running, then done with messages and missing secrets, then one project read for the preview", () => {
+  it("follows agent status: running, done with messages and missing secrets, then one project read for preview", () => {
     let state = stateFromResult("build_start_agent", { projectId: "salon-booking", status: "init" }, false, "", {}, 0);
     state = applyPoll(
       state,
