@@ -158,7 +158,10 @@ describe("build fidelity: tools against the reference (fresh reads)", () => {
     });
     expect(r.isError).toBeFalsy();
     expect(text(r)).toMatch(
-      /Agent NOT started \(PROJECT_CREDIT_LIMIT_REACHED\)\. Next step: .*build_start_agent \{ projectId: "capped-start" \} with the same prompt/,
+      new RegExp(
+        /Agent NOT started \(PROJECT_CREDIT_LIMIT_REACHED\)\. Next step: /.source +
+          /.*build_start_agent \{ projectId: "capped-start" \} with the same prompt/.source,
+      ),
     );
     expect(
       text(r)

@@ -144,7 +144,10 @@ describe("build_files: source code, files and rebuilds", () => {
       rebuildRequired: true,
     });
     expect(text(written)).toMatch(
-      /^Created src\/components\/Hero\.tsx in acme-storefront \(\d+ bytes\), commit [0-9a-f]{40}\. The app serves the old build until build_rebuild\.$/,
+      new RegExp(
+        /^Created src\/components\/Hero\.tsx in acme-storefront \(\d+ bytes\), commit [0-9a-f]{40}\. /.source +
+          /The app serves the old build until build_rebuild\.$/.source,
+      ),
     );
     expect(credits()).toBeCloseTo(before - 0.1);
     const commitSha = (written.structuredContent as { commitSha: string }).commitSha;
@@ -360,7 +363,10 @@ describe("build_files: source code, files and rebuilds", () => {
         content: "a",
       });
       expect(text(r)).toMatch(
-        /Not enough credits: Write a\.txt in acme-storefront costs 0\.1 credits \(UPDATE_FILE 0\.1\) and the balance is 0\.05/,
+        new RegExp(
+          /Not enough credits: Write a\.txt in acme-storefront costs 0\.1 credits /.source +
+            /\(UPDATE_FILE 0\.1\) and the balance is 0\.05/.source,
+        ),
       );
       expect(hits(`PUT ${P}/files/content`)).toBe(puts);
     } finally {

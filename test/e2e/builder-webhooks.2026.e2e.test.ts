@@ -79,7 +79,10 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
       }),
     ]);
     expect(text(list)).toMatch(
-      /^1 webhook\(s\):\n- [0-9a-f]{24}: agent\.prompt\.finished -> "https:\/\/hooks\.example\.com\/build" \(headers: Authorization, X-Tag\)/,
+      new RegExp(
+        /^1 webhook\(s\):\n- [0-9a-f]{24}: agent\.prompt\.finished -> /.source +
+          /"https:\/\/hooks\.example\.com\/build" \(headers: Authorization, X-Tag\)/.source,
+      ),
     );
   });
 
@@ -121,7 +124,10 @@ describe("build_webhooks: subscribe, list, delete, deliveries", () => {
     });
     expect(again.isError).toBe(true);
     expect(text(again)).toMatch(
-      /409[\s\S]*WEBHOOK_EVENT_ALREADY_EXISTS[\s\S]*build_list_webhooks[\s\S]*delete it \(build_delete_webhook\), then add it again/,
+      new RegExp(
+        /409[\s\S]*WEBHOOK_EVENT_ALREADY_EXISTS[\s\S]*build_list_webhooks[\s\S]*/.source +
+          /delete it \(build_delete_webhook\), then add it again/.source,
+      ),
     );
     expectNoHeaderValues(again);
   });

@@ -73,8 +73,10 @@ const WRITES: Write[] = [
     method: "POST",
     path: `${API}/projects/launch`,
     args: (tag) => ({ projectId: `fault-${tag}`, prompt: "A landing page [minutes=5]" }),
-    verify:
-      /Check first \(call build_list_projects with search "fault-[a-z0-9-]+" and look for "fault-[a-z0-9-]+" or "fault-[a-z0-9-]+-" followed by 2-6 letters or digits/,
+    verify: new RegExp(
+      /Check first \(call build_list_projects with search "fault-[a-z0-9-]+" /.source +
+        /and look for "fault-[a-z0-9-]+" or "fault-[a-z0-9-]+-" followed by 2-6 letters or digits/.source,
+    ),
   },
   {
     tool: "drones_update_alert",
@@ -280,7 +282,7 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
     });
   });
 
-  it("an oversized body (10 MiB) is refused with BODY_TOO_LARGE, not retried, and the server stays healthy", async () => {
+  it("an oversized body (10 MiB) is refused with BODY_TOO_LARGE, not retried; the server stays healthy", async () => {
     const read = READS.project;
     const before = received(read.service, "GET", read.path);
     inject(read.service, { method: "GET", path: read.path, times: 5 }, FAULTS.oversized(10 * 1024 * 1024));
@@ -329,7 +331,10 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       expectToolError(
         result,
         cause,
-        /Next step: this request changes state or spends credits, so it was not retried automatically and may or may not have taken effect\./,
+        new RegExp(
+          /Next step: this request changes state or spends credits, /.source +
+            /so it was not retried automatically and may or may not have taken effect\./.source,
+        ),
         write.verify,
         /then retry only if it did not\./,
       );
@@ -446,7 +451,7 @@ describe("upstream faults reach the MCP client as the right outcome", () => {
       expect(messages.at(-1)).toMatch(/^Agent finished/);
     });
 
-    it('two failed polls (502 on every attempt) are reported as "Upstream hiccup" and the wait still ends "done"', async () => {
+    it('two failed polls (502 on each attempt) show as "Upstream hiccup"; the wait still ends "done"', async () => {
       const { result, messages, faulted } = await waitWithFaults(120, 6);
       expectSuccess(result);
       expect(result.structuredContent).toMatchObject({

@@ -329,7 +329,7 @@ describe("HTTP session limits and shutdown", () => {
     });
   }
 
-  it("keeps a long call going past the idle time (2025: its session lives on), and SIGTERM cancels in-flight waits", async () => {
+  it("keeps a long call past the idle time (2025: its session lives on); SIGTERM cancels in-flight waits", async () => {
     const server = await spawnHttpServer(
       sandboxEnv(sandbox, { MCP_SESSION_IDLE_MS: "200", BUILD_POLL_INTERVAL_MS: "50" }),
     );

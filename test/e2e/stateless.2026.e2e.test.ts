@@ -186,7 +186,7 @@ describe("2026-07-28 requests on the lean path", () => {
     await sandbox?.close();
   });
 
-  it("answer as the SDK's entry does: the same request with its Mcp-Name in Base64 goes through the entry", async () => {
+  it("answer as the SDK's entry does: the same request, Mcp-Name in Base64, goes through the entry", async () => {
     const cases: Array<[string, Json, Json]> = [
       ["tools/call", { name: "build_get_credit_costs", arguments: {} }, {}],
       ["tools/call", { name: "build_get_project", arguments: { projectId: 42 } }, {}],

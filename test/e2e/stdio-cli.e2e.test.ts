@@ -141,7 +141,10 @@ describe("command line", () => {
       "a toolset whose service is not configured",
       ["--toolsets", "sizing"],
       {},
-      /^switchboard-mcp: toolset sizing needs the garment size recommendation API: set SIZING_API_KEY and SIZING_API_BASE_URL, or start with --sandbox$/,
+      new RegExp(
+        /^switchboard-mcp: toolset sizing needs the garment size recommendation API: /.source +
+          /set SIZING_API_KEY and SIZING_API_BASE_URL, or start with --sandbox$/.source,
+      ),
     ],
     [
       "a key without its base URL",
@@ -195,7 +198,7 @@ describe("command line", () => {
     await conn.close();
   });
 
-  it("starts with no service configured and says which variables to set, in its instructions and on stderr", async () => {
+  it("starts with no service configured, saying which variables to set in its instructions and on stderr", async () => {
     const conn = await connectStdio({ PATH: process.env.PATH ?? "" });
     expect((await conn.client.listTools()).tools).toEqual([]);
     const instructions = conn.client.getInstructions() ?? "";
@@ -308,7 +311,7 @@ describe("tool catalogue over stdio", () => {
       await conn.close();
     });
   } else {
-    it("sends MCP log messages at the level the client sets, LOG_LEVEL until then, nothing before the first request", async () => {
+    it("sends MCP logs at the level the client sets, LOG_LEVEL until then, none before the first request", async () => {
       const conn = await connectStdio(sandboxEnv(sandbox, { LOG_LEVEL: "info" }));
       const got: Array<{ level: string; message: string }> = [];
       conn.client.setNotificationHandler("notifications/message", (n) => {

@@ -187,7 +187,7 @@ describe("credit confirmation as an input_required round trip", () => {
 
   const creates = () => sandbox.build.router.count(`POST ${API}/projects`);
 
-  it("asks first, with a signed state; the retry carrying the answer spends once, and a replay spends nothing", async () => {
+  it("asks first, with a signed state; the retry with the answer spends once, a replay spends nothing", async () => {
     const before = creates();
     const first = (
       await rpc(http.url, "tools/call", { name: "build_create_project", arguments: { projectId: "mrtr-one" } }, elicit)

@@ -78,7 +78,7 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
   const spansOf = (traceId: string, accept: (spans: Span[]) => boolean) =>
     until(async () => receiver.spans().filter((s) => s.traceId === traceId), accept, 10_000);
 
-  it("continues the client's trace in a SERVER span and on into the upstream request (CLIENT span, traceparent)", async () => {
+  it("continues the client trace in a SERVER span, then the upstream request (CLIENT span, traceparent)", async () => {
     const t = traceparent();
     const result = await client.callTool({
       name: "sizing_get_catalog",
@@ -117,7 +117,7 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     expect(proxy.seen.map((r) => r.headers.traceparent)).toContain(`00-${t.traceId}-${upstream.spanId}-01`);
   });
 
-  it("records a tool result with isError as error.type tool_error, the upstream's status on its CLIENT span", async () => {
+  it("records an isError tool result as error.type tool_error, the upstream's status on its CLIENT span", async () => {
     sandbox.sizing.router.injectFault({
       method: "GET",
       path: /\/api\/retailer\/catalog$/,
@@ -280,7 +280,7 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     expect(await outcomes(answered.traceId)).toEqual(["accepted"]);
   });
 
-  it("records mcp.resource.uri on a resources/read span when MCP_TRACE_RESOURCE_URIS is on, never as a label", async () => {
+  it("records mcp.resource.uri on a resources/read span if MCP_TRACE_RESOURCE_URIS is on, not as a label", async () => {
     const { resources } = await client.listResources();
     const uri = resources.find((r) => r.uri.startsWith("build://"))?.uri ?? resources[0].uri;
     const t = traceparent();
@@ -294,7 +294,7 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     expect(text).not.toContain("mcp_resource_uri");
   });
 
-  it("counts credits through the build service's reply hook: each spend once, however many polls repeat it", async () => {
+  it("counts credits via the build service's reply hook: each spend once, however many polls repeat it", async () => {
     // What /metrics says the build service spent, in all, and under one tool.
     const spent = async (tool?: string) => {
       const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
@@ -374,7 +374,7 @@ describe("telemetry: OTLP traces and metrics, Prometheus", () => {
     expect(text).not.toContain("no_such_tool_9f3a");
   });
 
-  it("exports mcp.server.operation.duration with the conventions' buckets and the upstream metric by status class", async () => {
+  it("exports mcp.server.operation.duration in the conventions' buckets, upstream metric by status class", async () => {
     const metrics = await until(
       async () => receiver.metrics(),
       (m) =>
