@@ -61,7 +61,9 @@ function inspector(target: string[], methodArgs: string[], viaBin = false): Prom
 /** Like inspector(), but fails unless it exited 0 and printed one JSON document. */
 async function inspectJson<T = any>(target: string[], methodArgs: string[], viaBin = false): Promise<T> {
   const run = await inspector(target, methodArgs, viaBin);
-  const context = `mcp-inspector-cli ${methodArgs.join(" ")} exited ${run.code}\nstdout:\n${run.stdout.slice(0, 2000)}\nstderr:\n${run.stderr.slice(-2000)}`;
+  const context =
+    `mcp-inspector-cli ${methodArgs.join(" ")} exited ${run.code}\n` +
+    `stdout:\n${run.stdout.slice(0, 2000)}\nstderr:\n${run.stderr.slice(-2000)}`;
   expect(run.code, context).toBe(0);
   try {
     return JSON.parse(run.stdout) as T;
@@ -127,7 +129,7 @@ const CHECK_TIMEOUT_MS = 2 * RUN_DEADLINE_MS + 10_000;
 describeClients("MCP Inspector CLI over stdio", { concurrent: true, timeout: CHECK_TIMEOUT_MS }, () => {
   const target = () => ["node", CLI, "--sandbox", "--toolsets", "all"];
 
-  it("mcp-inspector-cli --cli ... --method tools/list: every tool of the contract, with title, annotations, output schema", async () => {
+  it("inspector --method tools/list: every tool of the contract, with title, annotations, output schema", async () => {
     const { tools } = await inspectJson<{ tools: any[] }>(target(), ["--method", "tools/list"], true);
     checkToolList(tools);
   });
@@ -206,7 +208,7 @@ describeClients("MCP Inspector CLI over stdio", { concurrent: true, timeout: CHE
     expect(text).toContain("build_launch_project");
   });
 
-  it("shows an upstream failure as an isError result naming the HTTP status (the inspector still exits 0)", async () => {
+  it("shows an upstream failure as an isError result naming the HTTP status (the inspector exits 0)", async () => {
     const r = await inspectJson<ToolResult>(target(), [
       "--method",
       "tools/call",

@@ -135,7 +135,7 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     expect(await cluster.redis.keys("sb:poll:*")).toEqual([]);
   });
 
-  it("caps subscriptions per tenant and resources followed per replica, and frees them when streams close", async () => {
+  it("caps subscriptions per tenant and resources followed per replica, frees them when streams close", async () => {
     const a = await connectHttp(cluster.url, as(keyA), {}, "modern");
     const b = await connectHttp(cluster.url, as(keyB), {}, "modern");
     // Each key gets its own share once the upstream accepted it (until then it shares one with made-up keys).
@@ -172,7 +172,7 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     await Promise.all([a, b, c].map((x) => x.close()));
   });
 
-  it("caps 2025 sessions per tenant: callers without keys share one tenant and its cap, keyed tenants keep theirs", async () => {
+  it("caps 2025 sessions per tenant: keyless callers share one tenant and cap, keyed tenants keep theirs", async () => {
     const opened: string[] = [];
     for (let i = 0; i < CAPS.MCP_MAX_SESSIONS_PER_TENANT; i++) {
       const ok = await initialize(cluster.url);
@@ -272,7 +272,7 @@ describeCluster("bounds: listen floods and sessions per tenant (one replica, Red
     await a.close();
   });
 
-  it("relays a tenant's resource-list changes over one pattern subscription per replica, to that tenant only", async () => {
+  it("relays tenant resource-list changes via one pattern subscription per replica, to that tenant only", async () => {
     const [r1, r2] = cluster.replicas;
     const heard = { a: 0, b: 0 };
     const aOnR1 = await connectHttp(r1.url, as(keyA), {}, "modern");

@@ -156,7 +156,7 @@ describeCluster("OAuth and linked keys across replicas (MCP_AUTH=oauth, MCP_CRED
     expect(read.result.contents[0].text).toMatch(/credits/);
   });
 
-  it("refuses a used connect link after a Redis restart, keeps tickets out of nginx's log, says the key was lost", async ({
+  it("refuses a used connect link after a Redis restart, keeps tickets out of nginx's log, says key lost", async ({
     skip,
   }) => {
     if (!haveChromium) skip();

@@ -46,7 +46,7 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     expect(JSON.parse(body)).toMatchObject({ status: "ready" });
   });
 
-  it("a 2026-07-28 client lists tools and calls drones_list_drones through nginx; requests spread over the replicas", async () => {
+  it("a 2026-07-28 client lists tools, calls drones_list_drones via nginx; requests spread over replicas", async () => {
     const c = running();
     const before = accessLines(c.nginxLog!()).length;
     const client = await connectHttp(c.url, {}, {}, "modern");
@@ -126,7 +126,7 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     }
   });
 
-  it("replicas on loopback answer the public name nginx passes when MCP_ALLOWED_HOSTS lists it, and still refuse others", async () => {
+  it("loopback replicas answer the public name nginx passes if MCP_ALLOWED_HOSTS lists it, refuse others", async () => {
     const c = running();
     const asHost = async (host: string) => {
       const { port } = new URL(c.url);
@@ -172,7 +172,7 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     expect(await asHost("attacker.example")).toBe(403);
   });
 
-  it("a rolling restart under load loses no request: a draining replica answers what still reaches it, then lets go", async () => {
+  it("a rolling restart under load loses no request: draining replicas answer what reaches them, then go", async () => {
     const c = running();
     const statuses = new Map<string, number>();
     let stop = false;
@@ -225,7 +225,7 @@ describeCluster("cluster topology: per-user keys (MCP_CREDENTIALS=caller) throug
     await cluster?.stop();
   });
 
-  it("nginx passes X-Drones-Api-Key to the replicas; a request without it is refused before any upstream call", async () => {
+  it("nginx passes X-Drones-Api-Key to replicas; a request without it is refused before an upstream call", async () => {
     const c = cluster!;
     const withKey = await connectHttp(c.url, { "X-Drones-Api-Key": c.sandbox!.keys.drones }, {}, "modern");
     const without = await connectHttp(c.url, {}, {}, "modern");

@@ -381,7 +381,7 @@ describe.skipIf(!haveChromium)("MCP Apps views in headless Chromium", () => {
 
   // ---- build console ----
 
-  it("build console: follows an agent run to done by polling, deploys through build_deploy, links the live app", async () => {
+  it("build console: polls an agent run to done, deploys through build_deploy, links the live app", async () => {
     const s = await openHost();
     const projectId = "salon-booking";
     const args = {

@@ -53,7 +53,7 @@ describe("HTTP bounds set by the server's variables", () => {
     await sandbox?.close();
   });
 
-  it("MCP_MAX_CONNECTIONS and MCP_HEADERS_TIMEOUT_MS: sockets past the cap close at once, silent ones at the header timeout", async () => {
+  it("MCP_MAX_CONNECTIONS, MCP_HEADERS_TIMEOUT_MS: excess sockets close at once, silent ones on timeout", async () => {
     const holders = await Promise.all(Array.from({ length: 12 }, () => openRaw(port)));
     await new Promise((r) => setTimeout(r, 200));
     const extras = await Promise.all(Array.from({ length: 5 }, () => openRaw(port)));
@@ -70,12 +70,13 @@ describe("HTTP bounds set by the server's variables", () => {
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
   });
 
-  it("MCP_UNAUTH_RATE: requests without the token get 401 then 429 with Retry-After, and their connection closes", async () => {
+  it("MCP_UNAUTH_RATE: tokenless requests get 401 then 429 with Retry-After, and their connection closes", async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       const r = await openRaw(
         port,
-        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`,
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
+          `content-length: 100\r\n\r\n{`,
       );
       await r.closed;
       expect(r.closedAt! - r.openedAt).toBeLessThan(500);
@@ -88,8 +89,11 @@ describe("HTTP bounds set by the server's variables", () => {
     expect((await client!.listTools()).tools.length).toBeGreaterThan(10);
   });
 
-  it("MCP_BODY_BUDGET_BYTES: uploads past the budget get 503 and are closed; a tool call still goes through", async () => {
-    const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${2 * 1024 * 1024}\r\n\r\n`;
+  it("MCP_BODY_BUDGET_BYTES: uploads past the budget get 503 and close; a tool call still goes through", async () => {
+    const head =
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nauthorization: Bearer ${TOKEN}\r\n` +
+      `content-type: application/json\r\naccept: application/json, text/event-stream\r\n` +
+      `content-length: ${2 * 1024 * 1024}\r\n\r\n`;
     const uploads = await Promise.all(
       Array.from({ length: 3 }, () =>
         openRaw(port, Buffer.concat([Buffer.from(head), Buffer.alloc(700 * 1024, 0x20)])),
@@ -108,7 +112,7 @@ describe("HTTP bounds set by the server's variables", () => {
     uploads.forEach((u) => u.socket.destroy());
   });
 
-  it("UPSTREAM_BODY_BUDGET_BYTES: an upstream answer of tiny objects whose parse would pass the budget is refused once, with the variable named", async () => {
+  it("UPSTREAM_BODY_BUDGET_BYTES: tiny objects parsing past the budget: refused once, variable named", async () => {
     const path = "/api/v1/vcaas/projects/acme-storefront";
     const before = sandbox.build.router.received.get(`GET ${path}`) ?? 0;
     // ~1 MB of {"i":7}: about 21 MB to parse, over 16 MiB (the default 64 MiB would let it through).

@@ -160,7 +160,7 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     expect((await ok(viaBearer, "build_get_project", { projectId: "acme-storefront" })).label).toBe("Tenant A's store");
   });
 
-  it("refuses a key header sent twice (400 naming it) and a key over the 1,024-character limit; nothing goes upstream", async () => {
+  it("refuses a key header sent twice (400 naming it), a key over 1,024 chars; nothing goes upstream", async () => {
     const before = sandbox.build.router.count() + sandbox.accounts.build[1].simulator.router.count();
     // node would join the two into "keyA, keyB" and send that upstream as the key.
     const twice = await rawPost(http.url, { "x-build-api-key": [keyA, keyB] }, getAccount);
@@ -176,7 +176,7 @@ describe("per-user keys: one server, two tenants, one project id", () => {
     );
   });
 
-  it("binds a confirmation to the tenant asked: another tenant's answer spends nothing, the owner's still works", async () => {
+  it("binds a confirmation to its tenant: another's answer spends nothing, the owner's still works", async () => {
     const elicit = { elicitation: { form: {} } };
     const creates = (i: number) => sandbox.accounts.build[i].simulator.router.count("POST /api/v1/vcaas/projects");
     const call = (key: string, extra: Record<string, unknown> = {}) =>

@@ -60,7 +60,7 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
     await sandbox?.close();
   });
 
-  it("answers an unauthenticated request with the 401 challenge, and serves RFC 9728 metadata at both well-known URLs", async () => {
+  it("answers unauthenticated requests with the 401 challenge; RFC 9728 metadata at both well-known URLs", async () => {
     const res = await fetch(publicUrl, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
@@ -112,7 +112,7 @@ describe.skipIf(!haveChromium)("OAuth 2.1 resource server (MCP_AUTH=oauth)", () 
 
   for (const era of ["legacy", "modern"] as Era[]) {
     describe(era === "legacy" ? "2025-11-25" : "2026-07-28", () => {
-      it("discovers the authorization server from the 401, signs in, and a read-only token steps up to spend", async () => {
+      it("finds the authorization server from the 401, signs in; a read-only token steps up to spend", async () => {
         const provider = new TestOAuthProvider();
         // The user grants reading only, at sign-in; the pre-registered client is held to its scopes.
         provider.refuse = ["switchboard:write", "switchboard:spend"];

@@ -62,7 +62,7 @@ describe("release dry run", { timeout: 120_000 }, () => {
     expect(packedFiles.filter((f) => /^(src|test|scripts|node_modules)\//.test(f))).toEqual([]);
   });
 
-  it("installs offline into an empty directory as one package, and its bin answers a tool call over stdio", async () => {
+  it("installs offline into an empty directory as one package; its bin answers a tool call over stdio", async () => {
     const prefix = join(work, "global");
     const installed = await npm(["install", "--global", "--prefix", prefix, "--offline", tarball], work);
     expect(installed.code, `${installed.stdout}\n${installed.stderr}`).toBe(0);

@@ -83,10 +83,17 @@ export function syntheticFleet(n: number): Json {
   return { drones, total: n, matched: n, offset: 0, count: n, omitted: 0 };
 }
 
+const PREVIEW_TITLE_BAR = '<rect x="24" y="84" width="360" height="28" rx="6" fill="#d9cde8"/>';
+const PREVIEW_SUBTITLE_BAR = '<rect x="24" y="128" width="280" height="16" rx="4" fill="#e6dcef"/>';
+const PREVIEW_CARDS = Array.from(
+  { length: 12 },
+  (_, i) => `<rect x="${24 + (i % 6) * 98}" y="${172 + Math.floor(i / 6) * 84}" width="88" height="72" rx="8"/>`,
+).join("");
+
 /** Stands in for the preview screenshot the build service hosts (served by the test, never fetched). */
 export const PREVIEW_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox="0 0 640 360">
 <rect width="640" height="360" fill="#f5efe8"/><rect width="640" height="56" fill="#3b2f5c"/>
 <text x="24" y="36" font-family="sans-serif" font-size="22" fill="#fff">Salon booking</text>
-<rect x="24" y="84" width="360" height="28" rx="6" fill="#d9cde8"/><rect x="24" y="128" width="280" height="16" rx="4" fill="#e6dcef"/>
-<g fill="#fff" stroke="#d9cde8">${Array.from({ length: 12 }, (_, i) => `<rect x="${24 + (i % 6) * 98}" y="${172 + Math.floor(i / 6) * 84}" width="88" height="72" rx="8"/>`).join("")}</g>
+${PREVIEW_TITLE_BAR}${PREVIEW_SUBTITLE_BAR}
+<g fill="#fff" stroke="#d9cde8">${PREVIEW_CARDS}</g>
 </svg>`;
