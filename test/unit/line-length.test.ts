@@ -2,7 +2,7 @@
 // code at 120 columns but never splits a string, a template or a comment, and Biome has no rule
 // for line length: this test is that rule. Split a long text with + or into named parts.
 import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -12,16 +12,6 @@ const MAX = 120;
 const MAX_FILE_LINES = 600;
 const ROOTS = ["src", "views", "scripts", "bench", "test"];
 const SOURCE = /\.(ts|tsx|mts|mjs|js|css|html)$/;
-
-/** Test files that had long lines when test/ came under the rule (issue 32, item 10): split them. */
-const OLD_TEST = "over the limit before test/ was checked; split its lines and remove the entry";
-
-/**
- * Files still over the limit, each with why: remove an entry once the file is within the limit
- * (the test fails on an entry with nothing left to allow). A new file gets no entry.
- */
-const ALLOWED: Record<string, string> = {
-};
 
 function sourceFiles(): string[] {
   return ROOTS.flatMap((root) =>
@@ -39,21 +29,15 @@ function longLines(file: string): string[] {
 
 describe("line length", () => {
   const files = sourceFiles();
-  const long = new Map(files.map((file) => [file, longLines(file)]));
+  const long = files.flatMap(longLines);
 
   it(`finds sources to check in ${ROOTS.join(", ")}`, () => {
     expect(files.length).toBeGreaterThan(100);
     expect(files).toContain("src/config.ts");
   });
 
-  it(`no line over ${MAX} characters outside the allowed files`, () => {
-    const over = [...long].filter(([file]) => !(file in ALLOWED)).flatMap(([, lines]) => lines);
-    expect(over, "split these lines (see docs/contributing.md, Formatting and lint)").toEqual([]);
-  });
-
-  it("every allowed file still needs its entry", () => {
-    const done = Object.keys(ALLOWED).filter((file) => !long.get(file)?.length);
-    expect(done, `remove from ALLOWED in ${relative(ROOT, fileURLToPath(import.meta.url))}`).toEqual([]);
+  it(`no line over ${MAX} characters`, () => {
+    expect(long, "split these lines (see docs/contributing.md, Formatting and lint)").toEqual([]);
   });
 });
 
