@@ -202,16 +202,6 @@ export async function loadSandbox() {
   return sandboxModule;
 }
 
-/** A port free on loopback right now (for a listener that needs a known port, such as /metrics). */
-export async function freePort() {
-  const { createServer } = await import("node:net");
-  const server = createServer();
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -9,7 +9,8 @@
 import { createServer } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CLI, cpuMs, freePort, loadSandbox, round, sandboxEnv, spawnUntil, stopChild, summarize } from "./lib.mjs";
+import { freePort } from "../scripts/cluster.mjs";
+import { CLI, cpuMs, loadSandbox, round, sandboxEnv, spawnUntil, stopChild, summarize } from "./lib.mjs";
 
 export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = () => undefined }) {
   let received = 0;
