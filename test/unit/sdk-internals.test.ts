@@ -89,6 +89,16 @@ const confirmFirst: Handler = async (_tool, input, ctx) => {
   return echo("echo", { text: `${input.text} (${(answer.content as { confirm?: boolean }).confirm})` }, ctx);
 };
 
+/** The shell the instances built here share (server.ts builds its own the same way). */
+const SHAPE_SHELL: ServerShell = {
+  info: { name: "sdk-shape", version: "1", title: "sdk-shape" },
+  instructions: "",
+  tasks: false,
+  completions: false,
+  verifyRequestState: () => undefined,
+  formValidator: ajvFormValidator,
+};
+
 describe("the SDK members sdk-internals.ts reaches", () => {
   it("_requestHandlers: a wrap of tools/call runs around the SDK's own handler", async () => {
     const seen: string[] = [];
@@ -222,14 +232,7 @@ describe("McpServer members stdio's late registration swaps or calls (registerQu
 // and serves through a subclass of the SDK's per-request transport (ExchangeTransport in serveLean).
 // Each test holds the entry itself, in process, to what modern.ts assumes of it.
 describe("the SDK entry's checks and per-request transport, as core/http/modern.ts reproduces them", () => {
-  const shell: ServerShell = {
-    info: { name: "sdk-shape", version: "1", title: "sdk-shape" },
-    instructions: "",
-    tasks: false,
-    completions: false,
-    verifyRequestState: () => undefined,
-    formValidator: ajvFormValidator,
-  };
+  const shell = SHAPE_SHELL;
   /** A 2026-07-28 instance as server.ts builds one: "echo", "chatty" (a log line first), "headered" (Mcp-Param). */
   const modernServer = () => {
     const server = newMcpServer(shell, "modern");
@@ -522,7 +525,7 @@ describe("what the SDK does with what we register (registered-schemas.ts, shell.
   );
 
   it(
-    "shell.ts: an instance checks an elicitInput answer with its " + "shell's formValidator, which no import installs",
+    "shell.ts: an instance checks an elicitInput answer with its shell's formValidator, " + "which no import installs",
     async () => {
       const checked: unknown[] = [];
       const counting: jsonSchemaValidator = {
@@ -531,14 +534,7 @@ describe("what the SDK does with what we register (registered-schemas.ts, shell.
           return ajvFormValidator.getValidator(schema);
         },
       };
-      const shell: ServerShell = {
-        info: { name: "sdk-shape", version: "1", title: "sdk-shape" },
-        instructions: "",
-        tasks: false,
-        completions: false,
-        verifyRequestState: () => undefined,
-        formValidator: counting,
-      };
+      const shell: ServerShell = { ...SHAPE_SHELL, formValidator: counting };
       const { server, client } = await pair(confirmFirst, undefined, undefined, newMcpServer(shell, "legacy"));
       const requestedSchema = { type: "object" as const, properties: { confirm: { type: "boolean" as const } } };
       const answer = await server.server.elicitInput({ mode: "form", message: "Go on?", requestedSchema });
@@ -553,7 +549,7 @@ describe("what the SDK does with what we register (registered-schemas.ts, shell.
   );
 
   it(
-    "shell.ts: the SDK asks for the form validator only when it " + "checks an answer, not when built or connected",
+    "shell.ts: the SDK asks for the form validator only when it checks an answer, " + "not when built or connected",
     async () => {
       let asked = 0;
       const late = {
