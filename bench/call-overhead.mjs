@@ -8,11 +8,12 @@ import { Pool } from "undici";
 import { join } from "node:path";
 import { CLI, NODE, ROOT, bridge, bridgeEnv, sandboxEnv, summarize } from "./lib.mjs";
 
-async function stdioClient(args, env) {
+/** An SDK client over stdio to `node ...args`, and the child's pid (for its CPU time). */
+export async function stdioClient(args, env) {
   const transport = new StdioClientTransport({ command: NODE, args, env, stderr: "ignore" });
   const client = new Client({ name: "switchboard-bench", version: "1.0.0" });
   await client.connect(transport);
-  return client;
+  return { client, pid: transport.pid };
 }
 
 export async function callOverhead({ sandbox, calls = 2000, block = 100, warmup = 200, log }) {
@@ -23,16 +24,18 @@ export async function callOverhead({ sandbox, calls = 2000, block = 100, warmup 
   const list = await pool.request({ path: `${prefix}/api/drones`, method: "GET", headers: auth });
   const droneId = (await list.body.json()).data[0]._id;
 
-  const switchboard = await stdioClient([CLI], sandboxEnv(sandbox));
+  const { client: switchboard } = await stdioClient([CLI], sandboxEnv(sandbox));
   const br = bridge();
-  const bridgeClient = await stdioClient([br.path], bridgeEnv(sandbox, "drones"));
+  const { client: bridgeClient } = await stdioClient([br.path], bridgeEnv(sandbox, "drones"));
   const bridgeTool = (await bridgeClient.listTools()).tools.find(
     (t) => t.name === "get-drone" || /^get.?drone$/i.test(t.name),
   )?.name;
   if (!bridgeTool) throw new Error("the bridge exposes no get-drone tool");
 
   // The MCP floor: a round trip to a tool that does nothing, on the same SDK, over stdio.
-  const minimal = await stdioClient([join(ROOT, "bench/minimal-server.mjs")], { PATH: process.env.PATH ?? "" });
+  const { client: minimal } = await stdioClient([join(ROOT, "bench/minimal-server.mjs")], {
+    PATH: process.env.PATH ?? "",
+  });
 
   const errors = { direct: 0, mcpFloor: 0, switchboard: 0, bridge: 0 };
   const paths = {

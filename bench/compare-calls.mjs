@@ -7,11 +7,10 @@
 //
 //   node scripts/build.mjs --outdir /tmp/before/dist      (on the old commit, or in another worktree)
 //   node scripts/build.mjs && node bench/compare-calls.mjs --before /tmp/before/dist [--calls 2000]
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { join, resolve } from "node:path";
 import { Pool } from "undici";
-import { cpuMs, loadAverage, loadSandbox, NODE, ROOT, round, sandboxEnv, summarize } from "./lib.mjs";
+import { stdioClient } from "./call-overhead.mjs";
+import { cpuMs, loadAverage, loadSandbox, ROOT, round, sandboxEnv, summarize } from "./lib.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
@@ -21,13 +20,6 @@ const after = resolve(opt("--after", join(ROOT, "dist")));
 const calls = Number(opt("--calls", 2000));
 const block = 100;
 const warmup = Number(opt("--warmup", 300));
-
-async function stdioClient(args, env) {
-  const transport = new StdioClientTransport({ command: NODE, args, env, stderr: "ignore" });
-  const client = new Client({ name: "switchboard-bench", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, pid: transport.pid };
-}
 
 const { startSandbox, defaultTimeScale } = await loadSandbox();
 const sandbox = await startSandbox({ timeScale: defaultTimeScale });
