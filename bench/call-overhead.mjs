@@ -16,6 +16,17 @@ export async function stdioClient(args, env) {
   return { client, pid: transport.pid };
 }
 
+/** What bench/two-hop-server.mjs needs to GET a drone from the sandbox. */
+export function twoHopEnv(sandbox) {
+  const url = new URL(sandbox.urls.drones);
+  return {
+    PATH: process.env.PATH ?? "",
+    UPSTREAM_ORIGIN: url.origin,
+    UPSTREAM_PREFIX: url.pathname.replace(/\/+$/, ""),
+    UPSTREAM_KEY: sandbox.keys.drones,
+  };
+}
+
 export async function callOverhead({ sandbox, calls = 2000, block = 100, warmup = 200, log }) {
   const origin = new URL(sandbox.urls.drones).origin;
   const prefix = new URL(sandbox.urls.drones).pathname.replace(/\/+$/, "");
@@ -37,7 +48,8 @@ export async function callOverhead({ sandbox, calls = 2000, block = 100, warmup 
     PATH: process.env.PATH ?? "",
   });
 
-  const errors = { direct: 0, mcpFloor: 0, switchboard: 0, bridge: 0 };
+  const { client: twohop } = await stdioClient([join(ROOT, "bench/two-hop-server.mjs")], twoHopEnv(sandbox));
+  const errors = { direct: 0, mcpFloor: 0, twohop: 0, switchboard: 0, bridge: 0 };
   const paths = {
     direct: async () => {
       const res = await pool.request({
@@ -51,6 +63,10 @@ export async function callOverhead({ sandbox, calls = 2000, block = 100, warmup 
     mcpFloor: async () => {
       const r = await minimal.callTool({ name: "echo", arguments: { text: droneId } });
       if (r.isError) errors.mcpFloor++;
+    },
+    twohop: async () => {
+      const r = await twohop.callTool({ name: "get", arguments: { id: droneId } });
+      if (r.isError) errors.twohop++;
     },
     switchboard: async () => {
       const r = await switchboard.callTool({ name: "drones_get_drone", arguments: { id: droneId } });

@@ -9,7 +9,7 @@
 //   node scripts/build.mjs && node bench/compare-calls.mjs --before /tmp/before/dist [--calls 2000]
 import { join, resolve } from "node:path";
 import { Pool } from "undici";
-import { stdioClient } from "./call-overhead.mjs";
+import { stdioClient, twoHopEnv } from "./call-overhead.mjs";
 import { cpuMs, loadAverage, loadSandbox, ROOT, round, sandboxEnv, summarize } from "./lib.mjs";
 
 const argv = process.argv.slice(2);
@@ -34,8 +34,9 @@ const servers = {
   before: await stdioClient([join(resolve(before), "cli.js")], sandboxEnv(sandbox)),
   after: await stdioClient([join(after, "cli.js")], sandboxEnv(sandbox)),
   mcpFloor: await stdioClient([join(ROOT, "bench/minimal-server.mjs")], { PATH: process.env.PATH ?? "" }),
+  twoHop: await stdioClient([join(ROOT, "bench/two-hop-server.mjs")], twoHopEnv(sandbox)),
 };
-const errors = { direct: 0, mcpFloor: 0, before: 0, after: 0 };
+const errors = { direct: 0, mcpFloor: 0, twoHop: 0, before: 0, after: 0 };
 const getDrone = (id) => async () => {
   const r = await servers[id].client.callTool({ name: "drones_get_drone", arguments: { id: droneId } });
   if (r.isError || r.structuredContent?._id !== droneId) errors[id]++;
@@ -53,6 +54,10 @@ const paths = {
   mcpFloor: async () => {
     const r = await servers.mcpFloor.client.callTool({ name: "echo", arguments: { text: droneId } });
     if (r.isError) errors.mcpFloor++;
+  },
+  twoHop: async () => {
+    const r = await servers.twoHop.client.callTool({ name: "get", arguments: { id: droneId } });
+    if (r.isError) errors.twoHop++;
   },
   before: getDrone("before"),
   after: getDrone("after"),

@@ -493,6 +493,16 @@ function render(r) {
           o.errors.mcpFloor,
         ],
         [
+          "two-hop floor: minimal server + undici GET (stdio)",
+          fmt(o.stats.twohop.median, 3),
+          fmt(o.stats.twohop.min, 3),
+          fmt(o.stats.twohop.max, 3),
+          fmt(o.stats.twohop.p99, 3),
+          fmt(o.stats.twohop.median - d.median, 3),
+          fmt(o.stats.twohop.p99 - d.p99, 3),
+          o.errors.twohop,
+        ],
+        [
           "switchboard-mcp drones_get_drone (stdio)",
           fmt(o.stats.switchboard.median, 3),
           fmt(o.stats.switchboard.min, 3),
