@@ -9,7 +9,7 @@ import { AcceptedKeys } from "./core/tenancy/accepted.js";
 import { type RedisModule, sharedState } from "./app/state.js";
 import { sharedResources } from "./app/resources.js";
 import { taskRunner } from "./app/tasks.js";
-import type { Tenant } from "./app/tenant.js";
+import type { Tenant } from "./app/build-tenant.js";
 import { Tenants } from "./app/tenants.js";
 import { offeredTools, serviceAdvice, serviceOfToolset, serviceTools } from "./app/tools.js";
 import { credentialHeader, enabledToolsets, type Config } from "./config.js";

@@ -1,7 +1,7 @@
 import type { Sealer } from "../core/base/seal.js";
-import { TenantCache } from "../core/tenancy/tenants.js";
+import { TenantCache } from "../core/tenancy/tenant-cache.js";
 import { identityOf } from "./credentials.js";
-import { buildTenant, type Tenant, type TenantShared, UNACCEPTED_KEYS } from "./tenant.js";
+import { buildTenant, type Tenant, type TenantShared, UNACCEPTED_KEYS } from "./build-tenant.js";
 
 /**
  * The process's tenants. Single-account mode: one, `local`. Per-user modes: one per key set (an

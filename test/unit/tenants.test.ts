@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startHttpTransport, type RunningHttp } from "../../src/core/http/transport.js";
 import { ChangeHub } from "../../src/core/mcp/changes.js";
 import type { TenantRuntime } from "../../src/core/mcp/runtime.js";
-import { TenantCache } from "../../src/core/tenancy/tenants.js";
+import { TenantCache } from "../../src/core/tenancy/tenant-cache.js";
 import { createApp } from "../../src/server.js";
 import { loadServices } from "../../src/services/registry.js";
 

@@ -35,7 +35,7 @@ export interface ServerDefinition {
   blockingWaitMs: number;
 }
 
-/** One tenant (a key set; with OAuth, a user): what its keys make, made on first use (app/tenant.ts). */
+/** One tenant (a key set; with OAuth, a user): what its keys make, made on first use (app/build-tenant.ts). */
 export interface TenantContext {
   /** The watchers of the services this tenant has a key for (shared definitions). */
   watchers: readonly ServiceWatcher[];
