@@ -115,12 +115,41 @@ async function lazyAjvValidator() {
   ].join("\n");
 }
 
-const slimDependencies = {
+/**
+ * What `importer` takes from "undici" and the slim entry lacks. esbuild cannot check a name
+ * imported from a CommonJS module (it would be `undefined` at run time, as `request` once was), so
+ * the build reads the import itself. Type-only names are erased and need no export.
+ */
+export function missingUndiciExports(source) {
+  const missing = [];
+  for (const m of source.matchAll(/import\s+(type\s+)?([^;]*?)\s+from\s+["']undici["']/g)) {
+    if (m[1]) continue;
+    const named = /^\{([^}]*)\}$/.exec(m[2].trim());
+    if (!named) {
+      missing.push(m[2].trim());
+      continue;
+    }
+    for (const part of named[1].split(",").map((p) => p.trim()).filter(Boolean)) {
+      if (part.startsWith("type ")) continue;
+      const name = part.split(/\s+as\s+/)[0].trim();
+      if (!Object.hasOwn(UNDICI_EXPORTS, name)) missing.push(name);
+    }
+  }
+  return missing;
+}
+
+export const slimDependencies = {
   name: "slim-dependencies",
   setup(b) {
-    b.onResolve({ filter: /^undici$/ }, (args) =>
-      /[\\/]node_modules[\\/]/.test(args.importer) ? undefined : { path: "undici-slim", namespace: "slim" },
-    );
+    b.onResolve({ filter: /^undici$/ }, async (args) => {
+      if (/[\\/]node_modules[\\/]/.test(args.importer)) return undefined;
+      const missing = missingUndiciExports(await readFile(args.importer, "utf8"));
+      if (missing.length === 0) return { path: "undici-slim", namespace: "slim" };
+      const text =
+        `${args.importer} imports ${missing.join(", ")} from "undici", which the bundle's slim undici ` +
+        "entry does not export: add it to UNDICI_EXPORTS in scripts/build.mjs";
+      return { errors: [{ text }] };
+    });
     b.onLoad({ filter: /^undici-slim$/, namespace: "slim" }, () => ({
       contents: undiciEntry,
       loader: "js",
