@@ -1,6 +1,6 @@
 // Global setup of the projects that spawn dist/cli.js: rebuild it first when a source is newer,
 // so an end-to-end run never tests a stale build silently (npm test builds anyway; this is for
-// `npx vitest run --project e2e-2026 ...` after an edit).
+// `npx vitest run --project 'e2e-2026*' ...` after an edit).
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
