@@ -223,7 +223,11 @@ export class UpstreamClient {
       deadline.abort(new DOMException(`The deadline of ${timeoutMs} ms passed`, "TimeoutError"));
     };
     const timer = setTimeout(() => expire(-1, performance.now()), timeoutMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
+    // The caller's cancellation aborts the same controller: one signal per request, not AbortSignal.any's.
+    const cancelled = () => deadline.abort(req.signal?.reason);
+    if (req.signal?.aborted) cancelled();
+    else req.signal?.addEventListener("abort", cancelled, { once: true });
+    const { signal } = deadline;
     const hold = { bytes: 0, waiting: false };
     let status: number;
     let contentType: string;
@@ -268,6 +272,7 @@ export class UpstreamClient {
         throw this.transportError(err, where, req, deadline.signal.aborted && !req.signal?.aborted);
       } finally {
         clearTimeout(timer);
+        req.signal?.removeEventListener("abort", cancelled);
         this.options.logger.debug("upstream request", {
           service: this.service,
           method: req.method,
