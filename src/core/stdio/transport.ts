@@ -1,8 +1,8 @@
 import type { Readable, Writable } from "node:stream";
 import {
-  deserializeMessage,
-  serializeMessage,
   type JSONRPCMessage,
+  parseJSONRPCMessage,
+  serializeMessage,
   type Transport,
 } from "@modelcontextprotocol/server";
 
@@ -92,7 +92,7 @@ export class LineTransport implements Transport {
     }
     let message: JSONRPCMessage;
     try {
-      message = deserializeMessage(JSON.stringify(json));
+      message = parseJSONRPCMessage(json);
     } catch {
       const id = (json as { id?: unknown })?.id;
       this.reply(
