@@ -10,8 +10,13 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** Where a log line also goes besides stderr: the MCP log stream of the one request that caused it. */
-export type LogEcho = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
+/**
+ * Where a log line also goes besides stderr: the MCP log stream of the one request that caused it.
+ * `wants` says whether a line of that level would be sent (absent: every line may be).
+ */
+export type LogEcho = ((level: LogLevel, message: string, fields?: Record<string, unknown>) => void) & {
+  wants?: (level: LogLevel) => boolean;
+};
 
 /**
  * One-line JSON logs on stderr. stdout belongs to the stdio transport and must carry only protocol
@@ -24,13 +29,18 @@ export function createLogger(
   echo?: LogEcho,
 ): Logger & { withEcho(echo: LogEcho): Logger } {
   const write = (lvl: LogLevel, message: string, fields?: Record<string, unknown>) => {
+    const toStderr = LOG_LEVEL_ORDER[lvl] >= LOG_LEVEL_ORDER[level];
+    const toEcho = echo !== undefined && (echo.wants?.(lvl) ?? true);
+    // A line that goes nowhere is not scrubbed (a call's debug lines, at the default level).
+    if (!toStderr && !toEcho) return;
     const clean = fields ? egress.json(fields) : undefined;
     const text = egress.text(message);
-    if (LOG_LEVEL_ORDER[lvl] >= LOG_LEVEL_ORDER[level]) {
+    if (toStderr) {
       process.stderr.write(
         `${egress.text(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: text, ...clean }))}\n`,
       );
     }
+    if (!toEcho) return;
     try {
       echo?.(lvl, text, clean);
     } catch {
