@@ -1,3 +1,4 @@
+import type { AbortLike } from "./request-abort.js";
 import type { ByteBudget } from "./budget.js";
 
 /**
@@ -39,7 +40,7 @@ export async function readBudgeted(
     contentLength?: number;
     budget: ByteBudget;
     waitMs: number;
-    signal: AbortSignal;
+    signal: AbortLike;
     hold: { bytes: number; waiting: boolean };
     onChunk(): void;
   },

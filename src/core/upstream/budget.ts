@@ -1,3 +1,4 @@
+import type { AbortLike } from "./request-abort.js";
 /** Why a budget said no: it is full for longer than the caller would wait, or the ask exceeds all of it. */
 export class BudgetError extends Error {
   constructor(
@@ -57,7 +58,7 @@ export class ByteBudget {
   }
 
   /** Takes `bytes`, waiting up to `waitMs` for holders to release; rejects with BudgetError or the signal's reason. */
-  take(bytes: number, waitMs: number, signal?: AbortSignal): Promise<void> {
+  take(bytes: number, waitMs: number, signal?: AbortLike): Promise<void> {
     if (bytes > this.size)
       return Promise.reject(
         new BudgetError("too-large", bytes, `${bytes} bytes exceed the whole budget of ${this.size}`),
@@ -67,7 +68,7 @@ export class ByteBudget {
   }
 
   /** Waits up to `waitMs` until `bytes` are free, without taking them (a hint before work that will take). */
-  room(bytes: number, waitMs: number, signal?: AbortSignal): Promise<void> {
+  room(bytes: number, waitMs: number, signal?: AbortLike): Promise<void> {
     const want = Math.min(bytes, this.size);
     if (this.waiters.length === 0 && this.used + want <= this.size) return Promise.resolve();
     return this.enqueue(want, true, waitMs, signal);
@@ -79,7 +80,7 @@ export class ByteBudget {
     this.drain();
   }
 
-  private enqueue(bytes: number, peek: boolean, waitMs: number, signal?: AbortSignal): Promise<void> {
+  private enqueue(bytes: number, peek: boolean, waitMs: number, signal?: AbortLike): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
       const done = () => {

@@ -8,6 +8,7 @@ import { telemetry } from "../base/telemetry.js";
 import { newPool, type PoolCache } from "./pool.js";
 import { type Envelope, type ReplyFormat, REPLY_FORMATS, readReply } from "./reply-format.js";
 import { parseRetryAfter, retryDelay, sleep } from "./retry.js";
+import { RequestAbort } from "./request-abort.js";
 import { type RequestInfo, UpstreamError } from "./upstream-error.js";
 
 // The upstream's parts, named where every service and core module already imports them from.
@@ -211,7 +212,7 @@ export class UpstreamClient {
     // When it passes while this process was busy (another answer's parse) and this answer already
     // sits on the socket, the next turns of the event loop read it: an answer that arrived is used,
     // never dropped and asked for again.
-    const deadline = new AbortController();
+    const deadline = new RequestAbort();
     let progress = 0;
     let received = false;
     const expire = (seen: number, since: number) => {
@@ -227,7 +228,7 @@ export class UpstreamClient {
     const cancelled = () => deadline.abort(req.signal?.reason);
     if (req.signal?.aborted) cancelled();
     else req.signal?.addEventListener("abort", cancelled, { once: true });
-    const { signal } = deadline;
+    const signal = deadline;
     const hold = { bytes: 0, waiting: false };
     let status: number;
     let contentType: string;
@@ -243,7 +244,7 @@ export class UpstreamClient {
           method: req.method,
           headers,
           body,
-          signal,
+          signal: signal as unknown as AbortSignal,
           headersTimeout: undiciTimeout,
           bodyTimeout: undiciTimeout,
         });
@@ -269,7 +270,7 @@ export class UpstreamClient {
         if (err instanceof BudgetError && err.reason === "too-large") throw this.tooLargeForBudget(where, budget, err);
         // Waiting for room, not for the upstream, when the wait or the deadline ended: the cause is here.
         if (err instanceof BudgetError || (hold.waiting && !req.signal?.aborted)) throw this.busy(where, budget, true);
-        throw this.transportError(err, where, req, deadline.signal.aborted && !req.signal?.aborted);
+        throw this.transportError(err, where, req, deadline.aborted && !req.signal?.aborted);
       } finally {
         clearTimeout(timer);
         req.signal?.removeEventListener("abort", cancelled);
