@@ -1,10 +1,13 @@
 // The pieces of telemetry that need no process: when it turns on, the /metrics address, the route
-// templates that keep ids out of spans and labels.
+// templates that keep ids out of spans and labels, and the SDK's two metric readers, in-process
+// against a real OTLP/HTTP receiver and the real /metrics listener.
 import { describe, expect, it } from "vitest";
 import { pathId, plainPath } from "../../src/core/base/path-id.js";
 import { NO_TELEMETRY, telemetryWanted } from "../../src/core/base/telemetry.js";
-import { hostPort } from "../../src/core/telemetry/otel.js";
+import { hostPort, startTelemetry } from "../../src/core/telemetry/otel.js";
 import { routeTemplate } from "../../src/core/telemetry/route.js";
+import { freePort, startReceiver } from "../telemetry-receiver.js";
+import { until } from "../harness.js";
 
 describe("telemetry", () => {
   it("is wanted only when an exporter or MCP_METRICS_ADDRESS is configured, never under OTEL_SDK_DISABLED", () => {
@@ -46,4 +49,58 @@ describe("telemetry", () => {
     expect(routeTemplate(marked)).toBe("/api/v1/vcaas/projects/{id}/versions/{id}/recover");
     expect(plainPath(marked)).toBe("/api/v1/vcaas/projects/booking-app/versions/v%202/recover");
   });
+
+  // /metrics reads the OTLP reader's collection when both are cumulative (one aggregation per
+  // record instead of two); under a delta preference it keeps its own, or a scrape would show
+  // only what happened since the last export.
+  for (const preference of ["cumulative", "delta"])
+    it(`keeps /metrics cumulative and OTLP as preferred (${preference})`, async () => {
+      const receiver = await startReceiver();
+      const saved = { ...process.env };
+      Object.assign(process.env, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: preference,
+      });
+      const address = `127.0.0.1:${await freePort()}`;
+      const telemetry = await startTelemetry({
+        env: { ...process.env, OTEL_METRIC_EXPORT_INTERVAL: "100", OTEL_TRACES_EXPORTER: "none" },
+        metricsAddress: address,
+        version: "test",
+        transport: "tcp",
+        scrub: (t) => t,
+      });
+      const scraped = async () => {
+        const text = await (await fetch(`http://${address}/metrics`)).text();
+        return Number(/^switchboard_caps_hit_total\{setting="MCP_X"[^}]*\} (\d+)/m.exec(text)?.[1]);
+      };
+      const exported = () => {
+        const points = receiver
+          .metrics()
+          .filter((m) => m.name === "switchboard.caps.hit")
+          .flatMap((m) => m.sum?.dataPoints ?? [])
+          .map((p) => Number(p.asInt ?? p.asDouble));
+        return preference === "delta" ? points.reduce((a, b) => a + b, 0) : Math.max(0, ...points);
+      };
+      try {
+        telemetry.add("caps", 3, { setting: "MCP_X" });
+        expect(await scraped()).toBe(3);
+        await until(
+          async () => exported(),
+          (n) => n === 3,
+          5_000,
+        );
+        telemetry.add("caps", 2, { setting: "MCP_X" });
+        await until(
+          async () => exported(),
+          (n) => n === 5,
+          5_000,
+        );
+        expect(await scraped()).toBe(5);
+        expect(await scraped()).toBe(5);
+      } finally {
+        await telemetry.close();
+        process.env = saved;
+        await receiver.close();
+      }
+    });
 });

@@ -17,7 +17,14 @@ import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
-import { type MetricReader, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import {
+  AggregationTemporality,
+  AggregationType,
+  InstrumentType,
+  type MetricReader,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { ENV } from "../base/settings.js";
 import type {
@@ -168,25 +175,37 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
 
   const readers: MetricReader[] = [];
   let metricsUrl: string | undefined;
+  let prometheus: PrometheusExporter | undefined;
   const address = options.metricsAddress;
   if (address) {
     const { host, port } = hostPort(address);
-    const prometheus = new PrometheusExporter({ host, port, preventServerStart: true });
+    prometheus = new PrometheusExporter({ host, port, preventServerStart: true });
     await prometheus.startServer();
-    readers.push(prometheus);
     metricsUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`;
   }
+  let otlp: PeriodicExportingMetricReader | undefined;
+  let otlpExporter: OTLPMetricExporter | undefined;
   if (wants("METRICS")) {
     const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000;
-    readers.push(
-      new PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter(),
-        exportIntervalMillis: interval,
-        exportTimeoutMillis: Math.min(interval, Number(env.OTEL_METRIC_EXPORT_TIMEOUT) || 30_000),
-      }),
-    );
+    otlpExporter = new OTLPMetricExporter();
+    otlp = new PeriodicExportingMetricReader({
+      exporter: otlpExporter,
+      exportIntervalMillis: interval,
+      exportTimeoutMillis: Math.min(interval, Number(env.OTEL_METRIC_EXPORT_TIMEOUT) || 30_000),
+    });
+    readers.push(otlp);
   }
+  // Each reader the MeterProvider holds aggregates every record on its own (one attribute hash
+  // and one accumulation per reader per record). When the OTLP exporter wants what the scrape
+  // serves (cumulative, default aggregation: the default), /metrics reads the OTLP reader's
+  // collection instead of keeping a second one: cumulative sums read the same by either.
+  const shared = prometheus && otlp && otlpExporter && sameCollection(otlpExporter);
+  if (prometheus && !shared) readers.push(prometheus);
   const meterProvider = new MeterProvider({ resource, readers });
+  if (prometheus && shared && otlp) {
+    const source = otlp;
+    prometheus.setMetricProducer({ collect: (o) => source.collect(o) });
+  }
   const meter = meterProvider.getMeter("switchboard-mcp", options.version);
 
   const seconds = (name: string, description: string, buckets?: number[]) =>
@@ -233,34 +252,52 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   };
   const gauges = new Map<GaugeName, Set<() => number>>();
 
+  /**
+   * What every request of one method, target and protocol version shares: its span name and the
+   * attributes that are also the duration's labels, built once (bounded) instead of per request.
+   */
+  const kinds = new Map<string, OperationKind>();
+  const operationKind = (op: ServerOperation): OperationKind => {
+    const key = `${op.method}\0${op.tool ?? ""}\0${op.prompt ?? ""}\0${op.protocolVersion ?? ""}`;
+    let kind = kinds.get(key);
+    if (kind) return kind;
+    const attributes: Attributes = { "mcp.method.name": op.method, "network.transport": options.transport };
+    if (options.transport === "tcp") attributes["network.protocol.name"] = "http";
+    if (op.tool) {
+      attributes["gen_ai.tool.name"] = op.tool;
+      attributes["gen_ai.operation.name"] = "execute_tool";
+    }
+    if (op.prompt) attributes["gen_ai.prompt.name"] = op.prompt;
+    if (op.protocolVersion) attributes["mcp.protocol.version"] = op.protocolVersion;
+    const failed = new Map<string, Attributes>();
+    const target = op.tool ?? op.prompt;
+    kind = {
+      name: target ? `${op.method} ${target}` : op.method,
+      attributes,
+      labels: (errorType) => {
+        if (!errorType) return attributes;
+        let labels = failed.get(errorType);
+        if (!labels) failed.set(errorType, (labels = { ...attributes, "error.type": errorType }));
+        return labels;
+      },
+    };
+    if (kinds.size >= 1024) kinds.clear();
+    kinds.set(key, kind);
+    return kind;
+  };
+
   const operation = async <T>(op: ServerOperation, run: () => Promise<T>, scrub: (t: string) => string) => {
     const started = performance.now();
     const parent =
       isRecord(op.meta) && (op.meta.traceparent !== undefined || op.meta.baggage !== undefined)
         ? propagation.extract(ROOT_CONTEXT, op.meta, getter)
         : ROOT_CONTEXT;
-    const target = op.tool ?? op.prompt;
-    const common: Attributes = {
-      "mcp.method.name": op.method,
-      "network.transport": options.transport,
-      ...(options.transport === "tcp" ? { "network.protocol.name": "http" } : {}),
-      ...(op.tool ? { "gen_ai.tool.name": op.tool, "gen_ai.operation.name": "execute_tool" } : {}),
-      ...(op.prompt ? { "gen_ai.prompt.name": op.prompt } : {}),
-      ...(op.protocolVersion ? { "mcp.protocol.version": op.protocolVersion } : {}),
-    };
-    const span = tracer.startSpan(
-      target ? `${op.method} ${target}` : op.method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          ...common,
-          ...(op.id !== undefined && op.id !== null ? { "jsonrpc.request.id": String(op.id) } : {}),
-          ...(op.sessionId ? { "mcp.session.id": sessionHash(op.sessionId) } : {}),
-          ...(options.resourceUris && op.uri ? { "mcp.resource.uri": op.uri } : {}),
-        },
-      },
-      parent,
-    );
+    const kind = operationKind(op);
+    const attributes: Attributes = { ...kind.attributes };
+    if (op.id !== undefined && op.id !== null) attributes["jsonrpc.request.id"] = String(op.id);
+    if (op.sessionId) attributes["mcp.session.id"] = sessionHash(op.sessionId);
+    if (options.resourceUris && op.uri) attributes["mcp.resource.uri"] = op.uri;
+    const span = tracer.startSpan(kind.name, { kind: SpanKind.SERVER, attributes }, parent);
     if (op.signal)
       scopes.set(op.signal, trace.setSpan(op.tool && op.spends ? parent.setValue(SPENDING, op.tool) : parent, span));
     let errorType: string | undefined;
@@ -280,20 +317,29 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     } finally {
       if (errorType) span.setAttribute("error.type", errorType);
       span.end();
-      operationDuration.record((performance.now() - started) / 1000, {
-        ...common,
-        ...(errorType ? { "error.type": errorType } : {}),
-      });
+      operationDuration.record((performance.now() - started) / 1000, kind.labels(errorType));
     }
   };
 
+  /** The upstream duration's labels, one object per service, operation and status class (bounded). */
+  const upstreamSets = new Map<string, Attributes>();
+  const upstreamLabels = (service: string, operation: string, statusClass: string) => {
+    const key = `${service}\0${operation}\0${statusClass}`;
+    let labels = upstreamSets.get(key);
+    if (!labels) {
+      if (upstreamSets.size >= 1024) upstreamSets.clear();
+      upstreamSets.set(key, (labels = { service, operation, status_class: statusClass }));
+    }
+    return labels;
+  };
   const upstream = (service: string, method: string, path: string, resend: number, scope: Scope): UpstreamAttempt => {
     const started = performance.now();
     const route = routeTemplate(path);
     const active = contextOf(scope);
     const tool = active.getValue(SPENDING) as string | undefined;
+    const name = `${method} ${route}`;
     const span = tracer.startSpan(
-      `${method} ${route}`,
+      name,
       {
         kind: SpanKind.CLIENT,
         attributes: {
@@ -322,11 +368,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
           instrument("credits").add(credits, tool ? { service, tool } : { service });
         }
         span.end();
-        upstreamDuration.record((performance.now() - started) / 1000, {
-          service,
-          operation: `${method} ${route}`,
-          status_class: statusClass,
-        });
+        upstreamDuration.record((performance.now() - started) / 1000, upstreamLabels(service, name, statusClass));
       },
     };
   };
@@ -408,7 +450,11 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     sessionEnded: (openedAt) =>
       sessionDuration.record((performance.now() - openedAt) / 1000, { "network.transport": options.transport }),
     close: async () => {
-      await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      await Promise.allSettled([
+        tracerProvider.shutdown(),
+        meterProvider.shutdown(),
+        ...(shared && prometheus ? [prometheus.shutdown()] : []),
+      ]);
     },
   };
 }
@@ -423,6 +469,22 @@ export function hostPort(address: string): { host: string; port: number } {
   if (!m || port < 1 || port > 65535)
     throw new Error(`${ENV.metricsAddress} must be host:port, port 1 to 65535, not ${JSON.stringify(address)}`);
   return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
+}
+
+interface OperationKind {
+  name: string;
+  attributes: Attributes;
+  /** The duration's labels: the shared attributes, plus error.type on failure (one object per type). */
+  labels: (errorType: string | undefined) => Attributes;
+}
+
+/** Whether the OTLP exporter aggregates as the Prometheus exporter does: cumulative, default aggregation. */
+function sameCollection(exporter: OTLPMetricExporter): boolean {
+  return Object.values(InstrumentType).every(
+    (type) =>
+      exporter.selectAggregationTemporality(type) === AggregationTemporality.CUMULATIVE &&
+      exporter.selectAggregation(type).type === AggregationType.DEFAULT,
+  );
 }
 
 /**
