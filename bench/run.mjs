@@ -160,7 +160,8 @@ try {
       const t = results.telemetryCost;
       log(
         `telemetry: cpu ms per tools/call off ${t.cpuMsPerCall.off}, disabled ${t.cpuMsPerCall.disabled}, ` +
-          `on (100% sampled) ${t.cpuMsPerCall.on}: on/off ${t.onOverOff} (goal <= 1.05)`,
+          `on (100% sampled) ${t.cpuMsPerCall.on}: on/off ${t.onOverOff} (goal <= 1.05), ` +
+          `+${t.addedUsPerCall} µs; peer (SDK, 2 spans) on/off ${t.peerOnOverOff}, +${t.peerAddedUsPerCall} µs`,
       );
     } catch (err) {
       fail("telemetryCost", err);

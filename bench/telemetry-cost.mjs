@@ -4,13 +4,18 @@
 // endpoint (also off: the same code path as "off", a check that off means off); "on": traces
 // sampled at 100 % (OTEL_TRACES_SAMPLER=always_on) and metrics, exported over OTLP/HTTP to a sink
 // in this process, plus the /metrics listener. Reported: server CPU ms per call, and on/off.
+// The peer, in the same blocks: bench/otel-peer-server.mjs, the two-hop floor over HTTP, without
+// and with the official SDK sending one SERVER and one CLIENT span per call over OTLP/HTTP: what
+// the SDK's spans cost at the least, in µs per call, beside what switchboard-mcp's telemetry adds.
 //
 //   node bench/telemetry-cost.mjs [--blocks 12] [--block 100]
 import { createServer } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { join } from "node:path";
 import { freePort } from "../scripts/cluster.mjs";
-import { CLI, cpuMs, loadSandbox, round, sandboxEnv, spawnUntil, stopChild, summarize } from "./lib.mjs";
+import { twoHopEnv } from "./call-overhead.mjs";
+import { CLI, cpuMs, loadSandbox, ROOT, round, sandboxEnv, spawnUntil, stopChild, summarize } from "./lib.mjs";
 
 export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = () => undefined }) {
   let received = 0;
@@ -31,25 +36,37 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
       MCP_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     },
   };
+  const peer = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "1000" };
+  const peers = { peerOff: {}, peerOn: peer };
   const servers = {};
+  const ready = /ready on (http:\/\/[^\s"]+\/mcp)/;
   try {
     for (const [name, extra] of Object.entries(variants)) {
       const s = await spawnUntil([CLI, "--transport", "http", "--port", "0"], {
         env: sandboxEnv(sandbox, { LOG_LEVEL: "info", ...extra }),
-        ready: /ready on (http:\/\/[^\s"]+\/mcp)/,
+        ready,
       });
       const client = new Client({ name: "switchboard-bench", version: "1.0.0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(s.match[1])));
       const list = await client.callTool({ name: "drones_list_drones", arguments: {} });
       const droneId = JSON.stringify(list.structuredContent).match(/"_id":"([^"]+)"/)?.[1];
-      servers[name] = { ...s, client, droneId, cpu: [] };
-      for (let i = 0; i < 200; i++) await client.callTool({ name: "drones_get_drone", arguments: { id: droneId } });
+      servers[name] = { ...s, client, call: { name: "drones_get_drone", arguments: { id: droneId } }, cpu: [] };
     }
+    const droneId = servers.off.call.arguments.id;
+    for (const [name, extra] of Object.entries(peers)) {
+      const s = await spawnUntil([join(ROOT, "bench/otel-peer-server.mjs")], {
+        env: { ...twoHopEnv(sandbox), ...extra },
+        ready,
+      });
+      const client = new Client({ name: "switchboard-bench", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(s.match[1])));
+      servers[name] = { ...s, client, call: { name: "get", arguments: { id: droneId } }, cpu: [] };
+    }
+    for (const s of Object.values(servers)) for (let i = 0; i < 200; i++) await s.client.callTool(s.call);
     for (let b = 0; b < blocks; b++) {
       for (const s of Object.values(servers)) {
         const before = cpuMs(s.child.pid);
-        for (let i = 0; i < block; i++)
-          await s.client.callTool({ name: "drones_get_drone", arguments: { id: s.droneId } });
+        for (let i = 0; i < block; i++) await s.client.callTool(s.call);
         s.cpu.push((cpuMs(s.child.pid) - before) / block);
       }
       log(`telemetry cost: block ${b + 1}/${blocks}`);
@@ -58,6 +75,9 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
     return {
       cpuMsPerCall: Object.fromEntries(Object.keys(servers).map((n) => [n, round(med(n), 3)])),
       onOverOff: round(med("on") / med("off"), 3),
+      addedUsPerCall: Math.round((med("on") - med("off")) * 1000),
+      peerOnOverOff: round(med("peerOn") / med("peerOff"), 3),
+      peerAddedUsPerCall: Math.round((med("peerOn") - med("peerOff")) * 1000),
       disabledOverOff: round(med("disabled") / med("off"), 3),
       exportedBytes: received,
       goal: { onWithin5Percent: med("on") / med("off") <= 1.05 },
