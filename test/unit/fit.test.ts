@@ -7,6 +7,15 @@ describe("results that fit a model's context", () => {
     expect(fitStructured(output)).toEqual({ output, trims: [] });
   });
 
+  it("measures a result its quick bound cannot place, and trims it only when it is too large", () => {
+    // 20,000 characters: under the limit, but above the bound that counts each as escaped.
+    const near = { text: "a".repeat(20_000), when: new Date(0), n: 1 };
+    expect(fitStructured(near)).toEqual({ output: near, trims: [] });
+    const over = { items: Array.from({ length: 200 }, (_, i) => ({ i, text: "b".repeat(400) })) };
+    const { trims } = fitStructured(over);
+    expect(trims).toEqual([{ path: "items", kept: 100, total: 200, unit: "items" }]);
+  });
+
   it("halves the largest list until the result fits, and says what was left out", () => {
     const records = Array.from({ length: 2000 }, (_, i) => ({
       id: i,

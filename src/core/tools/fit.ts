@@ -16,7 +16,7 @@ interface Trim {
 }
 
 export function fitStructured(output: Record<string, unknown>): { output: Record<string, unknown>; trims: Trim[] } {
-  if (JSON.stringify(output).length <= MAX_STRUCTURED_CHARS) return { output, trims: [] };
+  if (surelyFits(output) || JSON.stringify(output).length <= MAX_STRUCTURED_CHARS) return { output, trims: [] };
   const trims: Trim[] = [];
   let current = cutStrings(output, "", trims) as Record<string, unknown>;
   for (let round = 0; round < 40 && JSON.stringify(current).length > MAX_STRUCTURED_CHARS; round++) {
@@ -35,6 +35,36 @@ export function fitStructured(output: Record<string, unknown>): { output: Record
     },
     trims,
   };
+}
+
+/**
+ * Whether the JSON of `value` is surely within MAX_STRUCTURED_CHARS, decided without writing it
+ * (most results are a few KB; writing them only to measure them was a call's largest allocation):
+ * every character counted as if escaped (`\uXXXX`), every number as the longest a number prints.
+ * False means "not sure": anything but plain data, or a bound that is too loose, is measured.
+ */
+function surelyFits(value: unknown): boolean {
+  return room(value, MAX_STRUCTURED_CHARS, 0) >= 0;
+}
+
+function room(value: unknown, left: number, depth: number): number {
+  if (typeof value === "string") return left - (6 * value.length + 2);
+  if (typeof value === "number") return left - 24;
+  if (typeof value === "boolean" || value === null || value === undefined) return left - 5;
+  if (typeof value !== "object" || depth > 64 || typeof (value as { toJSON?: unknown }).toJSON === "function")
+    return -1;
+  let rest = left - 2;
+  if (Array.isArray(value)) {
+    for (const item of value) if ((rest = room(item, rest - 1, depth + 1)) < 0) return rest;
+    return rest;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return -1;
+  for (const key of Object.keys(value)) {
+    rest = room((value as Record<string, unknown>)[key], rest - (6 * key.length + 4), depth + 1);
+    if (rest < 0) return rest;
+  }
+  return rest;
 }
 
 export function fitText(text: string, trims: Trim[]): string {
