@@ -27,7 +27,6 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
   const endpoint = `http://127.0.0.1:${sink.address().port}`;
   const variants = {
     off: {},
-    disabled: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SDK_DISABLED: "true" },
     on: {
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
       OTEL_TRACES_SAMPLER: "always_on",
@@ -35,6 +34,7 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
       OTEL_METRIC_EXPORT_INTERVAL: "5000",
       MCP_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     },
+    disabled: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SDK_DISABLED: "true" },
   };
   const peer = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "1000" };
   const peers = { peerOff: {}, peerOn: peer };
@@ -72,11 +72,17 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
       log(`telemetry cost: block ${b + 1}/${blocks}`);
     }
     const med = (name) => summarize(servers[name].cpu).median;
+    // Each block's ratio to the block of its baseline run just before it: load drifts less between
+    // the two than over the whole run.
+    const paired = (name, base) =>
+      round(summarize(servers[name].cpu.map((x, i) => x / servers[base].cpu[i])).median, 3);
     return {
       cpuMsPerCall: Object.fromEntries(Object.keys(servers).map((n) => [n, round(med(n), 3)])),
       onOverOff: round(med("on") / med("off"), 3),
+      onOverOffPaired: paired("on", "off"),
       addedUsPerCall: Math.round((med("on") - med("off")) * 1000),
       peerOnOverOff: round(med("peerOn") / med("peerOff"), 3),
+      peerOnOverOffPaired: paired("peerOn", "peerOff"),
       peerAddedUsPerCall: Math.round((med("peerOn") - med("peerOff")) * 1000),
       disabledOverOff: round(med("disabled") / med("off"), 3),
       exportedBytes: received,
