@@ -129,7 +129,8 @@ export function missingUndiciExports(source) {
       missing.push(m[2].trim());
       continue;
     }
-    for (const part of named[1].split(",").map((p) => p.trim()).filter(Boolean)) {
+    const parts = named[1].split(",").map((p) => p.trim());
+    for (const part of parts.filter(Boolean)) {
       if (part.startsWith("type ")) continue;
       const name = part.split(/\s+as\s+/)[0].trim();
       if (!Object.hasOwn(UNDICI_EXPORTS, name)) missing.push(name);
