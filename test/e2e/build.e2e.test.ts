@@ -112,17 +112,22 @@ describe("build service over stdio", () => {
     expect(conn.stderr()).not.toContain("sk-canary-launch-secret-123");
   });
 
+  it("refuses a second run while one is running, naming the next step", async () => {
+    // 600 sandbox minutes (12 s at the tests' time scale): still running however slow the machine.
+    await ok(conn.client, "build_start_agent", { projectId: "e2e-launch", prompt: "Long one [minutes=600]" });
+    const busy = await call(conn.client, "build_start_agent", { projectId: "e2e-launch", prompt: "another" });
+    expect(busy.isError).toBe(true);
+    expect(text(busy)).toMatch(/HTTP 409, AGENT_RUNNING/);
+    expect(text(busy)).toMatch(/Next step: .*build_wait/);
+    await ok(conn.client, "build_stop_agent", { projectId: "e2e-launch" });
+  });
+
   it("starts an agent run, reads its status and conversation, and waits for it", async () => {
     const started = await ok<{ status: string }>(conn.client, "build_start_agent", {
       projectId: "e2e-launch",
       prompt: "Add a search bar [minutes=20] [secrets]",
     });
     expect(started.status).toBe("init");
-
-    const busy = await call(conn.client, "build_start_agent", { projectId: "e2e-launch", prompt: "another" });
-    expect(busy.isError).toBe(true);
-    expect(text(busy)).toMatch(/HTTP 409, AGENT_RUNNING/);
-    expect(text(busy)).toMatch(/Next step: .*build_wait/);
 
     const waited = await call(conn.client, "build_wait", { projectId: "e2e-launch", until: "agent" });
     expect(waited.structuredContent).toMatchObject({
