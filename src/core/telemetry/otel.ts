@@ -256,11 +256,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
    * What every request of one method, target and protocol version shares: its span name and the
    * attributes that are also the duration's labels, built once (bounded) instead of per request.
    */
-  const kinds = new Map<string, OperationKind>();
-  const operationKind = (op: ServerOperation): OperationKind => {
-    const key = `${op.method}\0${op.tool ?? ""}\0${op.prompt ?? ""}\0${op.protocolVersion ?? ""}`;
-    let kind = kinds.get(key);
-    if (kind) return kind;
+  const kinds = memo((_key: string, op: ServerOperation): OperationKind => {
     const attributes: Attributes = { "mcp.method.name": op.method, "network.transport": options.transport };
     if (options.transport === "tcp") attributes["network.protocol.name"] = "http";
     if (op.tool) {
@@ -271,7 +267,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     if (op.protocolVersion) attributes["mcp.protocol.version"] = op.protocolVersion;
     const failed = new Map<string, Attributes>();
     const target = op.tool ?? op.prompt;
-    kind = {
+    return {
       name: target ? `${op.method} ${target}` : op.method,
       attributes,
       labels: (errorType) => {
@@ -281,10 +277,9 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
         return labels;
       },
     };
-    if (kinds.size >= 1024) kinds.clear();
-    kinds.set(key, kind);
-    return kind;
-  };
+  });
+  const operationKind = (op: ServerOperation) =>
+    kinds(`${op.method}\0${op.tool ?? ""}\0${op.prompt ?? ""}\0${op.protocolVersion ?? ""}`, op);
 
   const operation = async <T>(op: ServerOperation, run: () => Promise<T>, scrub: (t: string) => string) => {
     const started = performance.now();
@@ -322,16 +317,15 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   };
 
   /** The upstream duration's labels, one object per service, operation and status class (bounded). */
-  const upstreamSets = new Map<string, Attributes>();
-  const upstreamLabels = (service: string, operation: string, statusClass: string) => {
-    const key = `${service}\0${operation}\0${statusClass}`;
-    let labels = upstreamSets.get(key);
-    if (!labels) {
-      if (upstreamSets.size >= 1024) upstreamSets.clear();
-      upstreamSets.set(key, (labels = { service, operation, status_class: statusClass }));
-    }
-    return labels;
-  };
+  const upstreamSets = memo(
+    (_key: string, service: string, operation: string, statusClass: string): Attributes => ({
+      service,
+      operation,
+      status_class: statusClass,
+    }),
+  );
+  const upstreamLabels = (service: string, operation: string, statusClass: string) =>
+    upstreamSets(`${service}\0${operation}\0${statusClass}`, service, operation, statusClass);
   const upstream = (service: string, method: string, path: string, resend: number, scope: Scope): UpstreamAttempt => {
     const started = performance.now();
     const route = routeTemplate(path);
@@ -489,19 +483,27 @@ function sameCollection(exporter: OTLPMetricExporter): boolean {
 
 /**
  * mcp.session.id is a hash of the session id: the id itself lets whoever holds it use the session,
- * so it is not sent to a collector; the hash still groups one session's spans.
+ * so it is not sent to a collector; the hash still groups one session's spans. Every request of a
+ * session hashes the same id: once per session.
  */
-function sessionHash(id: string): string {
-  let hash = sessionHashes.get(id);
-  if (hash === undefined) {
-    hash = createHash("sha256").update(id).digest("hex").slice(0, 32);
-    if (sessionHashes.size >= 1024) sessionHashes.clear();
-    sessionHashes.set(id, hash);
-  }
-  return hash;
+const sessionHash = memo((id: string) => createHash("sha256").update(id).digest("hex").slice(0, 32));
+
+/**
+ * `build(key, ...rest)` remembered by `key`, for values every request of a kind shares. Bounded:
+ * cleared when 1,024 keys are held (then rebuilt as asked).
+ */
+function memo<R extends unknown[], V>(build: (key: string, ...rest: R) => V): (key: string, ...rest: R) => V {
+  const held = new Map<string, V>();
+  return (key, ...rest) => {
+    let value = held.get(key);
+    if (value === undefined) {
+      value = build(key, ...rest);
+      if (held.size >= 1024) held.clear();
+      held.set(key, value);
+    }
+    return value;
+  };
 }
-/** Every request of a session hashes the same id: once per session (bounded, cleared when full). */
-const sessionHashes = new Map<string, string>();
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
