@@ -57,7 +57,8 @@ describe("build_transfer: export, then import into a fresh project", () => {
       wait: { outcome: "done", until: "import", project: { importInProgress: null, agentServerStatus: "Active" } },
     });
     // The lock was seen while the import ran, then released with a live server.
-    expect(progress.some((m) => /^Importing and rebuilding/.test(m))).toBe(true);
+    expect(progress[0]).toBe("Importing and rebuilding · started"); // from the import's answer
+    expect(progress.some((m) => /^Importing and rebuilding · \d+s/.test(m))).toBe(true);
     expect(progress.at(-1)).toMatch(/^Import finished/);
     expect(sandbox.build.balance().credits).toBeCloseTo(start - 9); // export 2 + create 1 + import 6
 

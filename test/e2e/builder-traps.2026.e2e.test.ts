@@ -261,7 +261,7 @@ describe("build traps: stale reads (details cached, the previous state shown aft
     expect(result.isError, text(result)).toBeFalsy();
     expect(data.wait).toMatchObject({ outcome: "done", project: { versionRecovery: null } });
     expect(progress.some((m) => /Waiting for the recovery to show/.test(m))).toBe(true);
-    expect(progress.some((m) => /Recovering version/.test(m))).toBe(true);
+    expect(progress.some((m) => /Recovering version \S+ · \d+s/.test(m))).toBe(true); // a poll saw the lock
     // The recovery really ended: its new version is there as soon as the wait returns.
     expect(sandbox.build.project("acme-storefront")!.recovery).toBeNull();
     expect(
@@ -315,6 +315,35 @@ describe("build traps: stale reads (details cached, the previous state shown aft
     expect(asleep.message).toMatch(
       /If a deploy or recovery answered SERVER_NOT_READY, its start \(3 credits\) is already paid: wait again/,
     );
+  });
+});
+
+describe("build traps: work that ends inside the read lag", () => {
+  let sandbox: Sandbox;
+  let conn: StdioConnection;
+
+  beforeAll(async () => {
+    // 3000×: a deployment takes 60 ms, so it has ended before the 300 ms lag lets a read show it.
+    sandbox = await testSandbox({ build: { startLagMs: 300 } });
+    conn = await retryStart(() => connectStdio(sandboxEnv(sandbox, { BUILD_CONFIRM_SPEND: "never" })));
+  });
+  afterAll(async () => {
+    await conn?.close();
+    await sandbox?.close();
+  });
+
+  // Old: no poll ever read `deploying`, so no "Deploying" line was sent (the flake of build.e2e under load).
+  it("says it is deploying from the deploy's own answer, however fast the deploy ends", async () => {
+    const { result, progress, data } = await withProgress(conn, "build_deploy", {
+      projectId: "acme-storefront",
+      wait: true,
+    });
+    expect(result.isError, text(result)).toBeFalsy();
+    expect(data).toMatchObject({ status: "deploying", wait: { outcome: "done" } });
+    expect(progress[0]).toBe("Deploying · started");
+    // The case this test is about: no read showed the deployment running.
+    expect(progress.filter((m) => m.startsWith("Deploying"))).toEqual(["Deploying · started"]);
+    expect(progress.at(-1)).toMatch(/^Deployed to /);
   });
 });
 

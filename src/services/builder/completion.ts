@@ -54,6 +54,20 @@ export const READING: Record<Kind, "agentStatus" | "project" | "rebuildStatus" |
 
 export const KINDS = Object.keys(READING) as Kind[];
 
+/**
+ * The line of work seen in progress, per kind: from a reading (the judges below) or from the
+ * answer of the call that started it (waits.ts). The recovery's adds its version, the server's its status.
+ */
+export const RUNNING_LINE: Record<Kind, string> = {
+  agent: "Agent running",
+  deployment: "Deploying",
+  versionRecovery: "Recovering version",
+  import: "Importing and rebuilding",
+  server: "Server",
+  rebuild: "Rebuilding",
+  githubPull: "Pulling from GitHub and rebuilding",
+};
+
 /** How long started work may take to show through the details snapshot (cached "a few seconds"). */
 export const APPEARANCE_MS = 20_000;
 /** Server and local clocks may disagree a little; a previous operation is minutes older. */
@@ -144,7 +158,7 @@ const agent: Judge = (status, seen, since, now) => {
     return { verdict: { phase: "running", line: batchLine(batch, status) }, seen: { ...seen, batch: true } };
   if (batch && isOurs(seen.batch, batch.startedAt, since)) return { verdict: batchEnd(batch), seen };
   if (status.status === "init")
-    return { verdict: { phase: "running", line: "Agent running" }, seen: { ...seen, running: true } };
+    return { verdict: { phase: "running", line: RUNNING_LINE.agent }, seen: { ...seen, running: true } };
   if (status.status === "done" && isOurs(seen.running, status.startedAt, since)) {
     const last = lastAgentMessage(status.realtimeConversation);
     if (last && FAILED_MESSAGE_TYPES.has(last.messageType ?? ""))
@@ -175,7 +189,7 @@ const deployment: Judge = (p, seen, since, now) => {
   const d = objOrNull(p.deployment);
   const status = d?.status ?? null;
   if (status === "deploying")
-    return { verdict: { phase: "running", line: "Deploying" }, seen: { ...seen, running: true } };
+    return { verdict: { phase: "running", line: RUNNING_LINE.deployment }, seen: { ...seen, running: true } };
   const ours = isOurs(seen.running, d?.createdAt, since);
   if (status === "error" && ours)
     return { verdict: { phase: "failed", message: "The deployment ended in error.", line: "Deployment failed" }, seen };
@@ -209,7 +223,7 @@ const versionRecovery: Judge = (p, seen, since, now) => {
   const r = objOrNull(p.versionRecovery);
   if (r && r.status !== "error")
     return {
-      verdict: { phase: "running", line: `Recovering version ${str(r.versionId) ?? ""}`.trim() },
+      verdict: { phase: "running", line: `${RUNNING_LINE.versionRecovery} ${str(r.versionId) ?? ""}`.trim() },
       seen: { ...seen, running: true },
     };
   if (r && isOurs(seen.running, r.startedAt, since)) {
@@ -242,8 +256,7 @@ const importWork: Judge = (p, seen, since, now) => {
   const lock = objOrNull(p.importInProgress);
   const error = str(lock?.errorMessage);
   if (error) return { verdict: { phase: "failed", message: error, line: "Import failed" }, seen };
-  if (lock)
-    return { verdict: { phase: "running", line: "Importing and rebuilding" }, seen: { ...seen, running: true } };
+  if (lock) return { verdict: { phase: "running", line: RUNNING_LINE.import }, seen: { ...seen, running: true } };
   // T3: the lock goes null on failure too; success also shows a live server and a preview.
   if (seen.running) {
     const verdict: Verdict = isLive(p)
@@ -309,13 +322,13 @@ const server: Judge = (p, seenBefore, since, now) => {
     );
     return { verdict, seen };
   }
-  return { verdict: { phase: "running", line: `Server ${status}` }, seen: { ...seen, running: true } };
+  return { verdict: { phase: "running", line: `${RUNNING_LINE.server} ${status}` }, seen: { ...seen, running: true } };
 };
 
 /** GET rebuild/status: `rebuilding` → `success` (livePreviewUrl) or `error` in a 200; `idle` = never rebuilt. */
 const rebuild: Judge = (r, seen, since, now) => {
   if (r.status === "rebuilding")
-    return { verdict: { phase: "running", line: "Rebuilding" }, seen: { ...seen, running: true } };
+    return { verdict: { phase: "running", line: RUNNING_LINE.rebuild }, seen: { ...seen, running: true } };
   const ours = isOurs(seen.running, r.startedAt, since);
   if (r.status === "error" && ours) {
     const reason = [str(r.errorCode), str(r.errorMessage)].filter(Boolean).join(": ");
@@ -353,7 +366,7 @@ const rebuild: Judge = (r, seen, since, now) => {
 const githubPull: Judge = (s, seen, since, now) => {
   if (s.status === "pulling")
     return {
-      verdict: { phase: "running", line: "Pulling from GitHub and rebuilding" },
+      verdict: { phase: "running", line: RUNNING_LINE.githubPull },
       seen: { ...seen, running: true },
     };
   if (s.status === null || s.status === undefined)

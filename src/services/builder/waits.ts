@@ -5,7 +5,7 @@ import { ToolError, type ToolContext } from "../../core/tools/tool.js";
 import type { BuildClient } from "./client.js";
 import { livePreviewUrl, withScheme } from "./render.js";
 import type { AgentStatus, ConversationMessage, ProjectDetails, WaitResult } from "./schemas.js";
-import { endedUnseen, hasSecondSignal } from "./completion.js";
+import { endedUnseen, hasSecondSignal, RUNNING_LINE } from "./completion.js";
 import { currentBatch, failureNextStep, latestAgentMessage, tracker } from "./trackers.js";
 import type { RebuildStatus } from "./api/files.js";
 import type { PullStatus } from "./api/github.js";
@@ -114,8 +114,32 @@ interface FollowCheckpoint {
   started: Record<string, unknown>;
 }
 
+/** What each start's answer says of its work (reference §4-§15); recover answers only a message. */
+const STARTED_STATUS: Record<Until, string | undefined> = {
+  agent: "init",
+  deployment: "deploying",
+  versionRecovery: undefined,
+  import: "importing",
+  server: "starting",
+  rebuild: "rebuilding",
+  githubPull: "pulling",
+};
+
+/**
+ * The wait's first line, from the start's own answer: work that ends before the first poll (or
+ * inside the read lag) was still seen running. Undefined when the answer does not say it runs.
+ */
+export function startedLine(until: Until, started: Record<string, unknown>): string | undefined {
+  const expected = STARTED_STATUS[until];
+  if (expected !== undefined && started.status !== expected) return undefined;
+  const detail = until === "server" ? expected : until === "versionRecovery" ? started.versionId : undefined;
+  return [RUNNING_LINE[until], detail, "· started"].filter(Boolean).join(" ");
+}
+
 /** Leaves the checkpoint (tasks on shared state), then follows the started work to its end. */
 export async function followStarted(cp: FollowCheckpoint, ctx: ToolContext<WaitDeps>): Promise<WaitResult> {
+  const line = startedLine(cp.until, cp.started);
+  if (line) await ctx.progress({ message: line });
   await ctx.checkpoint?.({ ...cp });
   return waitFor(cp.projectId, cp.until, ctx, { timeoutSeconds: cp.timeoutSeconds, since: cp.since });
 }
