@@ -33,6 +33,12 @@ export interface ClusterOptions {
   logLevel?: "debug" | "info" | "warn" | "error";
   /** MCP_DRAIN_MS for the replicas (unset: the server's default). */
   drainMs?: number;
+  /**
+   * MCP_DRAIN_IDLE_MS for the replicas and nginx's keepalive_timeout (ms), together, nginx's below
+   * (unset: the server's default and deploy/nginx.conf's). Shorter ones make a test's drains short.
+   */
+  drainIdleMs?: number;
+  keepaliveTimeoutMs?: number;
   /** nginx's port (default: a free one). */
   port?: number;
   /**
@@ -202,7 +208,7 @@ export interface NginxReplica {
   address: string;
 }
 /** The BEGIN/END replicas block of deploy/nginx.conf for these replicas. */
-export declare function renderReplicaBlock(replicas: NginxReplica[]): string;
+export declare function renderReplicaBlock(replicas: NginxReplica[], keepaliveTimeout?: string): string;
 /** The BEGIN/END replicas block as deploy/nginx.conf has it. */
 export declare function templateReplicaBlock(template?: string): string;
 /** deploy/nginx.conf with these replicas, listen address and (optionally) access log path. */
@@ -210,5 +216,8 @@ export declare function renderNginxSite(options: {
   replicas: NginxReplica[];
   listen: string;
   accessLog?: string;
+  tls?: { listen: string; certFile: string; keyFile: string };
+  /** nginx's keepalive_timeout to the replicas, e.g. "1000ms" (default deploy/nginx.conf's). */
+  keepaliveTimeout?: string;
   template?: string;
 }): string;

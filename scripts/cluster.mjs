@@ -401,16 +401,22 @@ export async function redisDump(port, pattern = "*") {
 // ---------------------------------------------------------------------------------------------
 // nginx configuration
 
-/** The replicas block of deploy/nginx.conf for these replicas (`{ id, address }`, address host:port). */
-export function renderReplicaBlock(replicas) {
+/** nginx's idle timeout for its connections to the replicas: below the replicas' MCP_DRAIN_IDLE_MS. */
+const KEEPALIVE_TIMEOUT = "4s";
+
+/**
+ * The replicas block of deploy/nginx.conf for these replicas (`{ id, address }`, address host:port),
+ * and `keepaliveTimeout` (an nginx time, "4s", "1000ms"), which must stay below MCP_DRAIN_IDLE_MS.
+ */
+export function renderReplicaBlock(replicas, keepaliveTimeout = KEEPALIVE_TIMEOUT) {
   const server = (address, extra) => `    server ${address} ${extra};`;
   const lines = ["upstream switchboard_replicas {", "    least_conn;"];
   for (const r of replicas) lines.push(server(r.address, "max_fails=1 fail_timeout=5s"));
-  lines.push("    keepalive 32;", "    keepalive_timeout 20s;", "}", "");
+  lines.push("    keepalive 32;", `    keepalive_timeout ${keepaliveTimeout};`, "}", "");
   for (const r of replicas) {
     lines.push(`upstream switchboard_${r.id} {`, server(r.address, "max_fails=1 fail_timeout=5s"));
     for (const other of replicas) if (other !== r) lines.push(server(other.address, "backup"));
-    lines.push("    keepalive 8;", "    keepalive_timeout 20s;", "}", "");
+    lines.push("    keepalive 8;", `    keepalive_timeout ${keepaliveTimeout};`, "}", "");
   }
   lines.push("map $http_mcp_session_id $switchboard_backend {", "    default switchboard_replicas;");
   for (const r of replicas)
@@ -433,13 +439,20 @@ export function templateReplicaBlock(template = readFileSync(NGINX_TEMPLATE, "ut
  * `replicas`: `[{ id, address }]`; `listen`: e.g. "127.0.0.1:8080"; `accessLog`: a path, or
  * undefined to keep the template's.
  */
-export function renderNginxSite({ replicas, listen, accessLog, tls, template = readFileSync(NGINX_TEMPLATE, "utf8") }) {
+export function renderNginxSite({
+  replicas,
+  listen,
+  accessLog,
+  tls,
+  keepaliveTimeout,
+  template = readFileSync(NGINX_TEMPLATE, "utf8"),
+}) {
   const begin = BEGIN_MARK.exec(template);
   const end = END_MARK.exec(template);
   if (!begin || !end || end.index < begin.index)
     throw new Error(`${NGINX_TEMPLATE}: the "BEGIN replicas" / "END replicas" markers are missing`);
   const head = template.slice(0, begin.index + begin[0].length);
-  let site = `${head}\n${renderReplicaBlock(replicas)}\n${template.slice(end.index)}`;
+  let site = `${head}\n${renderReplicaBlock(replicas, keepaliveTimeout)}\n${template.slice(end.index)}`;
   const listenLine = /^(\s*)listen\s+[^;]+;/m;
   if (!listenLine.test(site)) throw new Error(`${NGINX_TEMPLATE}: no "listen ...;" line in the server block`);
   // `tls`: a second listener with TLS terminated here ({ listen, certFile, keyFile }), as an operator's would be.
@@ -531,6 +544,8 @@ export async function startCluster(options = {}) {
     sandboxEnv: extraSandboxEnv = {},
     logLevel = "info",
     drainMs,
+    drainIdleMs,
+    keepaliveTimeoutMs,
     port: nginxPort,
     tls,
     host = "127.0.0.1",
@@ -546,6 +561,10 @@ export async function startCluster(options = {}) {
     throw new Error("replicas must be a whole number from 1 to 32");
   if (credentials !== "operator" && credentials !== "caller")
     throw new Error('credentials must be "operator" or "caller"');
+  if ((drainIdleMs === undefined) !== (keepaliveTimeoutMs === undefined) || keepaliveTimeoutMs >= drainIdleMs)
+    throw new Error(
+      "drainIdleMs and keepaliveTimeoutMs go together, nginx's below the replicas' (a POST is lost else)",
+    );
   const missing = clusterPrerequisites({ cli });
   if (!missing.ok) throw new Error(`cannot start the cluster: ${missing.why}`);
   const services = await serviceVariables();
@@ -737,6 +756,7 @@ export async function startCluster(options = {}) {
       ...(state ? { MCP_STATE_URL: redisUrl, MCP_STATE_KEY: stateKey } : {}),
       ...(pollIntervalMs !== undefined ? { BUILD_POLL_INTERVAL_MS: String(pollIntervalMs) } : {}),
       ...(drainMs !== undefined ? { MCP_DRAIN_MS: String(drainMs) } : {}),
+      ...(drainIdleMs !== undefined ? { MCP_DRAIN_IDLE_MS: String(drainIdleMs) } : {}),
       ...stringEnv(extraEnv),
     };
     const replicaPorts = Array.from({ length: count }, takePort);
@@ -767,6 +787,7 @@ export async function startCluster(options = {}) {
         listen: `${host}:${port}`,
         accessLog: join(nginxDir, "access.log"),
         tls: tls && { listen: `${host}:${tls.port}`, certFile: tls.certFile, keyFile: tls.keyFile },
+        keepaliveTimeout: keepaliveTimeoutMs === undefined ? undefined : `${keepaliveTimeoutMs}ms`,
       });
       writeFileSync(join(nginxDir, "site.conf"), site);
       writeFileSync(join(nginxDir, "nginx.conf"), renderNginxMain(nginxDir));

@@ -20,7 +20,7 @@ export interface Registry {
 export interface Launched {
   /** HTTP: the MCP endpoint. */
   url?: string;
-  /** Stops taking requests, lets those in flight finish (HTTP, up to ENV.drainMs), closes everything. */
+  /** Stops taking requests, lets those in flight finish (HTTP: ENV.drainMs, drainIdleMs), closes everything. */
   shutdown(): Promise<void>;
   /** How long `shutdown` may take before the process should give up on it. */
   graceMs: number;
@@ -101,10 +101,10 @@ export async function launch(
   });
   return {
     url: http.url,
-    graceMs: config.drainMs + 5000,
+    graceMs: Math.max(config.drainMs, config.drainIdleMs) + 5000,
     shutdown: async () => {
       // Readiness turns 503 and requests in flight finish; then the tasks followed here are handed over.
-      await http.drain(config.drainMs);
+      await http.drain(config.drainMs, config.drainIdleMs);
       await http.close();
       await stop();
     },

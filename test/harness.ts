@@ -129,10 +129,13 @@ export interface HttpServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns the server with --transport http on a free port and waits until it is ready. */
+/**
+ * Spawns the server with --transport http on a free port and waits until it is ready. No balancer
+ * holds its connections: a SIGTERM waits 2 s, not MCP_DRAIN_IDLE_MS's 6 s, for idle ones to close.
+ */
 export async function spawnHttpServer(env: Record<string, string>, args: string[] = []): Promise<HttpServerProcess> {
   const child = spawn(process.execPath, [CLI, "--transport", "http", "--port", "0", ...withToolsets(args)], {
-    env: isolated(env),
+    env: isolated({ MCP_DRAIN_IDLE_MS: "2000", ...env }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let err = "";

@@ -342,6 +342,15 @@ const settingsTable = {
     default: "10000",
     help: "HTTP: on SIGTERM, how long in-flight requests may take to finish before they are closed (ms)",
   },
+  drainIdleMs: {
+    env: "MCP_DRAIN_IDLE_MS",
+    section: "http",
+    type: wholeNumber("MCP_DRAIN_IDLE_MS", 0),
+    default: "6000",
+    help:
+      "HTTP: on SIGTERM, how long idle keep-alive connections stay open for the balancer to close them; " +
+      "keep it above the balancer's idle timeout to the replicas (nginx keepalive_timeout, 4 s in deploy/) (ms)",
+  },
   maxBlockingWaitSeconds: {
     env: "MCP_MAX_BLOCKING_WAIT_SECONDS",
     section: "calls",

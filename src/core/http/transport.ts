@@ -67,15 +67,15 @@ export interface RunningHttp {
   sessions(): number;
   /** The limits' counters (limits.ts), for tests and diagnostics. */
   limits(): HttpLimitStats;
-  /** Stops taking connections, lets requests in flight finish (up to `ms`), then closes. */
-  drain(ms: number): Promise<void>;
+  /**
+   * Stops taking connections; requests in flight get up to `ms` to finish, idle keep-alive
+   * connections stay open up to `idleMs` for the balancer to close; then everything closes.
+   */
+  drain(ms: number, idleMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;
-
-/** How long a draining server keeps idle keep-alive connections open for a last request each. */
-const DRAIN_LINGER_MS = 2000;
 
 /**
  * Streamable HTTP at /mcp for both eras, plus the probes (/healthz, /readyz) and the pages beside it.
@@ -223,17 +223,18 @@ export async function startHttpTransport(options: HttpOptions): Promise<RunningH
     server: http,
     sessions: () => sessions.size(),
     limits: () => limits.stats(),
-    drain: async (ms: number) => {
+    drain: async (ms: number, idleMs: number) => {
       draining = true;
-      // No new connections. Idle keep-alive ones are not closed at once: a balancer may be sending
-      // a request on one at that instant, and nginx answers a POST lost that way with 502 and does
-      // not retry it. For a while they stay open and each request on one is answered with
-      // `connection: close`; requests in flight get up to `ms`.
+      // No new connections. Idle keep-alive ones are left for the balancer to close: closing one
+      // ourselves can cross a request it sends on it, and nginx answers a POST lost that way with 502
+      // and does not retry it. Its idle timeout is below `idleMs`, so it closes each one first (or
+      // sends a last request, answered with `connection: close`); then the drain ends.
       const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(http, () => resolve()));
       const started = Date.now();
+      const elapsed = () => Date.now() - started;
       const idle = () => limits.stats().connections - inflight.size;
-      const waiting = () => finishing() > 0 || (idle() > 0 && Date.now() - started < Math.min(ms, DRAIN_LINGER_MS));
-      while (waiting() && Date.now() - started < ms) await new Promise((r) => setTimeout(r, 50));
+      const waiting = () => (finishing() > 0 && elapsed() < ms) || (idle() > 0 && elapsed() < idleMs);
+      while (waiting()) await new Promise((r) => setTimeout(r, 50));
       http.close(); // not listening any more: this only stops node's connection checks
       http.closeAllConnections();
       await closed;
