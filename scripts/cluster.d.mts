@@ -177,6 +177,8 @@ export interface Cluster {
   sandbox?: ClusterSandbox;
   nginx?: ClusterNginx;
   /** nginx's access log so far: upstream=<replica address> group=<sticky group> per request. */
+  /** nginx's error log (why a 502: "upstream prematurely closed", "Connection reset by peer"). */
+  nginxErrors?: () => string;
   nginxLog?: () => string;
   /** Every process id of the cluster right now (nginx workers included). */
   pids(): number[];

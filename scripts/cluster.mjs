@@ -834,6 +834,7 @@ export async function startCluster(options = {}) {
       };
       /** The access log: one line per request with upstream=<replica address> and group=<sticky group>. */
       cluster.nginxLog = () => readIfExists(join(nginxDir, "access.log"));
+      cluster.nginxErrors = () => readIfExists(join(nginxDir, "error.log"));
       log(`nginx on ${base}`);
     } else {
       cluster.url = cluster.replicas[0].url;

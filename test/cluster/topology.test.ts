@@ -195,7 +195,14 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     }
     stop = true;
     await Promise.all(clients);
-    expect(Object.fromEntries(statuses)).toEqual({ "200": expect.any(Number) });
+    // What nginx saw of a lost call: its status, the replica(s) tried, and why (error.log).
+    const lost = [
+      ...accessLines(c.nginxLog!()).filter((l) => l.status >= 500),
+      ...c.nginxErrors!()
+        .split("\n")
+        .filter((l) => /upstream/.test(l)),
+    ];
+    expect(Object.fromEntries(statuses), JSON.stringify(lost)).toEqual({ "200": expect.any(Number) });
     expect(statuses.get("200")).toBeGreaterThan(200);
   });
 
