@@ -31,6 +31,9 @@ interface PollOutcome<T> {
   failureMessage?: string;
 }
 
+/** How long past its budget a wait still takes the first answer, when none came within it. */
+const FIRST_ANSWER_GRACE_MS = 30_000;
+
 /**
  * Follows a key of a shared poller until the work ends, the time budget runs out or the caller
  * cancels. A transient upstream failure (timeout, 5xx, 429) is reported and polled through;
@@ -58,13 +61,20 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
     };
     const fail = (err: unknown, outcome = "error") => finish(() => reject(err), outcome, err);
     const onAbort = () => fail(spec.signal.reason ?? new Error("aborted"), "aborted");
-    const timer = setTimeout(() => {
-      if (last === undefined)
-        fail(new Error(`no answer from the upstream within ${Math.round(spec.timeoutMs / 1000)}s`));
-      else {
+    // A budget shorter than the first answer (a loaded host, a slow upstream) is no failure: that
+    // answer ends the wait. The upstream's request timeout bounds it; the grace, a poll never reported.
+    let overdue = false;
+    let timer = setTimeout(() => {
+      if (last !== undefined) {
         const state = last;
         finish(() => resolve({ outcome: "timed_out", state, polls, elapsedMs: Date.now() - started }), "timed_out");
+        return;
       }
+      overdue = true;
+      timer = setTimeout(
+        () => fail(new Error(`no answer from the upstream within ${Math.round(spec.timeoutMs / 1000)}s`)),
+        FIRST_ANSWER_GRACE_MS,
+      );
     }, spec.timeoutMs);
     // Progress notifications are sent in order: each waits for the one before.
     let sending = Promise.resolve();
@@ -79,7 +89,8 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
         if (settled || ending) return;
         if (result.error !== undefined) {
           const err = result.error;
-          if (!(err instanceof UpstreamError) || !err.transient || ++failures > maxFailures) return fail(err);
+          if (!(err instanceof UpstreamError) || !err.transient || ++failures > maxFailures || overdue)
+            return fail(err);
           spec.logger.warn("poll failed, will retry", { code: err.code, status: err.status, failures });
           void progress(`Upstream hiccup (${err.code}); still waiting…`);
           return;
@@ -91,12 +102,13 @@ export function waitUntilDone<T>(spec: WaitSpec<T>): Promise<PollOutcome<T>> {
         const { phase, message } = verdict;
         const elapsedMs = Date.now() - started;
         const sent = progress(spec.describe(state, elapsedMs, verdict));
-        if (phase !== "running") {
+        if (phase !== "running" || overdue) {
           ending = true;
           const count = polls;
+          const outcome = phase === "running" ? "timed_out" : phase;
           // Let the final progress line go out before the result does.
           void sent.then(() =>
-            finish(() => resolve({ outcome: phase, state, polls: count, elapsedMs, failureMessage: message }), phase),
+            finish(() => resolve({ outcome, state, polls: count, elapsedMs, failureMessage: message }), outcome),
           );
         }
       },
