@@ -18,6 +18,7 @@ import {
 } from "../harness.js";
 import { Sealer } from "../../src/core/base/seal.js";
 import { hookAddress } from "../../src/core/http/hooks.js";
+import { WEBHOOK_EVENTS } from "../../src/services/builder/api/webhooks.js";
 import { makeCert, tlsTerminator, type TestCert, type TlsTerminator } from "../../scripts/tls.mjs";
 import { freePort } from "../../scripts/cluster.mjs";
 
@@ -119,9 +120,26 @@ describe("build webhooks end waits (BUILD_WEBHOOKS=on)", () => {
   it("ends a wait within a second of the run's end, with far fewer reads than polling", async () => {
     const [push, poll] = await Promise.all([start(0, true), start(1, false)]);
     for (const s of [push, poll]) await ok(s.client, "build_create_project", { projectId: "push-a" });
-    // The first wait subscribes; its run's delivery shows push works for this account.
-    const first = await run(push, "push-a", 60);
-    expect(first.waited.outcome).toBe("done");
+    // The first wait subscribes (in the background); its run's delivery shows push works for this
+    // account. The run goes on until both events are subscribed, then is stopped: a fixed-length run
+    // could end before the subscription, under load, and never be delivered.
+    const started = await ok<{ startedAt: string }>(push.client, "build_start_agent", {
+      projectId: "push-a",
+      prompt: `Add page ${++runs} [minutes=100000]`,
+    });
+    const first = ok<Waited>(push.client, "build_wait", {
+      projectId: "push-a",
+      until: "agent",
+      since: started.startedAt,
+      timeoutSeconds: 60,
+    });
+    await until(
+      async () => push.sim.router.count(`PUT ${API}/webhooks`),
+      (n) => n >= WEBHOOK_EVENTS.length,
+      30_000,
+    );
+    await ok(push.client, "build_stop_agent", { projectId: "push-a" });
+    expect((await first).outcome).toBe("done");
     await push.sim.webhooksSettled();
     const subscribed = push.sim.webhookDeliveries().filter((d) => d.body.event === "agent.prompt.finished");
     expect(subscribed.length).toBe(1);
