@@ -331,7 +331,9 @@ describe("HTTP session limits and shutdown", () => {
 
   it("keeps a long call past the idle time (2025: its session lives on); SIGTERM cancels in-flight waits", async () => {
     const server = await spawnHttpServer(
-      sandboxEnv(sandbox, { MCP_SESSION_IDLE_MS: "200", BUILD_POLL_INTERVAL_MS: "50" }),
+      // 1.5 s: the handshake's initialize and initialized notification (nothing keeps the session
+      // alive between them) came more than 200 ms apart at load 15, and the session was gone.
+      sandboxEnv(sandbox, { MCP_SESSION_IDLE_MS: "1500", BUILD_POLL_INTERVAL_MS: "50" }),
     );
     const client = await connectHttp(server.url);
     await ok(client, "build_start_agent", { projectId: "booking-app", prompt: "Very long [minutes=100000]" });
@@ -342,7 +344,7 @@ describe("HTTP session limits and shutdown", () => {
         { onprogress: () => progress++, timeout: 60_000 },
       )
       .catch((e: Error) => e);
-    await new Promise((r) => setTimeout(r, 800)); // well past the idle time: the busy session must live on
+    await new Promise((r) => setTimeout(r, 4000)); // well past the idle time: the busy session must live on
     const seen = progress;
     await until(
       async () => progress,
