@@ -42,7 +42,7 @@ describe.runIf(MODERN)("drain: idle keep-alive connections are the balancer's to
   const exited = (child: { once(e: "exit", f: (code: number | null) => void): unknown }) =>
     new Promise<number | null>((resolve) => child.once("exit", resolve));
 
-  it("a POST sent on an idle connection 2.5 s into the drain is answered (connection: close), then it exits", async () => {
+  it("a POST on an idle connection 2.5 s into the drain is answered (connection: close), then it exits", async () => {
     const server = await start(4000);
     const port = Number(new URL(server.url).port);
     const raw = await openRaw(port, post(port));
