@@ -13,6 +13,7 @@ import { wrapEveryRequestHandler } from "./sdk-internals.js";
 export function traceOperations(server: McpServer, rt: TenantRuntime, era: Era): void {
   const tools = new Map(rt.definition.tools.map((t) => [t.name, t.kind === "spend"]));
   const prompts = new Set(rt.definition.prompts.map((p) => p.name));
+  const scrub = (text: string) => rt.egress.text(text);
   wrapEveryRequestHandler(server, (original) => (request, ctx) => {
     const params = (request as { params?: { name?: unknown; uri?: unknown; _meta?: unknown } }).params;
     const name = typeof params?.name === "string" ? params.name : undefined;
@@ -31,7 +32,7 @@ export function traceOperations(server: McpServer, rt: TenantRuntime, era: Era):
         signal: ctx.mcpReq.signal,
       },
       () => original(request, ctx),
-      (text) => rt.egress.text(text),
+      scrub,
     );
   });
 }
