@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 import { pathId, plainPath } from "../../src/core/base/path-id.js";
 import { NO_TELEMETRY, telemetryWanted } from "../../src/core/base/telemetry.js";
 import { hostPort, startTelemetry } from "../../src/core/telemetry/otel.js";
+import { Histograms } from "../../src/core/telemetry/histograms.js";
 import { routeTemplate } from "../../src/core/telemetry/route.js";
+import { scrubbingProcessor } from "../../src/core/telemetry/scrub.js";
 import { freePort, startReceiver } from "../telemetry-receiver.js";
 import { until } from "../harness.js";
 
@@ -82,6 +84,18 @@ describe("telemetry", () => {
         return preference === "delta" ? points.reduce((a, b) => a + b, 0) : Math.max(0, ...points);
       };
       try {
+        // A histogram (aggregated outside the SDK's instruments) reaches both, and /metrics once.
+        await telemetry.operation({ method: "tools/call", tool: "drones_get_drone" }, async () => 1, String);
+        const text = await (await fetch(`http://${address}/metrics`)).text();
+        expect(text.match(/^# HELP mcp_server_operation_duration /gm)).toHaveLength(1);
+        expect(text).toMatch(
+          /^mcp_server_operation_duration_count\{[^}]*gen_ai_tool_name="drones_get_drone"[^}]*\} 1$/m,
+        );
+        await until(
+          async () => receiver.metrics().filter((m) => m.name === "mcp.server.operation.duration"),
+          (ms) => ms.some((m) => m.histogram?.dataPoints.some((p) => Number(p.count) === 1)),
+          5_000,
+        );
         telemetry.add("caps", 3, { setting: "MCP_X" });
         expect(await scraped()).toBe(3);
         await until(
@@ -103,4 +117,65 @@ describe("telemetry", () => {
         await receiver.close();
       }
     });
+
+  it("aggregates a histogram as the SDK's default does: inclusive upper bounds, one series per label set", async () => {
+    const histograms = new Histograms({ name: "test", version: "1" });
+    const h = histograms.define("d", "durations", "s", [0.1, 1]);
+    expect((await histograms.collect()).resourceMetrics.scopeMetrics).toEqual([]);
+    const labels = { tool: "a" };
+    for (const v of [0.05, 0.1, 0.5, 1, 7]) h.record(v, labels);
+    h.record(0.2, { tool: "a" }); // another object, the same set: the same series
+    h.record(0.3, { tool: "b" });
+    const [scope] = (await histograms.collect()).resourceMetrics.scopeMetrics;
+    const points = scope.metrics[0].dataPoints as unknown as { attributes: object; value: Record<string, unknown> }[];
+    expect(points).toHaveLength(2);
+    expect(points[0].attributes).toEqual({ tool: "a" });
+    expect(points[0].value).toMatchObject({
+      buckets: { boundaries: [0.1, 1], counts: [2, 3, 1] },
+      count: 6,
+      min: 0.05,
+      max: 7,
+    });
+    expect(points[0].value.sum).toBeCloseTo(8.85);
+    expect(points[1].value).toMatchObject({ count: 1, buckets: { counts: [0, 1, 0] } });
+    // As the SDK's limit: 1,999 series, then one overflow series for every further set.
+    for (let i = 0; i < 2100; i++) h.record(1, { tool: `t${i}` });
+    const [again] = (await histograms.collect()).resourceMetrics.scopeMetrics;
+    const all = again.metrics[0].dataPoints as unknown as {
+      attributes: Record<string, unknown>;
+      value: { count: number };
+    }[];
+    expect(all).toHaveLength(2000);
+    expect(all.find((p) => p.attributes["otel.metric.overflow"])?.value.count).toBe(103);
+  });
+
+  it("scrubs every span string but the attributes the server builds from its declarations", () => {
+    const ended: Record<string, unknown>[] = [];
+    const next = {
+      onStart: () => undefined,
+      onEnd: (span: { attributes: Record<string, unknown> }) => ended.push(span.attributes),
+      forceFlush: async () => undefined,
+      shutdown: async () => undefined,
+    };
+    const processor = scrubbingProcessor(next as never, (t) => t.replaceAll("sk_live_123", "[redacted]"));
+    const span = {
+      attributes: {
+        "gen_ai.tool.name": "sk_live_123",
+        "jsonrpc.request.id": "id sk_live_123",
+        "url.template": "/x/sk_live_123",
+        "http.response.status_code": 200,
+      },
+      events: [{ attributes: { note: "sk_live_123" } }],
+      status: { code: 2, message: "failed with sk_live_123" },
+    };
+    processor.onEnd(span as never);
+    expect(ended[0]).toEqual({
+      "gen_ai.tool.name": "sk_live_123", // a declared tool name is not scrubbed (none is a secret)
+      "jsonrpc.request.id": "id [redacted]",
+      "url.template": "/x/[redacted]",
+      "http.response.status_code": 200,
+    });
+    expect(span.events[0].attributes.note).toBe("[redacted]");
+    expect(span.status.message).toBe("failed with [redacted]");
+  });
 });

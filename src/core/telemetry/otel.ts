@@ -38,6 +38,7 @@ import type {
   WorkParent,
   WorkSpan,
 } from "../base/telemetry.js";
+import { Histograms } from "./histograms.js";
 import { scrubbingProcessor } from "./scrub.js";
 import { routeTemplate } from "./route.js";
 
@@ -173,16 +174,8 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   trace.setGlobalTracerProvider(tracerProvider);
   const tracer = tracerProvider.getTracer("switchboard-mcp", options.version);
 
+  const histograms = new Histograms({ name: "switchboard-mcp", version: options.version });
   const readers: MetricReader[] = [];
-  let metricsUrl: string | undefined;
-  let prometheus: PrometheusExporter | undefined;
-  const address = options.metricsAddress;
-  if (address) {
-    const { host, port } = hostPort(address);
-    prometheus = new PrometheusExporter({ host, port, preventServerStart: true });
-    await prometheus.startServer();
-    metricsUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`;
-  }
   let otlp: PeriodicExportingMetricReader | undefined;
   let otlpExporter: OTLPMetricExporter | undefined;
   if (wants("METRICS")) {
@@ -192,28 +185,37 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       exporter: otlpExporter,
       exportIntervalMillis: interval,
       exportTimeoutMillis: Math.min(interval, Number(env.OTEL_METRIC_EXPORT_TIMEOUT) || 30_000),
+      metricProducers: [histograms],
     });
     readers.push(otlp);
   }
   // Each reader the MeterProvider holds aggregates every record on its own (one attribute hash
   // and one accumulation per reader per record). When the OTLP exporter wants what the scrape
   // serves (cumulative, default aggregation: the default), /metrics reads the OTLP reader's
-  // collection instead of keeping a second one: cumulative sums read the same by either.
-  const shared = prometheus && otlp && otlpExporter && sameCollection(otlpExporter);
-  if (prometheus && !shared) readers.push(prometheus);
-  const meterProvider = new MeterProvider({ resource, readers });
-  if (prometheus && shared && otlp) {
-    const source = otlp;
-    prometheus.setMetricProducer({ collect: (o) => source.collect(o) });
+  // collection (its histograms with it) instead of keeping a second one: cumulative sums read the
+  // same by either.
+  const source = otlp && otlpExporter && sameCollection(otlpExporter) ? otlp : undefined;
+  let metricsUrl: string | undefined;
+  let prometheus: PrometheusExporter | undefined;
+  const address = options.metricsAddress;
+  if (address) {
+    const { host, port } = hostPort(address);
+    prometheus = new PrometheusExporter({
+      host,
+      port,
+      preventServerStart: true,
+      metricProducers: source ? [] : [histograms],
+    });
+    await prometheus.startServer();
+    metricsUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}/metrics`;
+    if (!source) readers.push(prometheus);
   }
+  const meterProvider = new MeterProvider({ resource, readers });
+  if (prometheus && source) prometheus.setMetricProducer({ collect: (o) => source.collect(o) });
   const meter = meterProvider.getMeter("switchboard-mcp", options.version);
 
-  const seconds = (name: string, description: string, buckets?: number[]) =>
-    meter.createHistogram(name, {
-      unit: "s",
-      description,
-      ...(buckets ? { advice: { explicitBucketBoundaries: buckets } } : {}),
-    });
+  const seconds = (name: string, description: string, buckets: number[]) =>
+    histograms.define(name, description, "s", buckets);
   const operationDuration = seconds(
     "mcp.server.operation.duration",
     "MCP request or notification duration as observed on the receiver from the time it was received " +
@@ -240,10 +242,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
         const counter = meter.createCounter(m.name, options);
         found = { add: (value, labels) => counter.add(value, labels) };
       } else {
-        const histogram = meter.createHistogram(m.name, {
-          ...options,
-          advice: { explicitBucketBoundaries: HTTP_BUCKETS },
-        });
+        const histogram = histograms.define(m.name, m.description, m.unit ?? "s", HTTP_BUCKETS);
         found = { add: (value, labels) => histogram.record(value, labels) };
       }
       instruments.set(name, found);
@@ -251,12 +250,13 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     return found;
   };
   const gauges = new Map<GaugeName, Set<() => number>>();
+  const sessionLabels: Attributes = { "network.transport": options.transport };
 
   /**
    * What every request of one method, target and protocol version shares: its span name and the
    * attributes that are also the duration's labels, built once (bounded) instead of per request.
    */
-  const kinds = memo((_key: string, op: ServerOperation): OperationKind => {
+  const kinds = memo((op: ServerOperation): OperationKind => {
     const attributes: Attributes = { "mcp.method.name": op.method, "network.transport": options.transport };
     if (options.transport === "tcp") attributes["network.protocol.name"] = "http";
     if (op.tool) {
@@ -290,7 +290,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     const kind = operationKind(op);
     const attributes: Attributes = { ...kind.attributes };
     if (op.id !== undefined && op.id !== null) attributes["jsonrpc.request.id"] = String(op.id);
-    if (op.sessionId) attributes["mcp.session.id"] = sessionHash(op.sessionId);
+    if (op.sessionId) attributes["mcp.session.id"] = hashOfSession(op.sessionId);
     if (options.resourceUris && op.uri) attributes["mcp.resource.uri"] = op.uri;
     const span = tracer.startSpan(kind.name, { kind: SpanKind.SERVER, attributes }, parent);
     if (op.signal)
@@ -316,16 +316,10 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     }
   };
 
-  /** The upstream duration's labels, one object per service, operation and status class (bounded). */
-  const upstreamSets = memo(
-    (_key: string, service: string, operation: string, statusClass: string): Attributes => ({
-      service,
-      operation,
-      status_class: statusClass,
-    }),
-  );
+  /** Label objects by content, one per set (bounded): a histogram finds its series by the object. */
+  const labelSets = memo((labels: Attributes) => labels);
   const upstreamLabels = (service: string, operation: string, statusClass: string) =>
-    upstreamSets(`${service}\0${operation}\0${statusClass}`, service, operation, statusClass);
+    labelSets(`upstream\0${service}\0${operation}\0${statusClass}`, { service, operation, status_class: statusClass });
   const upstream = (service: string, method: string, path: string, resend: number, scope: Scope): UpstreamAttempt => {
     const started = performance.now();
     const route = routeTemplate(path);
@@ -345,8 +339,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       },
       active,
     );
-    const headers: Record<string, string> = {};
-    propagation.inject(trace.setSpan(active, span), headers);
+    const headers = propagation.getBaggage(active) ? injected(trace.setSpan(active, span)) : traceHeaders(span);
     return {
       headers,
       end: ({ status, code, credits }) => {
@@ -365,6 +358,12 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
         upstreamDuration.record((performance.now() - started) / 1000, upstreamLabels(service, name, statusClass));
       },
     };
+  };
+
+  const injected = (ctx: Context) => {
+    const headers: Record<string, string> = {};
+    propagation.inject(ctx, headers);
+    return headers;
   };
 
   const linkTo = (span: Span | undefined, traceparent: string | undefined, kind: string) => {
@@ -433,21 +432,25 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       trace.getSpan(contextOf(scope))?.addEvent(name, attributes ? clean(attributes) : undefined),
     add: (name, value = 1, labels = {}) => {
       const keep: Attributes = {};
-      for (const key of METRICS[name].labels) if (labels[key] !== undefined) keep[key] = labels[key];
-      instrument(name).add(value, keep);
+      let key: string = name;
+      for (const k of METRICS[name].labels)
+        if (labels[k] !== undefined) {
+          keep[k] = labels[k];
+          key += `\0${k}=${labels[k]}`;
+        }
+      instrument(name).add(value, labelSets(key, keep));
     },
     gauge: (name, read) => {
       const reads = gauges.get(name) ?? new Set();
       reads.add(read);
       gauges.set(name, reads);
     },
-    sessionEnded: (openedAt) =>
-      sessionDuration.record((performance.now() - openedAt) / 1000, { "network.transport": options.transport }),
+    sessionEnded: (openedAt) => sessionDuration.record((performance.now() - openedAt) / 1000, sessionLabels),
     close: async () => {
       await Promise.allSettled([
         tracerProvider.shutdown(),
         meterProvider.shutdown(),
-        ...(shared && prometheus ? [prometheus.shutdown()] : []),
+        ...(source && prometheus ? [prometheus.shutdown()] : []),
       ]);
     },
   };
@@ -463,6 +466,17 @@ export function hostPort(address: string): { host: string; port: number } {
   if (!m || port < 1 || port > 65535)
     throw new Error(`${ENV.metricsAddress} must be host:port, port 1 to 65535, not ${JSON.stringify(address)}`);
   return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
+}
+
+/**
+ * The W3C trace context of a span as request headers: what the propagator writes, without the
+ * context it needs built (used when there is no baggage to carry as well).
+ */
+function traceHeaders(span: Span): Record<string, string> {
+  const { traceId, spanId, traceFlags, traceState } = span.spanContext();
+  const headers: Record<string, string> = { traceparent: `00-${traceId}-${spanId}-0${traceFlags.toString(16)}` };
+  if (traceState) headers.tracestate = traceState.serialize();
+  return headers;
 }
 
 interface OperationKind {
@@ -487,17 +501,18 @@ function sameCollection(exporter: OTLPMetricExporter): boolean {
  * session hashes the same id: once per session.
  */
 const sessionHash = memo((id: string) => createHash("sha256").update(id).digest("hex").slice(0, 32));
+const hashOfSession = (id: string) => sessionHash(id, id);
 
 /**
- * `build(key, ...rest)` remembered by `key`, for values every request of a kind shares. Bounded:
- * cleared when 1,024 keys are held (then rebuilt as asked).
+ * `build(arg)` remembered by `key`, for values every request of a kind shares. Bounded: cleared
+ * when 1,024 keys are held (then rebuilt as asked).
  */
-function memo<R extends unknown[], V>(build: (key: string, ...rest: R) => V): (key: string, ...rest: R) => V {
+function memo<A, V>(build: (arg: A) => V): (key: string, arg: A) => V {
   const held = new Map<string, V>();
-  return (key, ...rest) => {
+  return (key, arg) => {
     let value = held.get(key);
     if (value === undefined) {
-      value = build(key, ...rest);
+      value = build(arg);
       if (held.size >= 1024) held.clear();
       held.set(key, value);
     }
