@@ -8,7 +8,8 @@
 // and with the official SDK sending one SERVER and one CLIENT span per call over OTLP/HTTP: what
 // the SDK's spans cost at the least, in µs per call, beside what switchboard-mcp's telemetry adds.
 //
-//   node bench/telemetry-cost.mjs [--blocks 12] [--block 100]
+//   node bench/telemetry-cost.mjs [--blocks 12] [--block 100] [--split]
+// --split adds two variants: spans only and metrics only, to see where "on" spends.
 import { createServer } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -17,7 +18,7 @@ import { freePort } from "../scripts/cluster.mjs";
 import { twoHopEnv } from "./call-overhead.mjs";
 import { CLI, cpuMs, loadSandbox, ROOT, round, sandboxEnv, spawnUntil, stopChild, summarize } from "./lib.mjs";
 
-export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = () => undefined }) {
+export async function telemetryCost({ sandbox, blocks = 12, block = 100, split = false, log = () => undefined }) {
   let received = 0;
   const sink = createServer((req, res) => {
     req.on("data", (c) => (received += c.length));
@@ -36,6 +37,16 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
     },
     disabled: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SDK_DISABLED: "true" },
   };
+  if (split) {
+    // Where "on" spends: spans alone (no metric reader), metrics alone (spans made, none exported).
+    const { MCP_METRICS_ADDRESS, ...traces } = variants.on;
+    variants.spansOnly = { ...traces, OTEL_METRICS_EXPORTER: "none" };
+    variants.metricsOnly = {
+      ...variants.on,
+      OTEL_TRACES_EXPORTER: "none",
+      MCP_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+    };
+  }
   const peer = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "1000" };
   const peers = { peerOff: {}, peerOn: peer };
   const servers = {};
@@ -85,6 +96,11 @@ export async function telemetryCost({ sandbox, blocks = 12, block = 100, log = (
       peerOnOverOffPaired: paired("peerOn", "peerOff"),
       peerAddedUsPerCall: Math.round((med("peerOn") - med("peerOff")) * 1000),
       disabledOverOff: round(med("disabled") / med("off"), 3),
+      ...(split
+        ? Object.fromEntries(
+            ["spansOnly", "metricsOnly"].map((n) => [`${n}AddedUsPerCall`, Math.round((med(n) - med("off")) * 1000)]),
+          )
+        : {}),
       exportedBytes: received,
       goal: { onWithin5Percent: med("on") / med("off") <= 1.05 },
       blocks,
@@ -104,7 +120,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { startSandbox, defaultTimeScale } = await loadSandbox();
   const sandbox = await startSandbox({ timeScale: defaultTimeScale });
   try {
-    const r = await telemetryCost({ sandbox, blocks: arg("--blocks", 12), block: arg("--block", 100) });
+    const r = await telemetryCost({
+      sandbox,
+      blocks: arg("--blocks", 12),
+      block: arg("--block", 100),
+      split: process.argv.includes("--split"),
+    });
     console.log(JSON.stringify(r, null, 2));
   } finally {
     await sandbox.close();
