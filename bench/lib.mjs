@@ -78,8 +78,8 @@ export async function stopChild(child, signal = "SIGTERM") {
 }
 
 /** Spawns `node <args>` and resolves when its stderr matches `ready` (returns the match). */
-export async function spawnUntil(args, { env, ready, timeoutMs = 20_000 }) {
-  const child = spawn(NODE, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+export async function spawnUntil(args, { env, ready, timeoutMs = 20_000, node = NODE }) {
+  const child = spawn(node, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   child.stdout.resume();
   const match = await new Promise((resolve, reject) => {
@@ -236,4 +236,25 @@ export function modernRequest(method, params, { capabilities = {}, id = 1 } = {}
       },
     }),
   };
+}
+
+const chunkMarks = new Map();
+/**
+ * The module a line of an unminified bundle chunk belongs to (`src/core/x.ts`,
+ * `node_modules/pkg/file.js`): each chunk line `// <path>` starts that module's code. For profiles.
+ */
+export function chunkModule(url, line) {
+  if (!chunkMarks.has(url)) {
+    const found = [];
+    readFileSync(new URL(url), "utf8")
+      .split("\n")
+      .forEach((l, i) => {
+        const m = /^\/\/ ((?:node_modules|src)\/\S+)$/.exec(l);
+        if (m) found.push([i, m[1]]);
+      });
+    chunkMarks.set(url, found);
+  }
+  let best = "(chunk glue)";
+  for (const [i, m] of chunkMarks.get(url)) if (i <= line) best = m;
+  return best;
 }

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { nodeBinary } from "../scripts/node-version.mjs";
 import { bundleServer } from "../scripts/build.mjs";
 import { unreachableServicesEnv } from "../scripts/from-src.mjs";
-import { INITIALIZE_LINE, ROOT } from "./lib.mjs";
+import { chunkModule, INITIALIZE_LINE, ROOT } from "./lib.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
@@ -60,20 +60,8 @@ async function profileOnce(dir) {
 /** Self time by module: each chunk line `// src/x.ts` starts that module's code. */
 function byModule({ file, answeredAt }) {
   const profile = JSON.parse(readFileSync(file, "utf8"));
-  const marks = new Map();
   const moduleOf = (url, line) => {
-    if (!marks.has(url)) {
-      const found = [];
-      readFileSync(new URL(url), "utf8")
-        .split("\n")
-        .forEach((l, i) => {
-          const m = /^\/\/ ((?:node_modules|src)\/\S+)$/.exec(l);
-          if (m) found.push([i, m[1]]);
-        });
-      marks.set(url, found);
-    }
-    let best = "(chunk glue)";
-    for (const [i, m] of marks.get(url)) if (i <= line) best = m;
+    const best = chunkModule(url, line);
     // A package by name; src/ by folder two levels down (src/services/builder/, src/core/mcp/) or file.
     if (best.startsWith("node_modules/")) return best.replace(/^node_modules\/(@[^/]+\/[^/]+|[^/]+).*/, "$1");
     const parts = best.split("/");

@@ -5,11 +5,10 @@
 // sets them), each under --cpu-prof, makes the same calls to both, and prints each one's profiled
 // self time per call by module and the difference: what "on" adds, module by module.
 //
-//   node bench/profile-telemetry.mjs [--node 24] [--calls 3000] [--functions] [--rows 40]
+//   node bench/profile-telemetry.mjs [--node 24] [--calls 3000] [--functions] [--telemetry] [--rows 40]
 //
 // The V8 profiler samples wall-clock ticks of the main thread (a descheduled process's wait is
 // charged to where it was), so run it on a quiet machine; the shares hold better than the totals.
-import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -20,7 +19,7 @@ import { freePort } from "../scripts/cluster.mjs";
 import { bundleServer } from "../scripts/build.mjs";
 import { nodeBinary } from "../scripts/node-version.mjs";
 import { twoHopEnv } from "./call-overhead.mjs";
-import { loadSandbox, ROOT, sandboxEnv } from "./lib.mjs";
+import { chunkModule, loadSandbox, ROOT, sandboxEnv, spawnUntil } from "./lib.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
@@ -70,20 +69,11 @@ try {
   for (const [name, { args, extra, peer }] of Object.entries(variants)) {
     const dir = mkdtempSync(join(tmp, `prof-${name}-`));
     const env = peer ? { ...twoHopEnv(sandbox), ...extra } : sandboxEnv(sandbox, { LOG_LEVEL: "info", ...extra });
-    const child = spawn(node, ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "100", ...args], {
-      stdio: ["ignore", "ignore", "pipe"],
-      env,
-    });
-    let err = "";
-    const url = await new Promise((resolve, reject) => {
-      child.stderr.on("data", (c) => {
-        err += c;
-        const m = /ready on (http:\/\/[^\s"]+\/mcp)/.exec(err);
-        if (m) resolve(m[1]);
-      });
-      child.once("exit", (code) => reject(new Error(`${name} exited with ${code}: ${err.slice(-2000)}`)));
-    });
-    child.stderr.resume();
+    const { child, match } = await spawnUntil(
+      ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "100", ...args],
+      { env, ready: /ready on (http:\/\/[^\s"]+\/mcp)/, node },
+    );
+    const url = match[1];
     const client = new Client({ name: "switchboard-bench", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     const id = peer
@@ -128,21 +118,9 @@ function byModule({ dir, windows }) {
     readdirSync(dir).find((f) => f.endsWith(".cpuprofile")),
   );
   const profile = JSON.parse(readFileSync(file, "utf8"));
-  const marks = new Map();
   const moduleOf = (url, line) => {
-    if (!marks.has(url)) {
-      const found = [];
-      readFileSync(new URL(url), "utf8")
-        .split("\n")
-        .forEach((l, i) => {
-          const m = /^\/\/ ((?:node_modules|src)\/\S+)$/.exec(l);
-          if (m) found.push([i, m[1]]);
-        });
-      marks.set(url, found);
-    }
-    let best = "(chunk glue)";
-    for (const [i, m] of marks.get(url)) if (i <= line) best = m;
-    return best.startsWith("node_modules/") ? packageFile(best) : best;
+    const path = chunkModule(url, line);
+    return path.startsWith("node_modules/") ? packageFile(path) : path;
   };
   const within = (at) => windows.some(([a, b]) => at >= a && at <= b);
   const ticks = new Map();
