@@ -278,8 +278,8 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       },
     };
   });
-  const operationKind = (op: ServerOperation) =>
-    kinds(`${op.method}\0${op.tool ?? ""}\0${op.prompt ?? ""}\0${op.protocolVersion ?? ""}`, op);
+  // A method names either a tool or a prompt, never both.
+  const operationKind = (op: ServerOperation) => kinds(op, op.method, op.tool ?? op.prompt, op.protocolVersion);
 
   const operation = async <T>(op: ServerOperation, run: () => Promise<T>, scrub: (t: string) => string) => {
     const started = performance.now();
@@ -318,8 +318,9 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
 
   /** Label objects by content, one per set (bounded): a histogram finds its series by the object. */
   const labelSets = memo((labels: Attributes) => labels);
+  const upstreamSets = memo((labels: Attributes) => labels);
   const upstreamLabels = (service: string, operation: string, statusClass: string) =>
-    labelSets(`upstream\0${service}\0${operation}\0${statusClass}`, { service, operation, status_class: statusClass });
+    upstreamSets({ service, operation, status_class: statusClass }, service, operation, statusClass);
   const upstream = (service: string, method: string, path: string, resend: number, scope: Scope): UpstreamAttempt => {
     const started = performance.now();
     const route = routeTemplate(path);
@@ -438,7 +439,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
           keep[k] = labels[k];
           key += `\0${k}=${labels[k]}`;
         }
-      instrument(name).add(value, labelSets(key, keep));
+      instrument(name).add(value, labelSets(keep, key));
     },
     gauge: (name, read) => {
       const reads = gauges.get(name) ?? new Set();
@@ -504,17 +505,26 @@ const sessionHash = memo((id: string) => createHash("sha256").update(id).digest(
 const hashOfSession = (id: string) => sessionHash(id, id);
 
 /**
- * `build(arg)` remembered by `key`, for values every request of a kind shares. Bounded: cleared
- * when 1,024 keys are held (then rebuilt as asked).
+ * `build(arg)` remembered by up to three keys, for values every request of a kind shares. Maps by
+ * key, so that a lookup builds no key string. Bounded: cleared when 1,024 values are held.
  */
-function memo<A, V>(build: (arg: A) => V): (key: string, arg: A) => V {
-  const held = new Map<string, V>();
-  return (key, arg) => {
-    let value = held.get(key);
+function memo<A, V>(build: (arg: A) => V): (arg: A, a: string, b?: string, c?: string) => V {
+  let held = new Map<string, Map<string, Map<string, V>>>();
+  let size = 0;
+  return (arg, a, b = "", c = "") => {
+    let value = held.get(a)?.get(b)?.get(c);
     if (value === undefined) {
+      if (size >= 1024) {
+        held = new Map();
+        size = 0;
+      }
+      let byB = held.get(a);
+      if (!byB) held.set(a, (byB = new Map()));
+      let byC = byB.get(b);
+      if (!byC) byB.set(b, (byC = new Map()));
       value = build(arg);
-      if (held.size >= 1024) held.clear();
-      held.set(key, value);
+      byC.set(c, value);
+      size++;
     }
     return value;
   };
