@@ -163,6 +163,19 @@ export interface ClusterNginx {
   config(): string;
   errorLog(): string;
   reload(): boolean;
+  /**
+   * Marks replica `id` ("r2") `down` in every upstream, reloads nginx and waits (up to `timeoutMs`,
+   * default 10 s) until the old workers, which may still hold connections to it, have exited.
+   */
+  takeOut(id: string, options?: { timeoutMs?: number }): Promise<NginxReload>;
+  /** Puts replica `id` back in every upstream and reloads the same way. */
+  putBack(id: string, options?: { timeoutMs?: number }): Promise<NginxReload>;
+}
+
+export interface NginxReload {
+  /** false when an old worker was still running after timeoutMs (a long stream keeps it). */
+  oldWorkersGone: boolean;
+  ms: number;
 }
 
 export interface Cluster {
@@ -208,6 +221,8 @@ export interface NginxReplica {
   id: string;
   /** host:port */
   address: string;
+  /** Out of rotation: `down` on its server lines (a rolling restart, before SIGTERM). */
+  down?: boolean;
 }
 /** The BEGIN/END replicas block of deploy/nginx.conf for these replicas. */
 export declare function renderReplicaBlock(replicas: NginxReplica[], keepaliveTimeout?: string): string;

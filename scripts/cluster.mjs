@@ -405,17 +405,18 @@ export async function redisDump(port, pattern = "*") {
 const KEEPALIVE_TIMEOUT = "4s";
 
 /**
- * The replicas block of deploy/nginx.conf for these replicas (`{ id, address }`, address host:port),
+ * The replicas block of deploy/nginx.conf for these replicas (`{ id, address, down }`, address
+ * host:port; `down: true` takes one out of every upstream, as a rolling restart does before SIGTERM),
  * and `keepaliveTimeout` (an nginx time, "4s", "1000ms"), which must stay below MCP_DRAIN_IDLE_MS.
  */
 export function renderReplicaBlock(replicas, keepaliveTimeout = KEEPALIVE_TIMEOUT) {
-  const server = (address, extra) => `    server ${address} ${extra};`;
+  const server = (r, extra) => `    server ${r.address} ${extra}${r.down ? " down" : ""};`;
   const lines = ["upstream switchboard_replicas {", "    least_conn;"];
-  for (const r of replicas) lines.push(server(r.address, "max_fails=1 fail_timeout=5s"));
+  for (const r of replicas) lines.push(server(r, "max_fails=1 fail_timeout=5s"));
   lines.push("    keepalive 32;", `    keepalive_timeout ${keepaliveTimeout};`, "}", "");
   for (const r of replicas) {
-    lines.push(`upstream switchboard_${r.id} {`, server(r.address, "max_fails=1 fail_timeout=5s"));
-    for (const other of replicas) if (other !== r) lines.push(server(other.address, "backup"));
+    lines.push(`upstream switchboard_${r.id} {`, server(r, "max_fails=1 fail_timeout=5s"));
+    for (const other of replicas) if (other !== r) lines.push(server(other, "backup"));
     lines.push("    keepalive 8;", `    keepalive_timeout ${keepaliveTimeout};`, "}", "");
   }
   lines.push("map $http_mcp_session_id $switchboard_backend {", "    default switchboard_replicas;");
@@ -782,14 +783,19 @@ export async function startCluster(options = {}) {
       const nginxDir = join(dir, "nginx");
       mkdirSync(nginxDir);
       if (asRoot) chmodSync(nginxDir, 0o711);
-      const site = renderNginxSite({
-        replicas: cluster.replicas.map((r) => ({ id: r.id, address: `127.0.0.1:${r.port}` })),
-        listen: `${host}:${port}`,
-        accessLog: join(nginxDir, "access.log"),
-        tls: tls && { listen: `${host}:${tls.port}`, certFile: tls.certFile, keyFile: tls.keyFile },
-        keepaliveTimeout: keepaliveTimeoutMs === undefined ? undefined : `${keepaliveTimeoutMs}ms`,
-      });
-      writeFileSync(join(nginxDir, "site.conf"), site);
+      const down = new Set();
+      const writeSite = () =>
+        writeFileSync(
+          join(nginxDir, "site.conf"),
+          renderNginxSite({
+            replicas: cluster.replicas.map((r) => ({ id: r.id, address: `127.0.0.1:${r.port}`, down: down.has(r.id) })),
+            listen: `${host}:${port}`,
+            accessLog: join(nginxDir, "access.log"),
+            tls: tls && { listen: `${host}:${tls.port}`, certFile: tls.certFile, keyFile: tls.keyFile },
+            keepaliveTimeout: keepaliveTimeoutMs === undefined ? undefined : `${keepaliveTimeoutMs}ms`,
+          }),
+        );
+      writeSite();
       writeFileSync(join(nginxDir, "nginx.conf"), renderNginxMain(nginxDir));
       const nginxBin = findBinary("nginx");
       const nginxArgs = [
@@ -802,9 +808,12 @@ export async function startCluster(options = {}) {
         "-g",
         "daemon off;",
       ];
-      const test = spawnSync(nginxBin, [...nginxArgs.slice(0, 6), "-t"], { encoding: "utf8" });
-      if (test.status !== 0)
-        throw new Error(`nginx rejected the generated config (${join(nginxDir, "nginx.conf")}):\n${test.stderr}`);
+      const checkConfig = () => {
+        const test = spawnSync(nginxBin, [...nginxArgs.slice(0, 6), "-t"], { encoding: "utf8" });
+        if (test.status !== 0)
+          throw new Error(`nginx rejected the generated config (${join(nginxDir, "nginx.conf")}):\n${test.stderr}`);
+      };
+      checkConfig();
       const nginxProc = launch("nginx", nginxBin, nginxArgs, {
         cwd: nginxDir,
         env: pick(process.env, SYSTEM_VARS),
@@ -831,6 +840,41 @@ export async function startCluster(options = {}) {
         errorLog: () => readIfExists(join(nginxDir, "error.log")),
         /** Reloads the configuration (SIGHUP): e.g. after editing site.conf in cluster.dir/nginx. */
         reload: () => nginxProc.signal("SIGHUP"),
+        /** Marks a replica `down` in every upstream and reloads (the first step of a rolling restart). */
+        takeOut: async (id, options) => {
+          down.add(knownReplica(id));
+          return reloadAndSettle(options);
+        },
+        /** Puts a replica back in every upstream and reloads (the last step of a rolling restart). */
+        putBack: async (id, options) => {
+          down.delete(knownReplica(id));
+          return reloadAndSettle(options);
+        },
+      };
+      const knownReplica = (id) => {
+        if (!cluster.replicas.some((r) => r.id === id)) throw new Error(`no replica ${id} in this cluster`);
+        return id;
+      };
+      /**
+       * Rewrites site.conf, sends SIGHUP to the master and waits until a new worker runs and the old
+       * ones are gone: an old worker finishes its requests in flight and closes its connections to
+       * the replicas, then exits. A stream still open (a build wait) keeps it up to `timeoutMs`.
+       */
+      const reloadAndSettle = async ({ timeoutMs = 10_000 } = {}) => {
+        writeSite();
+        checkConfig();
+        const started = Date.now();
+        const old = childPids(nginxProc.pid);
+        process.kill(nginxProc.pid, "SIGHUP");
+        const settled = await waitFor(
+          "nginx reload",
+          () => {
+            const now = childPids(nginxProc.pid).filter(processAlive);
+            return now.some((pid) => !old.includes(pid)) && !old.some(processAlive);
+          },
+          { proc: nginxProc, timeoutMs, intervalMs: 20 },
+        ).catch(() => false);
+        return { oldWorkersGone: settled === true, ms: Date.now() - started };
       };
       /** The access log: one line per request with upstream=<replica address> and group=<sticky group>. */
       cluster.nginxLog = () => readIfExists(join(nginxDir, "access.log"));
