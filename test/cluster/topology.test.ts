@@ -196,8 +196,13 @@ describeCluster("cluster topology: 3 replicas, Redis, the sandbox and nginx as l
     for (const replica of c.replicas.slice(0, 2)) {
       expect(await nginx.takeOut(replica.id)).toMatchObject({ oldWorkersGone: true });
       expect(nginx.config()).toMatch(new RegExp(`server 127\\.0\\.0\\.1:${replica.port} [^;]*down;`));
+      const outFrom = accessLines(c.nginxLog!()).length;
       expect(await replica.kill("SIGTERM", 20_000)).toMatchObject({ code: 0 });
       await replica.start();
+      // While out (old workers gone), nginx sent it nothing, and the others answered the load.
+      const whileOut = accessLines(c.nginxLog!()).slice(outFrom);
+      expect(whileOut.length).toBeGreaterThan(0);
+      expect(whileOut.filter((l) => l.upstream.includes(`127.0.0.1:${replica.port}`))).toEqual([]);
       expect(await nginx.putBack(replica.id)).toMatchObject({ oldWorkersGone: true });
       await sleep(300);
     }
