@@ -72,7 +72,9 @@ describe("build service over stdio", () => {
         name: "build_launch_project",
         arguments: {
           projectId: "e2e-launch",
-          prompt: "Build a recipe sharing site [minutes=60]",
+          // 300 sandbox minutes, 6 s: four polls even at 1 s a poll (load 15). 60 minutes (1.2 s) had
+          // ended before the first poll at load 15 (polls: 1).
+          prompt: "Build a recipe sharing site [minutes=300]",
           label: "Recipes",
           secrets: [{ secretName: "OPENAI_KEY", secretValue: "sk-canary-launch-secret-123" }],
           files: [{ name: "logo.png", url: "https://cdn.example.com/logo.png", description: "Logo" }],
