@@ -1,7 +1,7 @@
 // BuildPush (services/builder/push.ts) against the build simulator over HTTP: it subscribes an
 // account's two events on the first wait, leaves a webhook the account already had, and on unlink
 // (ENV.credentials=linked) removes exactly the subscriptions it made.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../../src/core/base/logger.js";
 import { Egress } from "../../src/core/base/egress.js";
 import { ByteBudget } from "../../src/core/upstream/budget.js";
@@ -67,5 +67,46 @@ describe("BuildPush subscriptions", () => {
     await push.unsubscribe();
     expect(await listed()).toEqual([{ url: USERS.url, event: USERS.event }]);
     push.close();
+  });
+
+  it("counts a delivery arriving just after a poll saw the end as a match, also before push is proven", () => {
+    vi.useFakeTimers();
+    try {
+      const counted: string[] = [];
+      let deliver: (body: unknown) => void = () => undefined;
+      const push = new BuildPush(
+        {
+          ...endpoint,
+          listen: (on: (body: unknown) => void) => {
+            deliver = on;
+            return () => undefined;
+          },
+          count: (outcome: string) => void counted.push(outcome),
+        },
+        () => webhooks,
+        { normalMs: 1000, slowMs: 60_000 },
+        quiet,
+      );
+      const finished = (projectId: string) =>
+        deliver({ event: "agent.prompt.finished", timestamp: new Date().toISOString(), data: { projectId } });
+      // The first run of a tenant: a poll sees its end, its delivery comes a moment later (under load).
+      push.ended("p1", Date.now() - 1000);
+      vi.advanceTimersByTime(500);
+      finished("p1");
+      expect(counted).toEqual(["matched"]);
+      expect(push.pace()).toBe(60_000); // push works: polls slow down
+      // Healthy now: an end with no delivery within the grace period is a miss, and polls speed up.
+      push.ended("p2", Date.now() - 1000);
+      vi.advanceTimersByTime(3000);
+      expect(counted).toEqual(["matched", "missed"]);
+      expect(push.pace()).toBe(1000);
+      // Not healthy: an end with no delivery counts nothing.
+      push.ended("p3", Date.now() - 1000);
+      vi.advanceTimersByTime(3000);
+      expect(counted).toEqual(["matched", "missed"]);
+      push.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

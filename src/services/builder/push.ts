@@ -75,18 +75,21 @@ export class BuildPush {
 
   /**
    * An agent wait ended after having seen the run going (`since`: when it first did). A delivery
-   * for the project since then is a match. While push is healthy, none within the grace period is
-   * a miss: polls go back to the normal interval until the next delivery.
+   * for the project since then, or within the grace period after, is a match (also the first one,
+   * before push is known to work: under load a poll can see the end before its delivery arrives).
+   * While push is healthy, none within the grace period is a miss: polls go back to the normal
+   * interval until the next delivery.
    */
   ended(projectId: string, since: number): void {
     if ((this.delivered.get(projectId) ?? 0) >= since) {
       this.endpoint.count("matched");
       return;
     }
-    if (!this.healthy || this.pending.has(projectId)) return;
+    if (this.pending.has(projectId)) return;
+    const healthy = this.healthy;
     const timer = setTimeout(() => {
       this.pending.delete(projectId);
-      this.missed(projectId);
+      if (healthy) this.missed(projectId);
     }, GRACE_MS);
     timer.unref();
     this.pending.set(projectId, { since, timer });
