@@ -318,9 +318,11 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
 
   /** Label objects by content, one per set (bounded): a histogram finds its series by the object. */
   const labelSets = memo((labels: Attributes) => labels);
-  const upstreamSets = memo((labels: Attributes) => labels);
+  const upstreamSets = memo(
+    (_: undefined, service, operation, statusClass): Attributes => ({ service, operation, status_class: statusClass }),
+  );
   const upstreamLabels = (service: string, operation: string, statusClass: string) =>
-    upstreamSets({ service, operation, status_class: statusClass }, service, operation, statusClass);
+    upstreamSets(undefined, service, operation, statusClass);
   const upstream = (service: string, method: string, path: string, resend: number, scope: Scope): UpstreamAttempt => {
     const started = performance.now();
     const route = routeTemplate(path);
@@ -505,10 +507,12 @@ const sessionHash = memo((id: string) => createHash("sha256").update(id).digest(
 const hashOfSession = (id: string) => sessionHash(id, id);
 
 /**
- * `build(arg)` remembered by up to three keys, for values every request of a kind shares. Maps by
+ * `build(arg, ...keys)` remembered by up to three keys, for values every request of a kind shares. Maps by
  * key, so that a lookup builds no key string. Bounded: cleared when 1,024 values are held.
  */
-function memo<A, V>(build: (arg: A) => V): (arg: A, a: string, b?: string, c?: string) => V {
+function memo<A, V>(
+  build: (arg: A, a: string, b: string, c: string) => V,
+): (arg: A, a: string, b?: string, c?: string) => V {
   let held = new Map<string, Map<string, Map<string, V>>>();
   let size = 0;
   return (arg, a, b = "", c = "") => {
@@ -522,7 +526,7 @@ function memo<A, V>(build: (arg: A) => V): (arg: A, a: string, b?: string, c?: s
       if (!byB) held.set(a, (byB = new Map()));
       let byC = byB.get(b);
       if (!byC) byB.set(b, (byC = new Map()));
-      value = build(arg);
+      value = build(arg, a, b, c);
       byC.set(c, value);
       size++;
     }
